@@ -1,0 +1,113 @@
+// npm run bench: the cost of koagent's loop and layers, as ratios measured in one process.
+// Every variant does the same essential work per step: one model reply with one tool call,
+// the arguments checked with the same zod schema, the same two messages appended.
+import koaCompose from 'koa-compose';
+import { z } from 'zod';
+import { createAgent, defineTool, type GenerateOptions, type GenerateResult, type Middleware, type ModelProvider } from '../src/index.js';
+
+const input = z.object({ a: z.number(), b: z.number() });
+const add = (args: { a: number; b: number }) => args.a + args.b;
+
+/** A provider that asks for the tool `steps` times, then answers. No copies, no snapshots. */
+function scripted(steps: number): ModelProvider {
+  let n = 0;
+  return {
+    name: 'scripted',
+    async generate(): Promise<GenerateResult> {
+      n++;
+      if (n > steps) return { message: { role: 'assistant', content: 'done' }, usage: { inputTokens: 1, outputTokens: 1 }, finishReason: 'stop' };
+      return {
+        message: { role: 'assistant', content: '', toolCalls: [{ id: `c${n}`, name: 'add', args: { a: n, b: 1 } }] },
+        usage: { inputTokens: 1, outputTokens: 1 },
+        finishReason: 'tool_calls',
+      };
+    },
+  };
+}
+
+const noop = (i: number): Middleware => ({ name: `noop${i}`, model: (_ctx, next) => next(), tool: (_ctx, next) => next() });
+
+async function koagent(steps: number, layers: number): Promise<void> {
+  const agent = createAgent({ model: scripted(steps), maxSteps: steps + 1, tools: [defineTool({ name: 'add', description: 'Add', input, execute: add })] });
+  for (let i = 0; i < layers; i++) agent.use(noop(i));
+  const result = await agent.run('go');
+  if (result.usage.toolCalls !== steps) throw new Error('bench: wrong number of tool calls');
+}
+
+type Msg = { role: string; content: string; toolCallId?: string; name?: string };
+type ModelCtx = { request: GenerateOptions; reply?: GenerateResult };
+type ToolCtx = { args: unknown; content?: string };
+
+/**
+ * The floor: the same work, hand-written, no framework. With `layers` > 0, the model and tool
+ * work are wrapped in that many no-op koa-compose layers (raw koa-compose's own cost).
+ */
+async function handWritten(steps: number, layers: number): Promise<void> {
+  const provider = scripted(steps);
+  const tools = [{ name: 'add', description: 'Add', parameters: z.toJSONSchema(input) }];
+  const messages: Msg[] = [{ role: 'user', content: 'go' }];
+  const modelWork = async (ctx: ModelCtx) => { ctx.reply = await provider.generate(ctx.request); };
+  const toolWork = async (ctx: ToolCtx) => {
+    const parsed = input.safeParse(ctx.args);
+    ctx.content = parsed.success ? JSON.stringify(add(parsed.data)) : 'invalid';
+  };
+  const noops = Array.from({ length: layers }, () => (_ctx: unknown, next: () => Promise<unknown>) => next());
+  const callModel = layers === 0 ? modelWork : koaCompose<ModelCtx>([...noops, modelWork]);
+  const callTool = layers === 0 ? toolWork : koaCompose<ToolCtx>([...noops, toolWork]);
+  for (;;) {
+    const ctx: ModelCtx = { request: { messages: messages as GenerateOptions['messages'], tools } };
+    await callModel(ctx);
+    const message = ctx.reply!.message;
+    messages.push(message);
+    if (!message.toolCalls?.length) break;
+    for (const call of message.toolCalls) {
+      const tctx: ToolCtx = { args: call.args };
+      await callTool(tctx);
+      messages.push({ role: 'tool', toolCallId: call.id, name: call.name, content: tctx.content! });
+    }
+  }
+}
+
+interface Variant { label: string; steps: number; fn: (steps: number) => Promise<void>; best: number }
+
+/**
+ * Best µs per step of each variant. Rounds are interleaved (every variant once per round), so
+ * a noisy moment of the machine hits all of them alike; the best of the rounds is the cost of
+ * the code itself rather than of the noise.
+ */
+async function measure(variants: Variant[], rounds: number): Promise<void> {
+  for (const v of variants) for (let i = 0; i < 5; i++) await v.fn(v.steps); // warm up the JIT
+  for (let r = 0; r < rounds; r++) {
+    for (const v of variants) {
+      const t0 = performance.now();
+      await v.fn(v.steps);
+      v.best = Math.min(v.best, ((performance.now() - t0) * 1000) / v.steps);
+    }
+  }
+}
+
+const S = Number(process.env.BENCH_STEPS ?? 200);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 40);
+const variant = (label: string, steps: number, fn: (steps: number) => Promise<void>): Variant => ({ label, steps, fn, best: Infinity });
+const floor = variant('hand-written loop (floor)', S, (s) => handWritten(s, 0));
+const koa10 = variant('hand-written + 10 raw koa-compose layers', S, (s) => handWritten(s, 10));
+const zero = variant('koagent, 0 layers', S, (s) => koagent(s, 0));
+const ten = variant('koagent, 10 no-op layers on model and tool', S, (s) => koagent(s, 10));
+const big = variant(`koagent, 10 layers, S = ${S * 10}`, S * 10, (s) => koagent(s, 10));
+const floorBig = variant(`hand-written loop, S = ${S * 10}`, S * 10, (s) => handWritten(s, 0));
+
+console.log(`koagent bench: S = ${S} model steps with one tool call each, best of ${ROUNDS} interleaved rounds (Node ${process.version})\n`);
+await measure([floor, koa10, zero, ten], ROUNDS);
+await measure([big, floorBig], Math.max(3, Math.round(ROUNDS / 4)));
+for (const v of [floor, koa10, zero, ten, big, floorBig]) console.log(`${v.label.padEnd(46)} ${v.best.toFixed(2).padStart(7)} µs/step`);
+
+const perLayer = (ten.best - zero.best) / 20;
+const perKoaLayer = (koa10.best - floor.best) / 20;
+const rows: [string, number, string, boolean][] = [
+  ['per-layer cost / raw koa-compose per-layer cost', perLayer / perKoaLayer, '≤ 2', perLayer / perKoaLayer <= 2],
+  ['0-layer loop / hand-written floor', zero.best / floor.best, '≤ 3', zero.best / floor.best <= 3],
+  ['10 layers, µs per step', ten.best, '≤ 5', ten.best <= 5],
+  [`µs/step at S = ${S * 10} / at S = ${S}`, big.best / ten.best, '≤ 1.2', big.best / ten.best <= 1.2],
+];
+console.log(`\none layer call: koagent ${(perLayer * 1000).toFixed(0)} ns, raw koa-compose ${(perKoaLayer * 1000).toFixed(0)} ns\n`);
+for (const [what, value, target, ok] of rows) console.log(`${what.padEnd(48)} ${value.toFixed(2).padStart(6)}  target ${target.padEnd(6)} ${ok ? 'met' : 'NOT MET'}`);

@@ -1,0 +1,86 @@
+// npm start: one agent run, offline, with three middleware layers printing what they do.
+// The model is scripted (mockModel), so no API key or network is needed.
+import { z } from 'zod';
+import { createAgent, defineMiddleware, defineTool, type ModelProvider } from '../src/index.js';
+import { mockModel } from '../src/testing/index.js';
+
+const depth = { n: 0 };
+const say = (line: string) => console.log(`${'  '.repeat(depth.n)}${line}`);
+
+const weather = defineTool({
+  name: 'get_weather',
+  description: 'The forecast for a city',
+  input: z.object({ city: z.string() }),
+  async execute({ city }) {
+    say(`    the tool runs for ${city}`);
+    return { city, forecast: city === 'Paris' ? 'sunny, 24°C' : 'rain, 12°C', contact: 'ops@weather.example' };
+  },
+});
+
+// Outermost: sees the whole run, then each model call and tool call inside it.
+const trace = defineMiddleware({
+  name: 'trace',
+  async run(ctx, next) {
+    say(`[trace] run ${ctx.runId.slice(0, 12)}… starts`);
+    depth.n++;
+    const result = await next();
+    depth.n--;
+    say(`[trace] run ends: ${result.status} (${result.stopReason}) after ${result.usage.modelCalls} model calls`);
+    return result;
+  },
+  async model(ctx, next) {
+    say(`[trace] model call ${ctx.step} with ${ctx.messages.length} messages →`);
+    const reply = await next();
+    const calls = reply.message.toolCalls?.map((c) => c.name).join(', ');
+    say(`[trace] ← model replied ${calls ? `with tool calls: ${calls}` : `"${reply.message.content}"`}`);
+    return reply;
+  },
+  async tool(ctx, next) {
+    say(`[trace] tool ${ctx.toolName}(${JSON.stringify(ctx.args)}) →`);
+    depth.n++;
+    const outcome = await next();
+    depth.n--;
+    say(`[trace] ← ${ctx.toolName} settled: ${outcome.error ? `error ${outcome.error.kind}` : JSON.stringify(outcome.result)}${outcome.replacedBy ? ` (from ${outcome.replacedBy})` : ''}`);
+    return outcome;
+  },
+});
+
+// Short-circuits: a cached city never reaches the tool.
+const cache = new Map<string, unknown>([['get_weather:Oslo', { city: 'Oslo', forecast: 'snow, -3°C (cached)' }]]);
+const cached = defineMiddleware({
+  name: 'cache',
+  async tool(ctx, next) {
+    const hit = cache.get(`${ctx.toolName}:${String(ctx.args.city)}`);
+    if (hit !== undefined) {
+      say('  [cache] hit: the tool is skipped');
+      return { result: hit };
+    }
+    say('  [cache] miss');
+    return next();
+  },
+});
+
+// Innermost of the three: rewrites the result on the way out, before anyone else sees it.
+const redact = defineMiddleware({
+  name: 'redact',
+  async tool(_ctx, next) {
+    const outcome = await next();
+    if (typeof outcome.result !== 'object' || outcome.result === null) return outcome;
+    say('  [redact] e-mail addresses removed from the result');
+    return { ...outcome, result: JSON.parse(JSON.stringify(outcome.result).replace(/[\w.]+@[\w.]+/g, '[email]')) };
+  },
+});
+
+const model: ModelProvider = mockModel([
+  { toolCalls: [{ name: 'get_weather', args: { city: 'Paris' } }, { name: 'get_weather', args: { city: 'Oslo' } }] },
+  { text: 'Paris is sunny (24°C); Oslo has snow (-3°C).' },
+]);
+
+const agent = createAgent({ name: 'forecaster', instructions: 'You report the weather.', model, tools: [weather], toolConcurrency: 1 })
+  .use(trace)
+  .use(cached)
+  .use(redact);
+
+const result = await agent.send('Weather in Paris and Oslo?');
+console.log(`\nanswer: ${result.text}`);
+console.log(`tool messages the model saw:\n${result.messages.filter((m) => m.role === 'tool').map((m) => `  ${m.content}`).join('\n')}`);

@@ -1,0 +1,95 @@
+import type { RunState } from './state.js';
+
+const MARK = Symbol.for('koagent.error');
+
+/** Machine-readable reasons a run or a call to the API can fail. */
+export type ErrorCode =
+  | 'hook_failed'
+  | 'model_error'
+  | 'invalid_reply'
+  | 'invalid_resume'
+  | 'session_busy'
+  | 'tool_exception'
+  | 'internal';
+
+/**
+ * The one error base class of koagent. Recognise it with `KoagentError.is(e)`, which works
+ * across copies of the package (a marker, not `instanceof`).
+ *
+ * @example if (KoagentError.is(err) && err.code === 'hook_failed') console.error(err.layer);
+ */
+export class KoagentError extends Error {
+  readonly code: ErrorCode;
+  /** The middleware layer or hook the error is attributed to, when there is one. */
+  readonly layer?: string;
+
+  constructor(code: ErrorCode, message: string, options: { cause?: unknown; layer?: string } = {}) {
+    super(message, 'cause' in options ? { cause: options.cause } : undefined);
+    this.name = 'KoagentError';
+    this.code = code;
+    if (options.layer !== undefined) this.layer = options.layer;
+    Object.defineProperty(this, MARK, { value: true });
+  }
+
+  static is(value: unknown): value is KoagentError {
+    return typeof value === 'object' && value !== null && (value as Record<symbol, unknown>)[MARK] === true;
+  }
+}
+
+/**
+ * A run that failed. It rejects `run`, `send`, `resume` and `stream().result`, and carries the
+ * run's state at the failure, which `agent.resume(error.state)` can continue (a retry).
+ */
+export class RunFailedError extends KoagentError {
+  readonly runId: string;
+  readonly state: RunState;
+
+  constructor(code: ErrorCode, message: string, state: RunState, options: { cause?: unknown; layer?: string } = {}) {
+    super(code, message, options);
+    this.name = 'RunFailedError';
+    this.runId = state.runId;
+    this.state = state;
+  }
+}
+
+// Who threw what: set where a layer or the model throws, read where the exception leaves the
+// run. A WeakMap keeps the thrown value itself untouched for outer layers' try/catch.
+export type ErrorOrigin = { kind: 'layer' | 'provider'; name: string };
+const origins = new WeakMap<object, ErrorOrigin>();
+
+/** Record that `error` was thrown by `layer`, unless its origin is already known. */
+export function attributeError(error: unknown, layer: string): unknown {
+  return mark(error, { kind: 'layer', name: layer });
+}
+
+/** Record that `error` came from the model provider `name`. */
+export function markProviderError(error: unknown, name: string): unknown {
+  return mark(error, { kind: 'provider', name });
+}
+
+function mark(error: unknown, origin: ErrorOrigin): unknown {
+  if (typeof error === 'object' && error !== null) {
+    if (!origins.has(error)) origins.set(error, origin);
+    return error;
+  }
+  // A primitive cannot be keyed, so it is wrapped once; its value stays reachable as `cause`.
+  const code = origin.kind === 'layer' ? 'hook_failed' : 'model_error';
+  const wrapped = new KoagentError(code, `${origin.name} threw ${describe(error)}`, { cause: error, layer: origin.kind === 'layer' ? origin.name : undefined });
+  origins.set(wrapped, origin);
+  return wrapped;
+}
+
+/** Where an error came from, if koagent saw it arise. */
+export function errorOrigin(error: unknown): ErrorOrigin | undefined {
+  return typeof error === 'object' && error !== null ? origins.get(error) : undefined;
+}
+
+export function describe(value: unknown): string {
+  if (value instanceof Error) return value.message;
+  if (typeof value === 'string') return JSON.stringify(value);
+  try {
+    return String(value);
+  } catch {
+    return Object.prototype.toString.call(value);
+  }
+}

@@ -1,0 +1,17 @@
+export { Agent, createAgent } from './agent.js';
+export type { AgentOptions, RunCallOptions } from './options.js';
+export type { RunResult } from './result.js';
+export type { RunState, RunStatus, StopReason, Usage, PendingApproval, ApprovalDecision, LedgerEntry } from './state.js';
+export type { BaseContext, RunContext, ModelContext, ToolContext, SubagentInfo } from './context.js';
+export type { Middleware } from './middleware.js';
+export { defineMiddleware } from './middleware.js';
+export type { Next, LayerFn } from './compose.js';
+export type { Message, SystemMessage, UserMessage, AssistantMessage, ToolMessage, ToolCallPart, RunInput } from './messages.js';
+export type { ModelProvider, GenerateOptions, GenerateResult, TokenUsage, FinishReason, StreamPart, ToolSpec } from './model.js';
+export type { AgentEvent, EmittedEvent, EventListener } from './events.js';
+export type { Logger } from './run.js';
+export { defineTool, type Tool, type ToolDefinition, type InputGuardrail, type OutputGuardrail, type GuardrailVerdict } from './tools/define.js';
+export { deny, toolError, type ToolOutcome, type ToolFailure, type ToolErrorKind } from './tools/outcome.js';
+export { ToolError } from './tools/tool-error.js';
+export type { PermissionRule, PermissionsOption, PermissionRecord, PermissionDecision } from './tools/permissions.js';
+export { KoagentError, RunFailedError, type ErrorCode } from './errors.js';

@@ -1,0 +1,59 @@
+import type { RunContext } from './context.js';
+import { lastAssistantText } from './messages.js';
+import { modelTurn } from './model-call.js';
+import type { RunResult } from './result.js';
+import { runOf, type Run } from './run.js';
+import type { StopReason } from './state.js';
+import { toolTurn } from './tools/turn.js';
+
+/**
+ * The terminal of the `run` stack: model ↔ tools until a reply has no tool calls, a layer ends
+ * the run, a limit is reached, the signal aborts, or a call waits for a human.
+ *
+ * The transcript says what comes next, so a resumed or retried segment needs no other
+ * bookkeeping: a last reply with tool calls means "settle those calls" (the ledger makes sure
+ * none runs twice), a last reply without them means "done", anything else means "ask the model".
+ */
+export async function runLoop(ctx: RunContext): Promise<RunResult> {
+  const run = runOf(ctx);
+  const { state, setup } = run;
+  for (;;) {
+    const last = state.messages[state.messages.length - 1];
+    if (last?.role === 'assistant') {
+      if (last.toolCalls === undefined || last.toolCalls.length === 0) return finish(run, 'final');
+      if (await toolTurn(run, last)) return finish(run, 'approval');
+      continue;
+    }
+    if (run.aborted) return finish(run, 'aborted');
+    if (state.steps >= setup.maxSteps) return finish(run, 'max_steps');
+    try {
+      await modelTurn(run);
+    } catch (error) {
+      if (run.aborted) return finish(run, 'aborted');
+      throw error;
+    }
+    if (run.end !== undefined) return finish(run, 'hook_end');
+  }
+}
+
+/** Close the segment: record how it stopped in the state and build the result. */
+export function finish(run: Run, stopReason: StopReason): RunResult {
+  const { state } = run;
+  const status = stopReason === 'approval' ? 'suspended' : 'completed';
+  const text = lastAssistantText(state.messages);
+  state.status = status;
+  state.stopReason = stopReason;
+  state.output = stopReason === 'hook_end' ? run.end!.output : text;
+  return {
+    runId: state.runId,
+    sessionId: state.sessionId,
+    status,
+    stopReason,
+    text,
+    output: state.output,
+    messages: state.messages,
+    usage: state.usage,
+    pendingApprovals: state.pendingApprovals,
+    state,
+  };
+}

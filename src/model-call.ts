@@ -1,0 +1,163 @@
+import type { ModelContext, SubagentInfo } from './context.js';
+import type { EmittedEvent } from './events.js';
+import { KoagentError, markProviderError } from './errors.js';
+import type { AssistantMessage, Message } from './messages.js';
+import type { GenerateOptions, GenerateResult, ModelProvider } from './model.js';
+import { runOf, type Run } from './run.js';
+import type { RunState } from './state.js';
+
+const NO_USAGE = Object.freeze({ inputTokens: 0, outputTokens: 0 });
+
+/** The context of one model call. A class, so `end` and `generate` cost nothing per call. */
+class ModelCall implements ModelContext {
+  readonly agentId: string;
+  readonly agentName: string;
+  readonly runId: string;
+  readonly sessionId: string;
+  readonly messages: Message[];
+  readonly metadata: Record<string, unknown>;
+  readonly signal: AbortSignal;
+  readonly state: RunState;
+  declare readonly subagent?: SubagentInfo;
+  declare readonly emit?: (event: EmittedEvent) => void;
+  /** The reply this call put into the transcript, so a retry or a replacement takes its place. */
+  reply?: AssistantMessage;
+
+  constructor(run: Run, public request: GenerateOptions, readonly step: number, readonly purpose: string) {
+    const base = run.base;
+    this.agentId = base.agentId;
+    this.agentName = base.agentName;
+    this.runId = base.runId;
+    this.sessionId = base.sessionId;
+    this.messages = run.state.messages;
+    this.metadata = base.metadata;
+    this.signal = base.signal;
+    this.state = run.state;
+    if (base.subagent !== undefined) (this as { subagent?: SubagentInfo }).subagent = base.subagent;
+    if (base.emit !== undefined) (this as { emit?: unknown }).emit = base.emit;
+    run.bind(this);
+  }
+
+  end(output?: unknown): GenerateResult {
+    runOf(this).end = { output };
+    return { message: { role: 'assistant', content: '' }, usage: { ...NO_USAGE }, finishReason: 'hook_end' };
+  }
+
+  generate(provider: ModelProvider, request: Partial<GenerateOptions> & Pick<GenerateOptions, 'messages'>, purpose: string): Promise<GenerateResult> {
+    return sideCall(runOf(this), provider, request, purpose);
+  }
+
+  /** Put `message` into the transcript where this call's reply goes (replacing an earlier one). */
+  place(message: AssistantMessage): void {
+    const messages = this.messages;
+    const at = this.reply === undefined ? -1 : messages.lastIndexOf(this.reply);
+    if (at === -1) messages.push(message);
+    else messages[at] = message;
+    this.reply = message;
+  }
+
+  /** Take this call's reply out of the transcript again (the call failed). */
+  withdraw(): void {
+    const at = this.reply === undefined ? -1 : this.messages.lastIndexOf(this.reply);
+    if (at !== -1) this.messages.splice(at, 1);
+    this.reply = undefined;
+  }
+}
+
+/** A provider's reply, checked: anything else is an `invalid_reply` naming the provider. */
+function checkReply(result: GenerateResult, provider: string): GenerateResult {
+  const message = result?.message as Partial<AssistantMessage> | undefined;
+  const bad = (what: string) => new KoagentError('invalid_reply', `The model provider ${provider} returned ${what}; generate() must resolve to { message: { role: 'assistant', content, toolCalls? }, usage, finishReason }`);
+  if (typeof result !== 'object' || result === null) throw bad(String(result));
+  if (typeof message !== 'object' || message === null || message.role !== 'assistant') throw bad('no assistant message');
+  if (typeof message.content !== 'string') {
+    if (message.content == null) message.content = '';
+    else throw bad('a message whose content is not a string');
+  }
+  const calls = message.toolCalls;
+  if (calls !== undefined && (!Array.isArray(calls) || calls.some((c) => typeof c !== 'object' || c === null || typeof c.name !== 'string'))) {
+    throw bad('toolCalls that are not a list of { id, name, args }');
+  }
+  return result;
+}
+
+function providerName(provider: ModelProvider): string {
+  return provider.name ?? provider.modelId ?? provider.constructor?.name ?? 'provider';
+}
+
+/** The terminal of the `model` stack: call the provider, count its usage, place the reply. */
+export async function providerStep(ctx: ModelContext): Promise<GenerateResult> {
+  const call = ctx as ModelCall;
+  const run = runOf(call);
+  const provider = run.setup.provider;
+  let result: GenerateResult;
+  try {
+    result = await provider.generate(call.request);
+  } catch (error) {
+    throw markProviderError(error, providerName(provider));
+  }
+  checkReply(result, providerName(provider));
+  run.countUsage(result.usage);
+  call.place(result.message);
+  return result;
+}
+
+/**
+ * One model turn of the loop: build the request (the live transcript, not a copy), go through
+ * the `model` stack, and keep the reply the outermost layer returned.
+ */
+export async function modelTurn(run: Run): Promise<GenerateResult> {
+  const { state, setup } = run;
+  const step = ++state.steps;
+  const request: GenerateOptions = { ...setup.modelSettings, messages: state.messages, tools: setup.toolSpecs.slice(), signal: run.base.signal };
+  const ctx = new ModelCall(run, request, step, 'turn');
+  if (run.listening) run.publish({ type: 'model.start', step, purpose: 'turn' });
+  let result: GenerateResult;
+  try {
+    result = await setup.stacks.model(ctx);
+  } catch (error) {
+    ctx.withdraw();
+    throw error;
+  }
+  // A layer that ended the run without calling the model leaves no reply behind.
+  if (run.end === undefined || ctx.reply !== undefined) {
+    uniqueCallIds(result.message, state);
+    ctx.place(result.message);
+  }
+  if (run.listening) run.publish({ type: 'model.done', step, purpose: 'turn', message: result.message, usage: result.usage, finishReason: result.finishReason });
+  return result;
+}
+
+/**
+ * Give every tool call an id unique in the run (some servers repeat `call_0` each turn), and
+ * enter it in the ledger: ids key the idempotency keys and the ledger, so they must not collide.
+ */
+function uniqueCallIds(message: AssistantMessage, state: RunState): void {
+  const calls = message.toolCalls;
+  if (calls === undefined) return;
+  for (let i = 0; i < calls.length; i++) {
+    const call = calls[i];
+    if (typeof call.id !== 'string' || call.id === '' || state.ledger[call.id] !== undefined) {
+      call.id = `call_${state.steps}_${i}${typeof call.id === 'string' && call.id !== '' ? `_${call.id}` : ''}`;
+    }
+    state.ledger[call.id] = 'pending';
+  }
+}
+
+/** A side model call (`ctx.generate`): straight to the provider, counted in the run's usage. */
+export async function sideCall(run: Run, provider: ModelProvider, request: Partial<GenerateOptions> & Pick<GenerateOptions, 'messages'>, purpose: string): Promise<GenerateResult> {
+  if (typeof provider?.generate !== 'function') throw new TypeError('ctx.generate(provider, request, purpose): provider must be a model provider (an object with generate)');
+  if (!Array.isArray(request?.messages)) throw new TypeError('ctx.generate(provider, request, purpose): request.messages must be an array of messages');
+  const step = run.state.steps;
+  if (run.listening) run.publish({ type: 'model.start', step, purpose });
+  let result: GenerateResult;
+  try {
+    result = await provider.generate({ tools: [], signal: run.base.signal, ...request });
+  } catch (error) {
+    throw markProviderError(error, providerName(provider));
+  }
+  checkReply(result, providerName(provider));
+  run.countUsage(result.usage);
+  if (run.listening) run.publish({ type: 'model.done', step, purpose, message: result.message, usage: result.usage, finishReason: result.finishReason });
+  return result;
+}

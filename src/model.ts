@@ -1,0 +1,65 @@
+import type { AssistantMessage, Message } from './messages.js';
+
+/** A tool as the model is told about it: JSON schema derived from the tool's zod schema. */
+export interface ToolSpec {
+  name: string;
+  description: string;
+  parameters: Record<string, unknown>;
+}
+
+/**
+ * One model request. Middleware on the `model` stack may change any field before `next()`.
+ * `messages` is the run's live transcript (not a copy).
+ */
+export interface GenerateOptions {
+  messages: Message[];
+  tools: ToolSpec[];
+  temperature?: number;
+  maxTokens?: number;
+  headers?: Record<string, string>;
+  signal?: AbortSignal;
+  /** Anything else a provider understands (e.g. `topP`, `stop`, `toolChoice`). */
+  [option: string]: unknown;
+}
+
+/** Token counts of one model call. */
+export interface TokenUsage {
+  inputTokens: number;
+  outputTokens: number;
+}
+
+export type FinishReason = 'stop' | 'tool_calls' | 'length' | 'content_filter' | 'error' | 'hook_end' | 'other';
+
+/** What a provider's `generate` resolves to. */
+export interface GenerateResult {
+  message: AssistantMessage;
+  usage: TokenUsage;
+  finishReason: FinishReason;
+}
+
+/** A piece of a streamed reply (see `ModelProvider.stream`). */
+export type StreamPart =
+  | { type: 'text'; delta: string }
+  | { type: 'tool-call'; id: string; name: string; args: unknown }
+  | { type: 'finish'; usage: TokenUsage; finishReason: FinishReason };
+
+/**
+ * A model. Any object with `generate` is one, so a provider is five lines:
+ *
+ * @example const echo: ModelProvider = { async generate(req) {
+ *   return { message: { role: 'assistant', content: 'hi' }, usage: { inputTokens: 0, outputTokens: 0 }, finishReason: 'stop' };
+ * } };
+ */
+export interface ModelProvider {
+  /** Shown in events, errors and spans. */
+  readonly name?: string;
+  /** The model id, when the provider has one (e.g. `gpt-5-mini`). */
+  readonly modelId?: string;
+  generate(request: GenerateOptions): Promise<GenerateResult>;
+  /** Optional: the same reply as parts, so runs can stream text as it arrives. */
+  stream?(request: GenerateOptions): AsyncIterable<StreamPart>;
+}
+
+export function isModelProvider(value: unknown): value is ModelProvider {
+  return typeof value === 'object' && value !== null && typeof (value as ModelProvider).generate === 'function';
+}

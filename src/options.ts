@@ -1,0 +1,93 @@
+import type { EventListener } from './events.js';
+import type { AgentHook } from './dialects/agent-hook.js';
+import type { Hook } from './dialects/criogen.js';
+import type { HookRegistry } from './dialects/hook-registry.js';
+import type { Middleware } from './middleware.js';
+import type { ModelProvider } from './model.js';
+import type { Logger } from './run.js';
+import type { Tool } from './tools/define.js';
+import type { ToolExceptionPolicy } from './tools/execute.js';
+import type { PermissionRecord, PermissionsOption } from './tools/permissions.js';
+
+/**
+ * Options of `createAgent` / `new Agent`.
+ *
+ * @example createAgent({ name: 'helper', instructions: 'You help.', model: mockModel(['Hi']), tools: [search] });
+ */
+export interface AgentOptions {
+  /** Shown in contexts, events and errors; also names the run state's owner. Default `agent`. */
+  name?: string;
+  /** A stable id for the agent (`ctx.agentId`); defaults to the name. */
+  id?: string;
+  /** The system message that starts every transcript. */
+  instructions?: string;
+  /** The model provider. */
+  model?: ModelProvider;
+  /** Alias of `model`, for code written for the AgentHook framework. */
+  provider?: ModelProvider;
+  tools?: Tool<any, any>[];
+  /** Middleware, outermost first. */
+  middleware?: Middleware[];
+  /**
+   * Hook objects of either dialect, after the middleware: AgentHooks (`preToolCall` …; an array
+   * or a `HookRegistry`) and criogen Hooks (`onStart`, `beforeTool` …).
+   */
+  hooks?: Array<AgentHook | Hook> | HookRegistry;
+  /** Turns of the model the loop takes at most per run (default 20). */
+  maxSteps?: number;
+  /** Merged into every run's `ctx.metadata`. */
+  metadata?: Record<string, unknown>;
+  /** Tool calls of one reply that run at once (default: all; 1 runs them one at a time). */
+  toolConcurrency?: number;
+  /** Extra request fields for every model call (e.g. `temperature`, `maxTokens`, `headers`). */
+  modelSettings?: Record<string, unknown>;
+  /** Ordered allow / deny / ask rules for tool calls. */
+  permissions?: PermissionsOption;
+  /** Told about every permission decision (rule, default, hook or human). */
+  onPermissionDecision?: (record: PermissionRecord) => void;
+  /** Watches every run of this agent; cannot change it. */
+  onEvent?: EventListener;
+  /**
+   * What a tool's exception does (a throw in the tool, or in a hook that counts as the tool's):
+   * `'model'` (default) gives the model the error as the call's result; `'fail'` fails the run
+   * with code `tool_exception`; a function decides per error. A thrown `ToolError` always goes
+   * to the model.
+   */
+  onToolException?: ToolExceptionPolicy;
+  /** Where warnings go (default `console`). */
+  logger?: Logger;
+}
+
+/** Options of one `run`, `send`, `resume` or `stream` call. */
+export interface RunCallOptions {
+  sessionId?: string;
+  signal?: AbortSignal;
+  /** Merged over the agent's `metadata` for this run. */
+  metadata?: Record<string, unknown>;
+  /** An extra listener for this run only. */
+  onEvent?: EventListener;
+}
+
+function positiveInteger(value: unknown, allowInfinity: boolean): boolean {
+  return typeof value === 'number' && value >= 1 && (Number.isInteger(value) || (allowInfinity && value === Infinity));
+}
+
+/** Check options up front, so a mistake is reported at construction, naming the option. */
+export function checkOptions(options: AgentOptions): void {
+  if (typeof options !== 'object' || options === null) throw new TypeError('createAgent(options): options must be an object');
+  const fail = (what: string) => { throw new TypeError(`createAgent: ${what}`); };
+  const { name, instructions, model, provider, tools, middleware, maxSteps, metadata, toolConcurrency } = options;
+  if (name !== undefined && (typeof name !== 'string' || name === '')) fail('name must be a non-empty string');
+  if (instructions !== undefined && typeof instructions !== 'string') fail('instructions must be a string');
+  if (model !== undefined && provider !== undefined && model !== provider) fail('give the model as either `model` or `provider`, not both');
+  if (tools !== undefined && !Array.isArray(tools)) fail('tools must be an array of tools made with defineTool');
+  if (middleware !== undefined && !Array.isArray(middleware)) fail('middleware must be an array');
+  if (maxSteps !== undefined && !positiveInteger(maxSteps, false)) fail(`maxSteps must be a whole number ≥ 1 (got ${String(maxSteps)})`);
+  if (toolConcurrency !== undefined && !positiveInteger(toolConcurrency, true)) fail(`toolConcurrency must be a whole number ≥ 1 or Infinity (got ${String(toolConcurrency)})`);
+  if (metadata !== undefined && (typeof metadata !== 'object' || metadata === null)) fail('metadata must be an object');
+  const policy = options.onToolException;
+  if (policy !== undefined && policy !== 'model' && policy !== 'fail' && typeof policy !== 'function') fail(`onToolException must be 'model', 'fail' or a function (error, ctx) => 'model' | 'fail'`);
+  for (const key of ['onPermissionDecision', 'onEvent'] as const) {
+    if (options[key] !== undefined && typeof options[key] !== 'function') fail(`${key} must be a function`);
+  }
+}

@@ -1,0 +1,25 @@
+import type { Message } from './messages.js';
+import type { PendingApproval, RunState, StopReason, Usage } from './state.js';
+
+/**
+ * What a run segment resolves to (`run`, `send`, `resume`, `stream().result`).
+ *
+ * @example const { text, usage } = await agent.run('Hello');
+ */
+export interface RunResult {
+  runId: string;
+  sessionId: string;
+  status: 'completed' | 'suspended';
+  stopReason: StopReason;
+  /** The last assistant message's text. */
+  text: string;
+  /** `text`, or the output a layer gave when it ended the run (`hook_end`). */
+  output: unknown;
+  /** The transcript (the same array as `state.messages`). */
+  messages: Message[];
+  usage: Usage;
+  /** Calls waiting for a human; non-empty exactly when `status` is `suspended`. */
+  pendingApprovals: PendingApproval[];
+  /** Plain JSON: pass it to `agent.resume` here or in another process. */
+  state: RunState;
+}

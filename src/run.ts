@@ -1,0 +1,138 @@
+import type { BaseContext, SubagentInfo } from './context.js';
+import type { AgentEvent, EmittedEvent, EventListener } from './events.js';
+import type { GenerateResult, ModelProvider, TokenUsage, ToolSpec } from './model.js';
+import type { Stacks } from './stacks.js';
+import type { RunState } from './state.js';
+import type { Tool } from './tools/define.js';
+import type { ToolExceptionPolicy } from './tools/execute.js';
+import type { PermissionRecord } from './tools/permissions.js';
+
+/** Where koagent reports what it does not raise (a listener that threw, a replaced hook). */
+export interface Logger {
+  warn(message: string, ...details: unknown[]): void;
+}
+
+/** Everything a run needs from its agent, built once per agent (again after `use()`). */
+export interface AgentSetup {
+  agentId: string;
+  agentName: string;
+  provider: ModelProvider;
+  tools: ReadonlyMap<string, Tool>;
+  toolSpecs: readonly ToolSpec[];
+  maxSteps: number;
+  toolConcurrency: number;
+  modelSettings: Record<string, unknown>;
+  stacks: Stacks;
+  onPermissionDecision?: (record: PermissionRecord) => void;
+  onToolException: ToolExceptionPolicy;
+  logger: Logger;
+}
+
+export interface RunOptions {
+  metadata: Record<string, unknown>;
+  signal?: AbortSignal;
+  listeners: readonly EventListener[];
+  subagent?: SubagentInfo;
+}
+
+const RUN = Symbol('koagent.run');
+
+/** The run a context belongs to (contexts are created by koagent, so it is always there). */
+export function runOf(ctx: object): Run {
+  return (ctx as { [RUN]: Run })[RUN];
+}
+
+/**
+ * One run segment in progress: the state it advances, its cancellation, and where its events
+ * go. Contexts read their common fields from `base`, built once per segment.
+ */
+export class Run {
+  readonly controller = new AbortController();
+  readonly base: Omit<BaseContext, 'messages' | 'state'>;
+  /** Set by a layer that ends the run (`ctx.end`, a hook's `{ end }`). */
+  end?: { output: unknown };
+  readonly listening: boolean;
+  private readonly unlink?: () => void;
+
+  constructor(readonly setup: AgentSetup, readonly state: RunState, private readonly options: RunOptions) {
+    const outer = options.signal;
+    if (outer !== undefined) {
+      if (outer.aborted) this.controller.abort(outer.reason);
+      else {
+        const onAbort = () => this.controller.abort(outer.reason);
+        outer.addEventListener('abort', onAbort, { once: true });
+        this.unlink = () => outer.removeEventListener('abort', onAbort);
+      }
+    }
+    this.listening = options.listeners.length > 0;
+    const base: Run['base'] = {
+      agentId: setup.agentId,
+      agentName: setup.agentName,
+      runId: state.runId,
+      sessionId: state.sessionId,
+      metadata: options.metadata,
+      signal: this.controller.signal,
+    };
+    // `emit` and `subagent` exist only when they apply, as hooks test for them with `in` or `?.`.
+    if (options.subagent !== undefined) (base as { subagent?: SubagentInfo }).subagent = options.subagent;
+    if (this.listening) (base as { emit?: unknown }).emit = (event: EmittedEvent) => this.publish(event);
+    this.base = base;
+  }
+
+  /** Attach this run to a context object koagent created. */
+  bind<C extends object>(ctx: C): C {
+    (ctx as { [RUN]: Run })[RUN] = this;
+    return ctx;
+  }
+
+  /** Send an event to every listener; a listener that throws is logged and the run goes on. */
+  publish(event: EmittedEvent | Omit<AgentEvent, 'runId' | 'at'>): void {
+    if (!this.listening) return;
+    const full = { ...event, runId: this.state.runId, at: Date.now() } as AgentEvent;
+    if (this.options.subagent !== undefined && full.agentPath === undefined) full.agentPath = this.options.subagent.path;
+    for (const listener of this.options.listeners) {
+      try {
+        listener(full);
+      } catch (error) {
+        this.setup.logger.warn(`koagent: an event listener threw on ${full.type}; the run goes on`, error);
+      }
+    }
+  }
+
+  /** Tell `onPermissionDecision` and the event listeners about one decision. */
+  recordPermission(call: Pick<PermissionRecord, 'toolName' | 'toolCallId' | 'args'>, fields: Pick<PermissionRecord, 'decision' | 'source' | 'rule' | 'hook' | 'reason'>): void {
+    const listener = this.setup.onPermissionDecision;
+    if (listener === undefined && !this.listening) return;
+    const record: PermissionRecord = { toolName: call.toolName, toolCallId: call.toolCallId, args: call.args, ...fields };
+    if (listener !== undefined) {
+      try {
+        listener(record);
+      } catch (error) {
+        this.setup.logger.warn('koagent: onPermissionDecision threw; the run goes on', error);
+      }
+    }
+    this.publish({ type: 'permission.decision', ...record });
+  }
+
+  /** Add one model call's tokens to the run's usage. */
+  countUsage(usage: TokenUsage | undefined): void {
+    const total = this.state.usage;
+    total.modelCalls++;
+    const input = usage?.inputTokens ?? 0;
+    const output = usage?.outputTokens ?? 0;
+    total.inputTokens += input;
+    total.outputTokens += output;
+    total.totalTokens += input + output;
+  }
+
+  get aborted(): boolean {
+    return this.controller.signal.aborted;
+  }
+
+  /** Stop listening to the caller's signal once the segment is over. */
+  dispose(): void {
+    this.unlink?.();
+  }
+}
+
+export type { GenerateResult };

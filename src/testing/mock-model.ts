@@ -1,0 +1,98 @@
+import type { AssistantMessage, Message, ToolCallPart } from '../messages.js';
+import type { GenerateOptions, GenerateResult, ModelProvider, TokenUsage } from '../model.js';
+
+/** One scripted reply: text, tool calls (with optional text), or an error to throw. */
+export type MockReply =
+  | string
+  | { text: string; toolCalls?: MockToolCall[]; usage?: Partial<TokenUsage> }
+  | { toolCalls: MockToolCall[]; text?: string; usage?: Partial<TokenUsage> }
+  | { error: string | Error };
+
+export interface MockToolCall {
+  name: string;
+  /** An object, or raw text as a provider would pass it (to test malformed arguments). */
+  args?: unknown;
+  id?: string;
+}
+
+/** What the mock saw on one call: a snapshot of the messages, and the other request fields. */
+export interface MockCall {
+  messages: Message[];
+  request: Omit<GenerateOptions, 'messages' | 'signal'>;
+}
+
+export interface MockModelOptions {
+  /** Wait this long before each reply (abortable by the request's signal). */
+  latencyMs?: number;
+}
+
+/** A scripted provider for tests and offline examples. */
+export interface MockModel extends ModelProvider {
+  readonly calls: MockCall[];
+  /** Script entries not used yet. */
+  readonly remaining: number;
+}
+
+// A rough token estimate (4 characters a token), so usage is never zero in examples.
+const tokens = (text: string) => Math.ceil(text.length / 4);
+
+/**
+ * A model that replies from a script, one entry per call, and records each call's messages as
+ * a snapshot (so `model.calls[1].messages.at(-1)` is what it was sent then, not now).
+ *
+ * @example const model = mockModel([{ toolCalls: [{ name: 'lookup', args: { q: 'x' } }] }, 'Done.']);
+ */
+export function mockModel(script: MockReply[], options: MockModelOptions = {}): MockModel {
+  if (!Array.isArray(script)) throw new TypeError('mockModel(script): script must be an array of replies');
+  const calls: MockCall[] = [];
+  let nextId = 1;
+  return {
+    name: 'mockModel',
+    modelId: 'mock',
+    calls,
+    get remaining() {
+      return script.length - calls.length;
+    },
+    async generate(request: GenerateOptions): Promise<GenerateResult> {
+      const { messages, signal, ...rest } = request;
+      calls.push({ messages: structuredClone(messages), request: structuredClone(rest) });
+      const n = calls.length;
+      if (options.latencyMs) await sleep(options.latencyMs, signal);
+      signal?.throwIfAborted();
+      const entry = script[n - 1];
+      if (entry === undefined) {
+        throw new Error(`mockModel: the model was called ${n} time${n === 1 ? '' : 's'}, but the script has only ${script.length} entr${script.length === 1 ? 'y' : 'ies'}; add a reply for call ${n}`);
+      }
+      if (typeof entry === 'object' && 'error' in entry) throw typeof entry.error === 'string' ? new Error(entry.error) : entry.error;
+      const text = typeof entry === 'string' ? entry : entry.text ?? '';
+      const message: AssistantMessage = { role: 'assistant', content: text };
+      const toolCalls = typeof entry === 'string' ? undefined : entry.toolCalls;
+      if (toolCalls !== undefined && toolCalls.length > 0) {
+        message.toolCalls = toolCalls.map((c): ToolCallPart => ({ id: c.id ?? `call_${nextId++}`, name: c.name, args: structuredClone(c.args ?? {}) }));
+      }
+      const input = messages.reduce((sum, m) => sum + tokens(m.content), 0);
+      const output = tokens(text) + (message.toolCalls ? tokens(JSON.stringify(message.toolCalls)) : 0);
+      const usage = typeof entry === 'string' ? undefined : entry.usage;
+      return {
+        message,
+        usage: { inputTokens: usage?.inputTokens ?? input, outputTokens: usage?.outputTokens ?? output },
+        finishReason: message.toolCalls ? 'tool_calls' : 'stop',
+      };
+    },
+  };
+}
+
+function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted) return reject(signal.reason);
+    const timer = setTimeout(() => {
+      signal?.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(signal!.reason);
+    };
+    signal?.addEventListener('abort', onAbort, { once: true });
+  });
+}

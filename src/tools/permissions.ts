@@ -1,0 +1,118 @@
+import type { ToolContext } from '../context.js';
+import type { Layer } from '../compose.js';
+import { toolError, type ToolOutcome } from './outcome.js';
+import { callOf } from './call.js';
+
+export type PermissionDecision = 'allow' | 'deny' | 'ask';
+
+/**
+ * One permission rule. Rules are tried in order; the first that matches decides.
+ *
+ * @example { tool: 'fs_*', decision: 'ask', reason: 'File access needs a human' }
+ * @example { when: (name, args) => name === 'pay' && Number(args.amount) > 100, decision: 'deny' }
+ */
+export interface PermissionRule {
+  /** Shown in records; defaults to the `tool` pattern, else `rule#<index>`. */
+  name?: string;
+  /** An exact tool name or a glob (`*` any run of characters, `?` one character). */
+  tool?: string;
+  /** A predicate on the call; with `tool` too, both must match. */
+  when?: (toolName: string, args: Record<string, unknown>) => boolean | Promise<boolean>;
+  decision: PermissionDecision;
+  reason?: string;
+}
+
+/** The agent's `permissions` option: rules, or `{ rules, default }` (the default is `allow`). */
+export type PermissionsOption = PermissionRule[] | { rules: PermissionRule[]; default?: PermissionDecision };
+
+/** One decision about one call, as `onPermissionDecision` and `permission.decision` events get it. */
+export interface PermissionRecord {
+  toolName: string;
+  toolCallId: string;
+  args: unknown;
+  decision: PermissionDecision;
+  source: 'rule' | 'hook' | 'approval' | 'default';
+  /** The rule's name, when `source` is `rule`. */
+  rule?: string;
+  /** The layer's or hook's name, when `source` is `hook`. */
+  hook?: string;
+  reason?: string;
+}
+
+interface CompiledRule {
+  name: string;
+  pattern?: RegExp;
+  when?: PermissionRule['when'];
+  decision: PermissionDecision;
+  reason?: string;
+}
+
+const DECISIONS = new Set(['allow', 'deny', 'ask']);
+
+function compile(option: PermissionsOption | undefined): { rules: CompiledRule[]; fallback: PermissionDecision } {
+  if (option === undefined) return { rules: [], fallback: 'allow' };
+  const list = Array.isArray(option) ? option : option?.rules;
+  const fallback = Array.isArray(option) ? 'allow' : option?.default ?? 'allow';
+  if (!Array.isArray(list)) throw new TypeError('permissions must be an array of rules or { rules: [...], default? }');
+  if (!DECISIONS.has(fallback)) throw new TypeError(`permissions.default must be 'allow', 'deny' or 'ask' (got ${JSON.stringify(fallback)})`);
+  const rules = list.map((rule, i) => {
+    const where = `permissions rule #${i}`;
+    if (typeof rule !== 'object' || rule === null) throw new TypeError(`${where} must be an object { tool?, when?, decision }`);
+    if (!DECISIONS.has(rule.decision)) throw new TypeError(`${where}: decision must be 'allow', 'deny' or 'ask' (got ${JSON.stringify(rule.decision)})`);
+    if (rule.tool === undefined && rule.when === undefined) throw new TypeError(`${where}: give a tool name or glob (tool) or a predicate (when)`);
+    if (rule.tool !== undefined && typeof rule.tool !== 'string') throw new TypeError(`${where}: tool must be a string (a name or a glob like "fs_*")`);
+    if (rule.when !== undefined && typeof rule.when !== 'function') throw new TypeError(`${where}: when must be a function (toolName, args) => boolean`);
+    return {
+      name: rule.name ?? rule.tool ?? `rule#${i}`,
+      pattern: rule.tool === undefined ? undefined : globToRegExp(rule.tool),
+      when: rule.when,
+      decision: rule.decision,
+      reason: rule.reason,
+    };
+  });
+  return { rules, fallback };
+}
+
+function globToRegExp(glob: string): RegExp {
+  const body = glob.replace(/[.+^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '.*').replace(/\?/g, '.');
+  return new RegExp(`^${body}$`);
+}
+
+/**
+ * The permissions step of the tool stack: rules decide allow, deny or ask. A deny settles the
+ * call as `denied`; an ask makes the approval step pause for a human.
+ */
+export function permissionsStep(option: PermissionsOption | undefined): Layer<ToolContext, ToolOutcome> {
+  const { rules, fallback } = compile(option);
+  return {
+    name: 'koagent:permissions',
+    trusted: true,
+    async fn(ctx, next) {
+      const call = callOf(ctx);
+      let matched: CompiledRule | undefined;
+      for (const rule of rules) {
+        if (rule.pattern !== undefined && !rule.pattern.test(ctx.toolName)) continue;
+        if (rule.when !== undefined && !(await rule.when(ctx.toolName, ctx.args))) continue;
+        matched = rule;
+        break;
+      }
+      const decision = matched?.decision ?? fallback;
+      const approved = call.decision?.approved === true;
+      // A resumed call that a human approved was already recorded as such; don't ask twice.
+      if (!(approved && decision === 'ask')) {
+        call.run.recordPermission(ctx, {
+          decision,
+          source: matched ? 'rule' : 'default',
+          ...(matched ? { rule: matched.name } : {}),
+          ...(matched?.reason !== undefined ? { reason: matched.reason } : {}),
+        });
+      }
+      if (decision === 'deny') {
+        const why = matched?.reason ?? (matched ? `permission rule "${matched.name}" denies ${ctx.toolName}` : `${ctx.toolName} is not allowed by default`);
+        return toolError('denied', why, matched ? `rule:${matched.name}` : 'permissions:default');
+      }
+      if (decision === 'ask') call.ask = { reason: matched?.reason };
+      return next();
+    },
+  };
+}

@@ -1,0 +1,112 @@
+import type { AssistantMessage, ToolCallPart, ToolMessage } from '../messages.js';
+import type { Run } from '../run.js';
+import type { PendingApproval } from '../state.js';
+import { toolContext } from './call.js';
+import { errorContent, resultContent, toolError, type ToolFailure, type ToolOutcome } from './outcome.js';
+
+/**
+ * Run the tool calls of one model reply through the `tool` stack, up to `toolConcurrency` at a
+ * time. Results wait in `state.settled` until every call is settled, then enter the transcript
+ * in the order the model made the calls. Returns true when some call waits for a human.
+ */
+export async function toolTurn(run: Run, reply: AssistantMessage): Promise<boolean> {
+  const { state } = run;
+  const calls = reply.toolCalls!;
+  const pending: PendingApproval[] = [];
+  const todo = calls.filter((call) => state.settled[call.id] === undefined);
+  await eachWithLimit(todo, run.setup.toolConcurrency, (call) => settleCall(run, call, pending));
+  if (pending.length > 0) {
+    // Keep the model's order, whatever order the calls finished in.
+    pending.sort((a, b) => calls.findIndex((c) => c.id === a.toolCallId) - calls.findIndex((c) => c.id === b.toolCallId));
+    state.pendingApprovals = pending;
+    return true;
+  }
+  for (const call of calls) state.messages.push(state.settled[call.id]);
+  state.settled = {};
+  return false;
+}
+
+/**
+ * Run `fn` over `items`, at most `limit` at once. After a failure no new item starts; those
+ * already running finish (and record their results), then the first error is thrown.
+ */
+async function eachWithLimit<T>(items: T[], limit: number, fn: (item: T) => Promise<void>): Promise<void> {
+  if (items.length === 1) return fn(items[0]);
+  let next = 0;
+  let failure: { error: unknown } | undefined;
+  const worker = async () => {
+    while (failure === undefined && next < items.length) {
+      const item = items[next++];
+      try {
+        await fn(item);
+      } catch (error) {
+        failure ??= { error };
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+  if (failure !== undefined) throw failure.error;
+}
+
+async function settleCall(run: Run, call: ToolCallPart, pending: PendingApproval[]): Promise<void> {
+  const { state, setup } = run;
+  const decision = state.decisions[call.id];
+  let outcome: ToolOutcome;
+  if (decision !== undefined) {
+    run.recordPermission(
+      { toolName: decision.toolName ?? call.name, toolCallId: call.id, args: decision.args ?? call.args },
+      { decision: decision.approved ? 'allow' : 'deny', source: 'approval', ...(decision.reason !== undefined ? { reason: decision.reason } : {}) },
+    );
+  }
+  if (state.ledger[call.id] === 'running') {
+    outcome = toolError('execution', `This call had started when the run was interrupted and may have taken effect; it is not run again (idempotency key ${state.runId}:${call.id})`);
+  } else if (run.aborted) {
+    outcome = toolError('aborted', 'The run was cancelled before this call ran');
+  } else if (decision !== undefined && !decision.approved) {
+    outcome = toolError('denied', decision.reason ?? 'A human denied this call', 'approval');
+  } else {
+    if (run.listening) run.publish({ type: 'tool.start', toolCallId: call.id, toolName: call.name, args: call.args });
+    outcome = await setup.stacks.tool(toolContext(run, call, decision));
+  }
+  if (outcome.requiresApproval === true) {
+    const ask = outcome.approval ?? { toolName: call.name, args: call.args };
+    const entry: PendingApproval = { toolCallId: call.id, toolName: ask.toolName, args: ask.args, ...(ask.reason !== undefined ? { reason: ask.reason } : {}) };
+    pending.push(entry);
+    if (run.listening) run.publish({ type: 'approval.requested', ...entry });
+    return;
+  }
+  const message = toolMessage(call, outcome);
+  state.settled[call.id] = message;
+  state.ledger[call.id] = 'done';
+  state.usage.toolCalls++;
+  if (decision !== undefined) delete state.decisions[call.id];
+  if (run.listening) {
+    const error = message.metadata?.error as ToolFailure | undefined;
+    if (error !== undefined) run.publish({ type: 'tool.error', toolCallId: call.id, toolName: call.name, kind: error.kind, message: error.message });
+    else run.publish({ type: 'tool.done', toolCallId: call.id, toolName: call.name, result: message.content, ...replaced(outcome) });
+  }
+}
+
+function replaced(outcome: ToolOutcome): { replacedBy?: string; replacedByHook?: string } {
+  return outcome.replacedBy === undefined ? {} : { replacedBy: outcome.replacedBy, replacedByHook: outcome.replacedBy };
+}
+
+/** The transcript entry for a settled call: what the model reads, and why, in metadata. */
+export function toolMessage(call: ToolCallPart, outcome: ToolOutcome): ToolMessage {
+  let error = outcome.error;
+  let content = '';
+  if (error === undefined) {
+    try {
+      content = resultContent(outcome.result);
+    } catch (problem) {
+      const source = outcome.replacedBy === undefined ? `${call.name} returned a result` : `the result ${outcome.replacedBy} gave for ${call.name}`;
+      error = { kind: 'execution', message: `${source} that cannot be sent to the model: ${(problem as Error).message}` };
+    }
+  }
+  if (error !== undefined) {
+    return { role: 'tool', toolCallId: call.id, name: call.name, content: errorContent(error), metadata: { error: { ...error } } };
+  }
+  const message: ToolMessage = { role: 'tool', toolCallId: call.id, name: call.name, content };
+  if (outcome.replacedBy !== undefined) message.metadata = replaced(outcome);
+  return message;
+}
