@@ -15,6 +15,14 @@ export const approvalStep: Layer<ToolContext, ToolOutcome> = {
   trusted: true,
   async fn(ctx, next) {
     const call = callOf(ctx);
+    const decision = call.decision;
+    if (decision?.approved) {
+      // Resumed after a human said yes: it runs only as the call they approved.
+      if (decision.toolName !== undefined && (decision.toolName !== ctx.toolName || !sameJson(decision.args, ctx.args))) {
+        return toolError('denied', `The call changed after a human approved it (approved ${decision.toolName} with ${JSON.stringify(decision.args)}, now ${ctx.toolName} with ${JSON.stringify(ctx.args)}); it was not run`, 'approval');
+      }
+      return next();
+    }
     const tool = ctx.tool!;
     let needed = call.ask !== undefined;
     let reason = call.ask?.reason;
@@ -28,13 +36,6 @@ export const approvalStep: Layer<ToolContext, ToolOutcome> = {
       }
     }
     if (!needed) return next();
-    const decision = call.decision;
-    if (decision?.approved) {
-      if (decision.toolName !== undefined && (decision.toolName !== ctx.toolName || !sameJson(decision.args, ctx.args))) {
-        return toolError('denied', `The call changed after a human approved it (approved ${decision.toolName} with ${JSON.stringify(decision.args)}, now ${ctx.toolName} with ${JSON.stringify(ctx.args)}); it was not run`, 'approval');
-      }
-      return next();
-    }
     return {
       result: undefined,
       requiresApproval: true,
