@@ -1,5 +1,6 @@
-// npm start: one agent run, offline, with three middleware layers printing what they do.
-// The model is scripted (mockModel), so no API key or network is needed.
+// npm start: one agent run with three middleware layers printing what they do. The model is
+// scripted (mockModel), so no API key or network is needed — unless KOAGENT_MODEL names a real
+// one (e.g. KOAGENT_MODEL=openai:gpt-5-mini with OPENAI_API_KEY set): then the same run uses it.
 import { z } from 'zod';
 import { createAgent, defineMiddleware, defineTool, type ModelProvider } from '../src/index.js';
 import { mockModel } from '../src/testing/index.js';
@@ -71,10 +72,12 @@ const redact = defineMiddleware({
   },
 });
 
-const model: ModelProvider = mockModel([
+const realModel = process.env.KOAGENT_MODEL;
+const model: ModelProvider | string = realModel || mockModel([
   { toolCalls: [{ name: 'get_weather', args: { city: 'Paris' } }, { name: 'get_weather', args: { city: 'Oslo' } }] },
   { text: 'Paris is sunny (24°C); Oslo has snow (-3°C).' },
 ]);
+console.log(realModel ? `model: ${realModel} (from KOAGENT_MODEL)\n` : 'model: scripted mockModel (set KOAGENT_MODEL=openai:gpt-5-mini and OPENAI_API_KEY to use a real one)\n');
 
 const agent = createAgent({ name: 'forecaster', instructions: 'You report the weather.', model, tools: [weather], toolConcurrency: 1 })
   .use(trace)

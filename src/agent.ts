@@ -3,18 +3,29 @@ import type { RunContext } from './context.js';
 import { describe, errorOrigin, KoagentError, RunFailedError } from './errors.js';
 import type { EventListener } from './events.js';
 import { inputMessages, type Message, type RunInput } from './messages.js';
+import type { AgentHook } from './dialects/agent-hook.js';
+import type { Hook } from './dialects/criogen.js';
 import { isHookRegistry } from './dialects/hook-registry.js';
 import { extension, toMiddleware, type Extension } from './extensions.js';
 import type { Middleware } from './middleware.js';
 import { isModelProvider, type ModelProvider } from './model.js';
 import { checkOptions, type AgentOptions, type RunCallOptions } from './options.js';
+import { resolveModel } from './providers/registry.js';
 import type { RunResult } from './result.js';
 import { Run, type AgentSetup } from './run.js';
-import { buildStacks } from './stacks.js';
+import { buildStacks, type NamedMiddleware } from './stacks.js';
+import { AgentStream } from './stream.js';
+import { endRunSpan, type Span } from './tracing.js';
+import { subagentTool, type SubagentToolOptions } from './subagent.js';
+import { compactionMiddleware } from './middleware/compaction-middleware.js';
+import type { SubagentInfo } from './context.js';
 import { checkState, newState, type ApprovalDecision, type RunState } from './state.js';
 import { isTool, type Tool } from './tools/define.js';
 import { toolError } from './tools/outcome.js';
 import { toolMessage } from './tools/turn.js';
+
+/** Key of the method a parent's sub-agent tool calls to run this agent. */
+export const SUBAGENT = Symbol('koagent.subagent');
 
 /**
  * An agent: options and composed stacks. The loop lives apart (`loop.ts`); the agent starts run
@@ -31,8 +42,10 @@ export class Agent {
   readonly #tools: ReadonlyMap<string, Tool>;
   readonly #extensions: Extension[] = [];
   #setup?: AgentSetup;
+  /** Setups with a parent agent's layers outermost, one per parent setup (for sub-agent runs). */
+  #inheritedSetups = new WeakMap<readonly NamedMiddleware[], AgentSetup>();
   readonly #session: { id: string; messages: Message[]; busy: boolean; state?: RunState };
-  /** Segments already resumed, so the same state cannot be resumed twice in this process. */
+  /** Segments this agent object resumed, so it never resumes one twice (unless `claimResume` decides). */
   readonly #resumed = new Set<string>();
 
   constructor(options: AgentOptions) {
@@ -40,9 +53,10 @@ export class Agent {
     this.#options = options;
     this.name = options.name ?? 'agent';
     this.id = options.id ?? this.name;
-    const provider = options.model ?? options.provider;
+    const given = options.model ?? options.provider;
+    const provider = typeof given === 'string' ? modelFromString(given) : given;
     if (!isModelProvider(provider)) {
-      throw new TypeError('createAgent: `model` must be a model provider (an object with generate(request)), e.g. mockModel([...]) from koagent/testing');
+      throw new TypeError("createAgent: `model` must be a model provider (an object with generate(request)), e.g. mockModel([...]) from koagent/testing, or a model string such as 'openai:gpt-5-mini'");
     }
     this.#provider = provider;
     this.#tools = toolMap(options.tools ?? []);
@@ -52,8 +66,8 @@ export class Agent {
     this.#getSetup(); // builds the stacks now, so a bad option fails here rather than at the first run
   }
 
-  /** Add a middleware (innermost so far). Returns the agent, so calls chain. */
-  use(middleware: Middleware): this {
+  /** Add a middleware, or a hook of either dialect (innermost so far). Returns the agent, so calls chain. */
+  use(middleware: Middleware | AgentHook | Hook): this {
     this.#add(middleware, 'agent.use()');
     return this;
   }
@@ -61,6 +75,7 @@ export class Agent {
   #add(value: unknown, where: string): void {
     this.#extensions.push(extension(value, where));
     this.#setup = undefined;
+    this.#inheritedSetups = new WeakMap();
   }
 
   /** The tools this agent offers, by name. */
@@ -68,11 +83,58 @@ export class Agent {
     return this.#tools;
   }
 
+  /**
+   * This agent as a tool of another (a sub-agent). Inside it, the lead agent's middleware and
+   * hooks run too (outermost; `scope: 'lead-only'` ones do not), with `ctx.subagent` set.
+   *
+   * @example const lead = createAgent({ model, tools: [researcher.asTool({ description: 'Researches a topic' })] });
+   */
+  asTool(options: SubagentToolOptions): Tool {
+    return subagentTool(this, options);
+  }
+
   /** Start a new run with a fresh transcript. */
-  run(input: RunInput, options: RunCallOptions = {}): Promise<RunResult> {
-    const messages = [...this.#opening(), ...inputMessages(input)];
-    const state = newState(`run_${randomUUID()}`, options.sessionId ?? `session_${randomUUID()}`, this.name, messages);
-    return this.#segment(state, messages.slice(-1), options, false);
+  async run(input: RunInput, options: RunCallOptions = {}): Promise<RunResult> {
+    // async, so bad input rejects the returned promise like every other failure of a run
+    return this.#fresh(input, options);
+  }
+
+  #fresh(input: RunInput, options: SegmentOptions): Promise<RunResult> {
+    const added = inputMessages(input);
+    const state = newState(`run_${randomUUID()}`, options.sessionId ?? `session_${randomUUID()}`, this.name, [...this.#opening(), ...added]);
+    return this.#segment(state, added, options, false);
+  }
+
+  /**
+   * Start a new run and watch it as it happens: text deltas and every event. Breaking out of
+   * the iteration cancels the run.
+   *
+   * @example for await (const e of agent.stream('Hi')) if (e.type === 'text.delta') process.stdout.write(e.delta);
+   */
+  stream(input: RunInput, options: RunCallOptions = {}): AgentStream {
+    const controller = new AbortController();
+    const outer = options.signal;
+    const unlink = linkSignal(outer, controller);
+    return new AgentStream(
+      (listener) => {
+        let done: Promise<RunResult>;
+        try {
+          done = this.#fresh(input, { ...options, signal: controller.signal, streaming: true, listeners: [listener] });
+        } catch (error) {
+          unlink(); // refused input: no run will ever stop listening to the caller's signal
+          throw error;
+        }
+        done.finally(unlink).catch(() => undefined);
+        return done;
+      },
+      (reason) => controller.abort(reason),
+    );
+  }
+
+  /** @internal Run this agent for a parent's tool call (see `asTool`). */
+  [SUBAGENT](input: RunInput | undefined, resume: { state: RunState; decisions: Record<string, ApprovalDecision> } | undefined, options: SegmentOptions): Promise<RunResult> {
+    if (resume !== undefined) return this.#resume(resume.state, resume.decisions, options);
+    return this.#fresh(input ?? [], options);
   }
 
   /** Continue the agent's own session: its history plus `input`. */
@@ -101,6 +163,11 @@ export class Agent {
    * (a retry, no decisions). Starts a new segment; no completed tool call runs again.
    */
   resume(state: RunState, decisions: Record<string, ApprovalDecision> = {}, options: RunCallOptions = {}): Promise<RunResult> {
+    return this.#resume(state, decisions, options);
+  }
+
+  // async, so every misuse rejects; all checks before the first await run at call time.
+  async #resume(state: RunState, decisions: Record<string, ApprovalDecision>, options: SegmentOptions): Promise<RunResult> {
     const checked = checkState(state);
     const bad = (what: string) => new KoagentError('invalid_resume', `agent.resume(): ${what}`);
     if (checked.agentName !== this.name) throw bad(`this state belongs to agent "${checked.agentName}", not "${this.name}"; resume it with that agent`);
@@ -120,12 +187,32 @@ export class Agent {
       const reason = typeof decision === 'object' ? decision.reason : undefined;
       parsed[id] = { approved, toolName: call.toolName, args: call.args, ...(reason !== undefined ? { reason: String(reason) } : {}) };
     }
-    const key = `${checked.runId}#${checked.segment}`;
-    if (this.#resumed.has(key)) throw bad(`this state (run ${checked.runId}, segment ${checked.segment}) was already resumed; continue from the state that resume returned`);
-    this.#resumed.add(key);
     const next = structuredClone(checked);
+    const claim = this.#options.claimResume;
+    if (claim === undefined) {
+      const key = `${checked.runId}#${checked.segment}`;
+      if (this.#resumed.has(key)) throw bad(`this state (run ${checked.runId}, segment ${checked.segment}) was already resumed; continue from the state that resume returned`);
+      this.#resumed.add(key);
+    } else {
+      let claimed: unknown;
+      try {
+        claimed = await claim({ runId: checked.runId, segment: checked.segment, agentName: checked.agentName, sessionId: checked.sessionId });
+      } catch (error) {
+        throw new KoagentError('invalid_resume', `agent.resume(): claimResume threw (${describe(error)}), so run ${checked.runId} was not resumed; try again when the claim store answers`, { cause: error });
+      }
+      if (claimed !== true) throw bad(`claimResume answered ${JSON.stringify(claimed)} for run ${checked.runId}, segment ${checked.segment}: it was already resumed (return true to go ahead); continue from the state that resume returned`);
+    }
     next.pendingApprovals = [];
     next.decisions = parsed;
+    // A decision for a suspended sub-agent's call ("<our call id>/<its call id>") goes to its state.
+    for (const id of Object.keys(parsed)) {
+      const slash = id.indexOf('/');
+      if (slash === -1) continue;
+      const child = next.children[id.slice(0, slash)];
+      if (child === undefined) throw bad(`pending call "${id}" names a sub-agent call that the state does not hold`);
+      (child.decisions ??= {})[id.slice(slash + 1)] = decisions[id];
+      delete next.decisions[id];
+    }
     return this.#segment(next, [], options, true);
   }
 
@@ -135,9 +222,24 @@ export class Agent {
   }
 
   #getSetup(): AgentSetup {
-    if (this.#setup !== undefined) return this.#setup;
+    return (this.#setup ??= this.#build([]));
+  }
+
+  /** The setup for a run: its own, or, inside a parent agent's run, with the parent's layers outermost. */
+  #setupFor(inherited: readonly NamedMiddleware[] | undefined): AgentSetup {
+    if (inherited === undefined || inherited.length === 0) return this.#getSetup();
+    let setup = this.#inheritedSetups.get(inherited);
+    if (setup === undefined) this.#inheritedSetups.set(inherited, (setup = this.#build(inherited)));
+    return setup;
+  }
+
+  #build(inherited: readonly NamedMiddleware[]): AgentSetup {
     const o = this.#options;
-    this.#setup = {
+    const own = toMiddleware(this.#extensions);
+    // Compaction is the innermost layer, so it sees what the user's hooks and middleware added.
+    if (o.compaction !== undefined) own.push(compactionMiddleware(o.compaction));
+    const layers = [...inherited, ...own];
+    return {
       agentId: this.id,
       agentName: this.name,
       provider: this.#provider,
@@ -146,36 +248,43 @@ export class Agent {
       maxSteps: o.maxSteps ?? 20,
       toolConcurrency: o.toolConcurrency ?? Infinity,
       modelSettings: o.modelSettings ?? {},
-      stacks: buildStacks(toMiddleware(this.#extensions), this.#tools, { permissions: o.permissions, recordDecisions: o.onPermissionDecision !== undefined }),
+      limits: o.limits ?? {},
+      stacks: buildStacks(layers, this.#tools, { permissions: o.permissions, recordDecisions: o.onPermissionDecision !== undefined }),
+      holdsStream: layers.some((mw) => mw.holdStream === true && mw.model !== undefined),
+      inheritable: [...inherited, ...own.filter((mw) => mw.scope !== 'lead-only')],
       onPermissionDecision: o.onPermissionDecision,
       onToolException: o.onToolException ?? 'model',
       logger: o.logger ?? console,
     };
-    return this.#setup;
   }
 
-  async #segment(state: RunState, input: Message[], options: RunCallOptions, resumed: boolean): Promise<RunResult> {
-    const setup = this.#getSetup();
-    const listeners: EventListener[] = [];
+  async #segment(state: RunState, input: Message[], options: SegmentOptions, resumed: boolean): Promise<RunResult> {
+    const setup = this.#setupFor(options.inherited);
+    const listeners: EventListener[] = [...(options.listeners ?? [])];
     if (this.#options.onEvent) listeners.push(this.#options.onEvent);
     if (options.onEvent) listeners.push(options.onEvent);
     state.segment++;
     state.status = 'running';
     delete state.error;
     const metadata = { ...this.#options.metadata, ...options.metadata };
-    const run = new Run(setup, state, { metadata, signal: options.signal, listeners });
+    const run = new Run(setup, state, { metadata, signal: options.signal, listeners, streaming: options.streaming, subagent: options.subagent, parentSpan: options.parentSpan });
     const ctx: RunContext = run.bind({ ...run.base, messages: state.messages, state, input, segment: state.segment, resumed });
     run.publish({ type: 'run.start', sessionId: state.sessionId, segment: state.segment, resumed });
     try {
       const result = await setup.stacks.run(ctx);
       run.publish({ type: 'run.end', status: result.status, stopReason: result.stopReason });
+      endRunSpan(run.span, result.status, result.stopReason);
       this.#remember(state);
       return result;
     } catch (error) {
+      // Whatever still runs in the failed segment (an orphaned next()) is cancelled and may not write to its state.
+      run.over = true;
+      run.controller.abort(error);
       const failure = runFailure(error, state);
       state.status = 'failed';
       state.error = { code: failure.code, message: failure.message, ...(failure.layer !== undefined ? { layer: failure.layer } : {}) };
       run.publish({ type: 'run.end', status: 'failed', error: state.error });
+      endRunSpan(run.span, 'failed', undefined, state.error);
       this.#remember(state);
       throw failure;
     } finally {
@@ -191,6 +300,36 @@ export class Agent {
   }
 }
 
+/** Options of one segment: the public ones, plus what koagent itself passes (streams, sub-agents). */
+interface SegmentOptions extends RunCallOptions {
+  streaming?: boolean;
+  listeners?: EventListener[];
+  subagent?: SubagentInfo;
+  /** A parent agent's layers, run outermost in this (sub-agent) run. */
+  inherited?: readonly NamedMiddleware[];
+  parentSpan?: Span;
+}
+
+function linkSignal(outer: AbortSignal | undefined, controller: AbortController): () => void {
+  if (outer === undefined) return () => undefined;
+  if (outer.aborted) {
+    controller.abort(outer.reason);
+    return () => undefined;
+  }
+  const onAbort = () => controller.abort(outer.reason);
+  outer.addEventListener('abort', onAbort, { once: true });
+  return () => outer.removeEventListener('abort', onAbort);
+}
+
+/** A model string (`openai:gpt-5-mini`), resolved now so a missing key fails at construction. */
+function modelFromString(spec: string): ModelProvider {
+  try {
+    return resolveModel(spec);
+  } catch (error) {
+    throw new TypeError(`createAgent: ${(error as Error).message}`, { cause: error });
+  }
+}
+
 /** `new Agent(options)`, as a function. */
 export function createAgent(options: AgentOptions): Agent {
   return new Agent(options);
@@ -199,7 +338,8 @@ export function createAgent(options: AgentOptions): Agent {
 function hookList(hooks: AgentOptions['hooks']): unknown[] {
   if (hooks === undefined) return [];
   if (Array.isArray(hooks)) return hooks;
-  if (isHookRegistry(hooks)) return hooks.list();
+  // The registry itself, not a snapshot: the agent sees hooks registered after createAgent.
+  if (isHookRegistry(hooks)) return [hooks];
   throw new TypeError('createAgent: hooks must be an array of hook objects or a HookRegistry');
 }
 
@@ -229,10 +369,13 @@ function runFailure(error: unknown, state: RunState): RunFailedError {
   const layer = origin?.kind === 'layer' ? origin.name : undefined;
   if (KoagentError.is(error) && error.code !== 'hook_failed') {
     const blame = error.layer ?? layer;
-    return new RunFailedError(error.code, error.message, state, { cause: error.cause ?? error, ...(blame !== undefined ? { layer: blame } : {}) });
+    // A subclass (e.g. ProviderError: status, retryable) is itself the cause, not what it wraps.
+    const cause = Object.getPrototypeOf(error) === KoagentError.prototype ? error.cause ?? error : error;
+    return new RunFailedError(error.code, error.message, state, { cause, ...(blame !== undefined ? { layer: blame } : {}) });
   }
   if (layer !== undefined) {
-    const cause = KoagentError.is(error) && error.layer === layer && error.cause !== undefined ? error.cause : error;
+    // A thrown primitive (even `undefined`) arrives wrapped, with the value itself as its cause.
+    const cause = KoagentError.is(error) && error.layer === layer && 'cause' in error ? error.cause : error;
     return new RunFailedError('hook_failed', `${layer} failed: ${describe(error)}`, state, { cause, layer });
   }
   if (origin?.kind === 'provider') {

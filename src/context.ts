@@ -75,6 +75,8 @@ export interface ToolContext extends BaseContext {
   tool: Tool | undefined;
   /** Same for every attempt at this call: across retries, resume and retried segments. */
   readonly idempotencyKey: string;
+  /** Aborted when the run is cancelled; a layer may narrow it for the calls inside (a timeout). */
+  signal: AbortSignal;
   /** True only when this call is running again after a human approved it. */
   readonly resumedAfterApproval: boolean;
   readonly step: number;

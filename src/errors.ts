@@ -10,6 +10,7 @@ export type ErrorCode =
   | 'invalid_resume'
   | 'session_busy'
   | 'tool_exception'
+  | 'timeout'
   | 'internal';
 
 /**

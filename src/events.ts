@@ -24,7 +24,7 @@ export type AgentEvent = EventBase &
     | { type: 'model.done'; step: number; purpose: string; message: AssistantMessage; usage: TokenUsage; finishReason: FinishReason }
     | { type: 'tool.start'; toolCallId: string; toolName: string; args: unknown }
     | { type: 'tool.done'; toolCallId: string; toolName: string; result: string; replacedBy?: string; replacedByHook?: string }
-    | { type: 'tool.error'; toolCallId: string; toolName: string; kind: ToolErrorKind; message: string }
+    | { type: 'tool.error'; toolCallId: string; toolName: string; kind: ToolErrorKind; message: string; /** The layer, rule, guardrail or `approval` that settled it, when known. */ by?: string }
     | { type: 'approval.requested'; toolCallId: string; toolName: string; args: unknown; reason?: string }
     | ({ type: 'permission.decision' } & PermissionRecord)
     | { type: 'text.delta'; delta: string; step: number }

@@ -26,6 +26,8 @@ export async function runLoop(ctx: RunContext): Promise<RunResult> {
     }
     if (run.aborted) return finish(run, 'aborted');
     if (state.steps >= setup.maxSteps) return finish(run, 'max_steps');
+    const limit = limitReached(run);
+    if (limit !== undefined) return finish(run, limit);
     try {
       await modelTurn(run);
     } catch (error) {
@@ -36,21 +38,35 @@ export async function runLoop(ctx: RunContext): Promise<RunResult> {
   }
 }
 
+/** The first per-run budget the run has used up, checked between steps. */
+function limitReached({ state, setup }: Run): StopReason | undefined {
+  const { limits } = setup;
+  const { usage } = state;
+  if (limits.modelCalls !== undefined && usage.modelCalls >= limits.modelCalls) return 'limit:model_calls';
+  if (limits.toolCalls !== undefined && usage.toolCalls >= limits.toolCalls) return 'limit:tool_calls';
+  if (limits.tokens !== undefined && usage.totalTokens >= limits.tokens) return 'limit:tokens';
+  return undefined;
+}
+
 /** Close the segment: record how it stopped in the state and build the result. */
 export function finish(run: Run, stopReason: StopReason): RunResult {
   const { state } = run;
   const status = stopReason === 'approval' ? 'suspended' : 'completed';
   const text = lastAssistantText(state.messages);
-  state.status = status;
-  state.stopReason = stopReason;
-  state.output = stopReason === 'hook_end' ? run.end!.output : text;
+  const output = stopReason === 'hook_end' ? run.end!.output : text;
+  // A failed segment already recorded how it ended; a loop orphaned in it only reports.
+  if (!run.over) {
+    state.status = status;
+    state.stopReason = stopReason;
+    state.output = output;
+  }
   return {
     runId: state.runId,
     sessionId: state.sessionId,
     status,
     stopReason,
     text,
-    output: state.output,
+    output,
     messages: state.messages,
     usage: state.usage,
     pendingApprovals: state.pendingApprovals,

@@ -3,13 +3,15 @@ import type { EmittedEvent } from './events.js';
 import { KoagentError, markProviderError } from './errors.js';
 import type { AssistantMessage, Message } from './messages.js';
 import type { GenerateOptions, GenerateResult, ModelProvider } from './model.js';
+import { releaseText, retractText, streamReply } from './model-stream.js';
 import { runOf, type Run } from './run.js';
+import { endModelSpan, inSpan, modelSpan } from './tracing.js';
 import type { RunState } from './state.js';
 
 const NO_USAGE = Object.freeze({ inputTokens: 0, outputTokens: 0 });
 
 /** The context of one model call. A class, so `end` and `generate` cost nothing per call. */
-class ModelCall implements ModelContext {
+export class ModelCall implements ModelContext {
   readonly agentId: string;
   readonly agentName: string;
   readonly runId: string;
@@ -22,6 +24,10 @@ class ModelCall implements ModelContext {
   declare readonly emit?: (event: EmittedEvent) => void;
   /** The reply this call put into the transcript, so a retry or a replacement takes its place. */
   reply?: AssistantMessage;
+  /** Text of this call a stream consumer has seen (and not had retracted). */
+  streamed = '';
+  /** The stack has settled: a provider call still running (an orphaned `next()`) must not touch the run. */
+  closed = false;
 
   constructor(run: Run, public request: GenerateOptions, readonly step: number, readonly purpose: string) {
     const base = run.base;
@@ -82,7 +88,9 @@ function checkReply(result: GenerateResult, provider: string): GenerateResult {
 }
 
 function providerName(provider: ModelProvider): string {
-  return provider.name ?? provider.modelId ?? provider.constructor?.name ?? 'provider';
+  const className = provider.constructor?.name;
+  // A plain object's constructor is `Object`, which names nothing.
+  return provider.name ?? provider.modelId ?? (className && className !== 'Object' ? className : '(unnamed)');
 }
 
 /** The terminal of the `model` stack: call the provider, count its usage, place the reply. */
@@ -91,12 +99,23 @@ export async function providerStep(ctx: ModelContext): Promise<GenerateResult> {
   const run = runOf(call);
   const provider = run.setup.provider;
   let result: GenerateResult;
+  const signal = call.request.signal;
+  const span = modelSpan(provider, call.request, call.purpose, run.span);
+  // A retry asks again from the same transcript: the earlier attempt's reply leaves it first.
+  call.withdraw();
   try {
-    result = await provider.generate(call.request);
+    result = await inSpan(span, () => run.streaming && provider.stream !== undefined
+      ? streamReply(run, call, provider, call.request, call.step)
+      : provider.generate(call.request));
+    // A reply that arrives after its call was given up (a timeout) must not enter the transcript.
+    signal?.throwIfAborted();
+    checkReply(result, providerName(provider));
   } catch (error) {
+    endModelSpan(span, undefined, error);
     throw markProviderError(error, providerName(provider));
   }
-  checkReply(result, providerName(provider));
+  endModelSpan(span, result);
+  if (call.closed) return result;
   run.countUsage(result.usage);
   call.place(result.message);
   return result;
@@ -116,13 +135,20 @@ export async function modelTurn(run: Run): Promise<GenerateResult> {
   try {
     result = await setup.stacks.model(ctx);
   } catch (error) {
+    ctx.closed = true;
     ctx.withdraw();
+    // The consumer must not keep showing text of a call that left no reply in the transcript.
+    if (run.streaming) retractText(run, ctx, step);
     throw error;
   }
+  ctx.closed = true;
+  // The segment failed while this call ran (an orphaned loop): its reply may not enter the state.
+  if (run.over) return result;
   // A layer that ended the run without calling the model leaves no reply behind.
   if (run.end === undefined || ctx.reply !== undefined) {
     uniqueCallIds(result.message, state);
     ctx.place(result.message);
+    if (run.streaming) releaseText(run, ctx, result.message, step);
   }
   if (run.listening) run.publish({ type: 'model.done', step, purpose: 'turn', message: result.message, usage: result.usage, finishReason: result.finishReason });
   return result;
@@ -151,12 +177,16 @@ export async function sideCall(run: Run, provider: ModelProvider, request: Parti
   const step = run.state.steps;
   if (run.listening) run.publish({ type: 'model.start', step, purpose });
   let result: GenerateResult;
+  const full: GenerateOptions = { tools: [], signal: run.base.signal, ...request };
+  const span = modelSpan(provider, full, purpose, run.span);
   try {
-    result = await provider.generate({ tools: [], signal: run.base.signal, ...request });
+    result = await inSpan(span, () => provider.generate(full));
+    checkReply(result, providerName(provider));
   } catch (error) {
+    endModelSpan(span, undefined, error);
     throw markProviderError(error, providerName(provider));
   }
-  checkReply(result, providerName(provider));
+  endModelSpan(span, result);
   run.countUsage(result.usage);
   if (run.listening) run.publish({ type: 'model.done', step, purpose, message: result.message, usage: result.usage, finishReason: result.finishReason });
   return result;

@@ -4,7 +4,9 @@ import type { Hook } from './dialects/criogen.js';
 import type { HookRegistry } from './dialects/hook-registry.js';
 import type { Middleware } from './middleware.js';
 import type { ModelProvider } from './model.js';
-import type { Logger } from './run.js';
+import type { Limits, Logger } from './run.js';
+import type { CompactionOptions } from './middleware/compaction-middleware.js';
+import type { ResumeClaim } from './state.js';
 import type { Tool } from './tools/define.js';
 import type { ToolExceptionPolicy } from './tools/execute.js';
 import type { PermissionRecord, PermissionsOption } from './tools/permissions.js';
@@ -21,10 +23,14 @@ export interface AgentOptions {
   id?: string;
   /** The system message that starts every transcript. */
   instructions?: string;
-  /** The model provider. */
-  model?: ModelProvider;
+  /**
+   * The model provider, or a model string resolved at construction: `'openai:gpt-5-mini'`
+   * (reads OPENAI_API_KEY / OPENAI_BASE_URL), `'ollama:llama3.2'`, or a prefix of your own
+   * (`registerModelPrefix`).
+   */
+  model?: ModelProvider | string;
   /** Alias of `model`, for code written for the AgentHook framework. */
-  provider?: ModelProvider;
+  provider?: ModelProvider | string;
   tools?: Tool<any, any>[];
   /** Middleware, outermost first. */
   middleware?: Middleware[];
@@ -48,12 +54,22 @@ export interface AgentOptions {
   /** Watches every run of this agent; cannot change it. */
   onEvent?: EventListener;
   /**
+   * Called by `resume` before it starts a segment: claim `(runId, segment)` atomically in a store
+   * shared by every process that may resume, and return false if it was claimed before (the
+   * resume is then refused). Without it, the agent object remembers the segments it resumed.
+   */
+  claimResume?: (claim: ResumeClaim) => boolean | Promise<boolean>;
+  /**
    * What a tool's exception does (a throw in the tool, or in a hook that counts as the tool's):
    * `'model'` (default) gives the model the error as the call's result; `'fail'` fails the run
    * with code `tool_exception`; a function decides per error. A thrown `ToolError` always goes
    * to the model.
    */
   onToolException?: ToolExceptionPolicy;
+  /** Per-run budgets: model calls, tool calls, tokens. */
+  limits?: Limits;
+  /** Keep the transcript under a budget by summarising older messages (see `compactionMiddleware`). */
+  compaction?: CompactionOptions;
   /** Where warnings go (default `console`). */
   logger?: Logger;
 }
@@ -85,9 +101,17 @@ export function checkOptions(options: AgentOptions): void {
   if (maxSteps !== undefined && !positiveInteger(maxSteps, false)) fail(`maxSteps must be a whole number ≥ 1 (got ${String(maxSteps)})`);
   if (toolConcurrency !== undefined && !positiveInteger(toolConcurrency, true)) fail(`toolConcurrency must be a whole number ≥ 1 or Infinity (got ${String(toolConcurrency)})`);
   if (metadata !== undefined && (typeof metadata !== 'object' || metadata === null)) fail('metadata must be an object');
+  const { limits } = options;
+  if (limits !== undefined) {
+    if (typeof limits !== 'object' || limits === null) fail('limits must be an object { modelCalls?, toolCalls?, tokens? }');
+    for (const [key, value] of Object.entries(limits)) {
+      if (!['modelCalls', 'toolCalls', 'tokens'].includes(key)) fail(`limits.${key} is not a limit; use modelCalls, toolCalls or tokens`);
+      if (value !== undefined && !positiveInteger(value, true)) fail(`limits.${key} must be a whole number ≥ 1 (got ${String(value)})`);
+    }
+  }
   const policy = options.onToolException;
   if (policy !== undefined && policy !== 'model' && policy !== 'fail' && typeof policy !== 'function') fail(`onToolException must be 'model', 'fail' or a function (error, ctx) => 'model' | 'fail'`);
-  for (const key of ['onPermissionDecision', 'onEvent'] as const) {
+  for (const key of ['onPermissionDecision', 'onEvent', 'claimResume'] as const) {
     if (options[key] !== undefined && typeof options[key] !== 'function') fail(`${key} must be a function`);
   }
 }

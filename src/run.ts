@@ -1,7 +1,8 @@
 import type { BaseContext, SubagentInfo } from './context.js';
 import type { AgentEvent, EmittedEvent, EventListener } from './events.js';
 import type { GenerateResult, ModelProvider, TokenUsage, ToolSpec } from './model.js';
-import type { Stacks } from './stacks.js';
+import type { NamedMiddleware, Stacks } from './stacks.js';
+import { runSpan, type Span } from './tracing.js';
 import type { RunState } from './state.js';
 import type { Tool } from './tools/define.js';
 import type { ToolExceptionPolicy } from './tools/execute.js';
@@ -10,6 +11,20 @@ import type { PermissionRecord } from './tools/permissions.js';
 /** Where koagent reports what it does not raise (a listener that threw, a replaced hook). */
 export interface Logger {
   warn(message: string, ...details: unknown[]): void;
+}
+
+/**
+ * Per-run budgets. Reaching one ends the run between steps (never in the middle of a tool
+ * call) with stop reason `limit:model_calls`, `limit:tool_calls` or `limit:tokens`.
+ *
+ * @example createAgent({ model, limits: { modelCalls: 10, tokens: 50_000 } })
+ */
+export interface Limits {
+  /** Model calls, side calls (`ctx.generate`) and sub-agents' calls included. */
+  modelCalls?: number;
+  toolCalls?: number;
+  /** Input plus output tokens. */
+  tokens?: number;
 }
 
 /** Everything a run needs from its agent, built once per agent (again after `use()`). */
@@ -22,7 +37,12 @@ export interface AgentSetup {
   maxSteps: number;
   toolConcurrency: number;
   modelSettings: Record<string, unknown>;
+  limits: Limits;
   stacks: Stacks;
+  /** The layers a sub-agent run inside this agent's runs inherits (outermost first). */
+  inheritable: readonly NamedMiddleware[];
+  /** A `model` layer declared `holdStream`: no text reaches a stream before the reply is final. */
+  holdsStream: boolean;
   onPermissionDecision?: (record: PermissionRecord) => void;
   onToolException: ToolExceptionPolicy;
   logger: Logger;
@@ -33,6 +53,10 @@ export interface RunOptions {
   signal?: AbortSignal;
   listeners: readonly EventListener[];
   subagent?: SubagentInfo;
+  /** The run is consumed as a stream: model calls use `provider.stream` when there is one. */
+  streaming?: boolean;
+  /** The span this run's span is a child of (a sub-agent's run: the parent's tool call span). */
+  parentSpan?: Span;
 }
 
 const RUN = Symbol('koagent.run');
@@ -51,7 +75,12 @@ export class Run {
   readonly base: Omit<BaseContext, 'messages' | 'state'>;
   /** Set by a layer that ends the run (`ctx.end`, a hook's `{ end }`). */
   end?: { output: unknown };
+  /** The segment failed: a loop an orphaned `next()` left running stops without writing to its state. */
+  over = false;
   readonly listening: boolean;
+  readonly streaming: boolean;
+  /** The run segment's span; model and tool call spans are its children. */
+  readonly span: Span;
   private readonly unlink?: () => void;
 
   constructor(readonly setup: AgentSetup, readonly state: RunState, private readonly options: RunOptions) {
@@ -65,6 +94,8 @@ export class Run {
       }
     }
     this.listening = options.listeners.length > 0;
+    this.streaming = options.streaming === true;
+    this.span = runSpan({ id: setup.agentId, name: setup.agentName }, state.runId, state.sessionId, state.segment, options.parentSpan);
     const base: Run['base'] = {
       agentId: setup.agentId,
       agentName: setup.agentName,
@@ -83,6 +114,15 @@ export class Run {
   bind<C extends object>(ctx: C): C {
     (ctx as { [RUN]: Run })[RUN] = this;
     return ctx;
+  }
+
+  /** Who hears this run's events (a sub-agent's run hears its parent's listeners too). */
+  get listeners(): readonly EventListener[] {
+    return this.options.listeners;
+  }
+
+  get subagent(): SubagentInfo | undefined {
+    return this.options.subagent;
   }
 
   /** Send an event to every listener; a listener that throws is logged and the run goes on. */

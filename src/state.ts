@@ -65,9 +65,24 @@ export interface RunState {
   ledger: Record<string, LedgerEntry>;
   /** What each hook saved with `{ state }`, by hook name. */
   hookState: Record<string, unknown>;
-  /** Suspended sub-agent runs, by the parent's tool call id. */
-  children: Record<string, RunState>;
+  /** Suspended sub-agent runs, by the parent's tool call id, with the decisions given for them. */
+  children: Record<string, { state: RunState; decisions?: Record<string, ApprovalDecision> }>;
   error?: { code: string; message: string; layer?: string };
+}
+
+/**
+ * One segment of one run, as `claimResume` is asked to claim it before `agent.resume` starts the
+ * next segment. Claim it atomically in a store every resuming process shares, and answer false
+ * when it was claimed before: then no two processes continue the same state.
+ *
+ * @example claimResume: ({ runId, segment }) => db.insertIfAbsent('resumes', `${runId}#${segment}`)
+ */
+export interface ResumeClaim {
+  runId: string;
+  /** The segment the state ended (`state.segment`); the resume starts `segment + 1`. */
+  segment: number;
+  agentName: string;
+  sessionId: string;
 }
 
 export function emptyUsage(): Usage {
@@ -87,6 +102,8 @@ const FIELDS: [keyof RunState, string][] = [
   ['settled', 'object'], ['ledger', 'object'], ['hookState', 'object'], ['children', 'object'],
 ];
 
+const STATUSES = new Set<string>(['running', 'completed', 'suspended', 'failed']);
+
 /** Check a state handed to `resume` (it may come from a database), naming the first bad field. */
 export function checkState(value: unknown): RunState {
   const bad = (what: string) => new KoagentError('invalid_resume', `resume(state): ${what}; pass the \`state\` of a RunResult or of a RunFailedError, unchanged`);
@@ -98,5 +115,11 @@ export function checkState(value: unknown): RunState {
     const ok = type === 'array' ? Array.isArray(v) : type === 'object' ? typeof v === 'object' && v !== null && !Array.isArray(v) : typeof v === type;
     if (!ok) throw bad(`state.${field} should be ${type === 'array' ? 'an array' : `a${type === 'object' ? 'n' : ''} ${type}`}`);
   }
+  if (!STATUSES.has(state.status)) throw bad(`state.status is ${JSON.stringify(state.status)}, expected one of ${[...STATUSES].join(', ')}`);
+  state.pendingApprovals.forEach((p, i) => {
+    if (typeof p !== 'object' || p === null || typeof p.toolCallId !== 'string' || typeof p.toolName !== 'string') {
+      throw bad(`state.pendingApprovals[${i}] should be { toolCallId: string, toolName: string, args }`);
+    }
+  });
   return state;
 }

@@ -1,5 +1,5 @@
 import type { AssistantMessage, Message, ToolCallPart } from '../messages.js';
-import type { GenerateOptions, GenerateResult, ModelProvider, TokenUsage } from '../model.js';
+import type { GenerateOptions, GenerateResult, ModelProvider, StreamPart, TokenUsage } from '../model.js';
 
 /** One scripted reply: text, tool calls (with optional text), or an error to throw. */
 export type MockReply =
@@ -24,6 +24,10 @@ export interface MockCall {
 export interface MockModelOptions {
   /** Wait this long before each reply (abortable by the request's signal). */
   latencyMs?: number;
+  /** When streamed: characters per text delta (default: one delta per word). */
+  streamChunk?: number;
+  /** When streamed: wait this long before each delta (abortable). */
+  deltaLatencyMs?: number;
 }
 
 /** A scripted provider for tests and offline examples. */
@@ -46,40 +50,63 @@ export function mockModel(script: MockReply[], options: MockModelOptions = {}): 
   if (!Array.isArray(script)) throw new TypeError('mockModel(script): script must be an array of replies');
   const calls: MockCall[] = [];
   let nextId = 1;
-  return {
+  const model: MockModel = {
     name: 'mockModel',
     modelId: 'mock',
     calls,
     get remaining() {
-      return script.length - calls.length;
+      return Math.max(0, script.length - calls.length);
     },
-    async generate(request: GenerateOptions): Promise<GenerateResult> {
-      const { messages, signal, ...rest } = request;
-      calls.push({ messages: structuredClone(messages), request: structuredClone(rest) });
-      const n = calls.length;
-      if (options.latencyMs) await sleep(options.latencyMs, signal);
-      signal?.throwIfAborted();
-      const entry = script[n - 1];
-      if (entry === undefined) {
-        throw new Error(`mockModel: the model was called ${n} time${n === 1 ? '' : 's'}, but the script has only ${script.length} entr${script.length === 1 ? 'y' : 'ies'}; add a reply for call ${n}`);
+    generate,
+    // The same scripted reply as parts: text in deltas, then the tool calls, then the finish.
+    async *stream(request: GenerateOptions): AsyncIterable<StreamPart> {
+      const reply = await generate(request);
+      for (const delta of pieces(reply.message.content, options.streamChunk)) {
+        if (options.deltaLatencyMs) await sleep(options.deltaLatencyMs, request.signal);
+        request.signal?.throwIfAborted();
+        yield { type: 'text', delta };
       }
-      if (typeof entry === 'object' && 'error' in entry) throw typeof entry.error === 'string' ? new Error(entry.error) : entry.error;
-      const text = typeof entry === 'string' ? entry : entry.text ?? '';
-      const message: AssistantMessage = { role: 'assistant', content: text };
-      const toolCalls = typeof entry === 'string' ? undefined : entry.toolCalls;
-      if (toolCalls !== undefined && toolCalls.length > 0) {
-        message.toolCalls = toolCalls.map((c): ToolCallPart => ({ id: c.id ?? `call_${nextId++}`, name: c.name, args: structuredClone(c.args ?? {}) }));
-      }
-      const input = messages.reduce((sum, m) => sum + tokens(m.content), 0);
-      const output = tokens(text) + (message.toolCalls ? tokens(JSON.stringify(message.toolCalls)) : 0);
-      const usage = typeof entry === 'string' ? undefined : entry.usage;
-      return {
-        message,
-        usage: { inputTokens: usage?.inputTokens ?? input, outputTokens: usage?.outputTokens ?? output },
-        finishReason: message.toolCalls ? 'tool_calls' : 'stop',
-      };
+      for (const call of reply.message.toolCalls ?? []) yield { type: 'tool-call', id: call.id, name: call.name, args: call.args };
+      yield { type: 'finish', usage: reply.usage, finishReason: reply.finishReason };
     },
   };
+  return model;
+
+  async function generate(request: GenerateOptions): Promise<GenerateResult> {
+    const { messages, signal, ...rest } = request;
+    calls.push({ messages: structuredClone(messages), request: structuredClone(rest) });
+    const n = calls.length;
+    if (options.latencyMs) await sleep(options.latencyMs, signal);
+    signal?.throwIfAborted();
+    const entry = script[n - 1];
+    if (entry === undefined) {
+      throw new Error(`mockModel: the model was called ${n} time${n === 1 ? '' : 's'}, but the script has only ${script.length} entr${script.length === 1 ? 'y' : 'ies'}; add a reply for call ${n}`);
+    }
+    if (typeof entry === 'object' && 'error' in entry) throw typeof entry.error === 'string' ? new Error(entry.error) : entry.error;
+    const text = typeof entry === 'string' ? entry : entry.text ?? '';
+    const message: AssistantMessage = { role: 'assistant', content: text };
+    const toolCalls = typeof entry === 'string' ? undefined : entry.toolCalls;
+    if (toolCalls !== undefined && toolCalls.length > 0) {
+      message.toolCalls = toolCalls.map((c): ToolCallPart => ({ id: c.id ?? `call_${nextId++}`, name: c.name, args: structuredClone(c.args === undefined ? {} : c.args) }));
+    }
+    const input = messages.reduce((sum, m) => sum + tokens(m.content), 0);
+    const output = tokens(text) + (message.toolCalls ? tokens(JSON.stringify(message.toolCalls)) : 0);
+    const usage = typeof entry === 'string' ? undefined : entry.usage;
+    return {
+      message,
+      usage: { inputTokens: usage?.inputTokens ?? input, outputTokens: usage?.outputTokens ?? output },
+      finishReason: message.toolCalls ? 'tool_calls' : 'stop',
+    };
+  }
+}
+
+function pieces(text: string, size: number | undefined): string[] {
+  if (size !== undefined) {
+    const out: string[] = [];
+    for (let i = 0; i < text.length; i += size) out.push(text.slice(i, i + size));
+    return out;
+  }
+  return text.match(/\S+\s*|\s+/g) ?? [];
 }
 
 function sleep(ms: number, signal?: AbortSignal): Promise<void> {

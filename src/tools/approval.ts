@@ -19,7 +19,9 @@ export const approvalStep: Layer<ToolContext, ToolOutcome> = {
     if (decision?.approved) {
       // Resumed after a human said yes: it runs only as the call they approved.
       if (decision.toolName !== undefined && (decision.toolName !== ctx.toolName || !sameJson(decision.args, ctx.args))) {
-        return toolError('denied', `The call changed after a human approved it (approved ${decision.toolName} with ${JSON.stringify(decision.args)}, now ${ctx.toolName} with ${JSON.stringify(ctx.args)}); it was not run`, 'approval');
+        const reason = `The call changed after a human approved it (approved ${decision.toolName} with ${JSON.stringify(decision.args)}, now ${ctx.toolName} with ${JSON.stringify(ctx.args)}); it was not run`;
+        call.run.recordPermission(ctx, { decision: 'deny', source: 'approval', reason });
+        return toolError('denied', reason, 'approval');
       }
       return next();
     }

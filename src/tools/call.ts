@@ -1,6 +1,7 @@
 import type { ToolContext } from '../context.js';
 import type { ToolCallPart } from '../messages.js';
 import type { Run } from '../run.js';
+import type { Span } from '../tracing.js';
 import type { ToolOutcome } from './outcome.js';
 
 const CALL = Symbol('koagent.call');
@@ -14,8 +15,10 @@ export interface CallInternals {
   decision?: { approved: boolean; reason?: string; toolName?: string; args?: unknown };
   /** Set by an `ask` permission rule. */
   ask?: { reason?: string };
-  /** The execution, once started: a retry that reaches the tool again gets the same outcome. */
+  /** The execution in flight, or one that succeeded: a retry reaching the tool gets its outcome. */
   executed?: Promise<ToolOutcome>;
+  /** This call's span (a sub-agent's run span is its child). */
+  span?: Span;
 }
 
 export type ToolCallContext = ToolContext & { [CALL]: CallInternals };
@@ -42,7 +45,8 @@ export function toolContext(run: Run, call: ToolCallPart, decision: CallInternal
     toolCall: call,
     tool: undefined,
     idempotencyKey: `${base.runId}:${call.id}`,
-    resumedAfterApproval: decision?.approved === true,
+    // A call whose sub-agent paused runs again to resume it, after a human decided: a re-fire too.
+    resumedAfterApproval: decision?.approved === true || run.state.children[call.id] !== undefined,
     step: run.state.steps,
     [CALL]: { run, parsed: undefined, decision },
   } as ToolCallContext;

@@ -1,3 +1,5 @@
+import type { RunState } from '../state.js';
+
 /**
  * Why a tool call failed. A tool-level failure is not an exception: it is an outcome the model
  * sees as the call's result, and the run goes on.
@@ -25,6 +27,8 @@ export interface ToolOutcome {
   approval?: { toolName: string; args: unknown; reason?: string };
   /** The layer that supplied `result` instead of running the tool. */
   replacedBy?: string;
+  /** When a sub-agent run behind this call suspended: its state (its pending calls become ours). */
+  child?: RunState;
 }
 
 /** An outcome that settles a call with a tool error. */

@@ -2,6 +2,7 @@ import type { ToolContext } from '../context.js';
 import type { Layer } from '../compose.js';
 import { toolError, type ToolOutcome } from './outcome.js';
 import { callOf } from './call.js';
+import { describe } from '../errors.js';
 
 export type PermissionDecision = 'allow' | 'deny' | 'ask';
 
@@ -16,7 +17,7 @@ export interface PermissionRule {
   name?: string;
   /** An exact tool name or a glob (`*` any run of characters, `?` one character). */
   tool?: string;
-  /** A predicate on the call; with `tool` too, both must match. */
+  /** A predicate on the call (the args as the layers left them); with `tool` too, both must match. One that throws denies the call. */
   when?: (toolName: string, args: Record<string, unknown>) => boolean | Promise<boolean>;
   decision: PermissionDecision;
   reason?: string;
@@ -92,14 +93,25 @@ export function permissionsStep(option: PermissionsOption | undefined): Layer<To
       let matched: CompiledRule | undefined;
       for (const rule of rules) {
         if (rule.pattern !== undefined && !rule.pattern.test(ctx.toolName)) continue;
-        if (rule.when !== undefined && !(await rule.when(ctx.toolName, ctx.args))) continue;
+        if (rule.when !== undefined) {
+          let hit: unknown;
+          try {
+            hit = await rule.when(ctx.toolName, ctx.args);
+          } catch (error) {
+            // The rule could not decide, so the call is denied (fail closed), as a throwing guardrail blocks.
+            matched = { ...rule, decision: 'deny', reason: `permission rule "${rule.name}" threw, so the call was denied: ${describe(error)}` };
+            break;
+          }
+          if (!hit) continue;
+        }
         matched = rule;
         break;
       }
       const decision = matched?.decision ?? fallback;
       const approved = call.decision?.approved === true;
-      // A resumed call that a human approved was already recorded as such; don't ask twice.
-      if (!(approved && decision === 'ask')) {
+      // A call resumed after a human approved it was recorded then (source 'approval'); the rules
+      // are recorded again only when they now deny it.
+      if (!approved || decision === 'deny') {
         call.run.recordPermission(ctx, {
           decision,
           source: matched ? 'rule' : 'default',

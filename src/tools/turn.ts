@@ -1,7 +1,8 @@
 import type { AssistantMessage, ToolCallPart, ToolMessage } from '../messages.js';
 import type { Run } from '../run.js';
-import type { PendingApproval } from '../state.js';
-import { toolContext } from './call.js';
+import type { PendingApproval, RunState } from '../state.js';
+import { endToolSpan, inSpan, toolSpan } from '../tracing.js';
+import { callOf, toolContext } from './call.js';
 import { errorContent, resultContent, toolError, type ToolFailure, type ToolOutcome } from './outcome.js';
 
 /**
@@ -17,7 +18,8 @@ export async function toolTurn(run: Run, reply: AssistantMessage): Promise<boole
   await eachWithLimit(todo, run.setup.toolConcurrency, (call) => settleCall(run, call, pending));
   if (pending.length > 0) {
     // Keep the model's order, whatever order the calls finished in.
-    pending.sort((a, b) => calls.findIndex((c) => c.id === a.toolCallId) - calls.findIndex((c) => c.id === b.toolCallId));
+    const position = (p: PendingApproval) => calls.findIndex((c) => c.id === p.toolCallId.split('/')[0]);
+    pending.sort((a, b) => position(a) - position(b));
     state.pendingApprovals = pending;
     return true;
   }
@@ -66,9 +68,18 @@ async function settleCall(run: Run, call: ToolCallPart, pending: PendingApproval
     outcome = toolError('denied', decision.reason ?? 'A human denied this call', 'approval');
   } else {
     if (run.listening) run.publish({ type: 'tool.start', toolCallId: call.id, toolName: call.name, args: call.args });
-    outcome = await setup.stacks.tool(toolContext(run, call, decision));
+    const ctx = toolContext(run, call, decision);
+    const span = (callOf(ctx).span = toolSpan(call.name, call.id, run.span));
+    try {
+      outcome = await inSpan(span, () => setup.stacks.tool(ctx));
+    } catch (error) {
+      endToolSpan(span, undefined, error);
+      throw error;
+    }
+    endToolSpan(span, outcome.error);
   }
   if (outcome.requiresApproval === true) {
+    if (outcome.child !== undefined) return suspendChild(run, call, outcome.child, pending);
     const ask = outcome.approval ?? { toolName: call.name, args: call.args };
     const entry: PendingApproval = { toolCallId: call.id, toolName: ask.toolName, args: ask.args, ...(ask.reason !== undefined ? { reason: ask.reason } : {}) };
     pending.push(entry);
@@ -82,8 +93,21 @@ async function settleCall(run: Run, call: ToolCallPart, pending: PendingApproval
   if (decision !== undefined) delete state.decisions[call.id];
   if (run.listening) {
     const error = message.metadata?.error as ToolFailure | undefined;
-    if (error !== undefined) run.publish({ type: 'tool.error', toolCallId: call.id, toolName: call.name, kind: error.kind, message: error.message });
+    if (error !== undefined) run.publish({ type: 'tool.error', toolCallId: call.id, toolName: call.name, kind: error.kind, message: error.message, ...(error.by !== undefined ? { by: error.by } : {}) });
     else run.publish({ type: 'tool.done', toolCallId: call.id, toolName: call.name, result: message.content, ...replaced(outcome) });
+  }
+}
+
+/**
+ * A sub-agent behind this call is waiting for a human: keep its state, and offer its pending
+ * calls as ours, their ids prefixed with this call's (`<call id>/<its call id>`) so they stay
+ * unique. The call is not settled; resuming runs it again, which resumes the sub-agent.
+ */
+function suspendChild(run: Run, call: ToolCallPart, child: RunState, pending: PendingApproval[]): void {
+  run.state.children[call.id] = { state: child };
+  run.state.ledger[call.id] = 'pending';
+  for (const p of child.pendingApprovals) {
+    pending.push({ ...p, toolCallId: `${call.id}/${p.toolCallId}`, path: [child.agentName, ...(p.path ?? [])] });
   }
 }
 

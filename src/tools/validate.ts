@@ -46,12 +46,16 @@ export function validateStep(tools: ReadonlyMap<string, Tool>, layersMayEditArgs
     async fn(ctx, next) {
       const tool = tools.get(ctx.toolName);
       if (tool === undefined) return unknownTool(ctx.toolName, tools);
-      const args = argsObject(ctx.toolCall.args);
+      // A call resumed after approval goes on from the arguments the human approved (what the
+      // layers made of the model's), so a layer that skips its re-fire does not undo its change.
+      const approved = callOf(ctx).decision;
+      const raw = approved?.approved === true && approved.args !== undefined && (approved.toolName ?? tool.name) === tool.name ? approved.args : ctx.toolCall.args;
+      const args = argsObject(raw);
       if (typeof args === 'string') return toolError('validation', `Invalid arguments for ${tool.name}: ${args}`);
       const parsed = tool.input.safeParse(args);
       if (!parsed.success) return invalid(tool, parsed.error);
       ctx.tool = tool;
-      ctx.args = layersMayEditArgs && args === ctx.toolCall.args ? copyJson(args) : args;
+      ctx.args = layersMayEditArgs && args === raw ? copyJson(args) : args;
       callOf(ctx).parsed = parsed.data;
       return next();
     },

@@ -1,0 +1,30 @@
+// HookAction `message`: afterModel replaces the model's reply. Here a hook masks e-mail
+// addresses in every reply before anyone (the transcript, the caller, the next model call)
+// sees them.
+// Run offline: npx tsx examples/hooks/message.ts
+import { pathToFileURL } from 'node:url';
+import { createAgent, type Hook } from '../../src/index.js';
+import { mockModel } from '../../src/testing/index.js';
+
+const EMAIL = /[\w.+-]+@[\w-]+(?:\.[\w-]+)+/g;
+
+export async function maskEmails() {
+  const mask: Hook = {
+    name: 'mask-emails',
+    afterModel(ctx) {
+      // ctx.messages ends with the reply the model just made.
+      const reply = ctx.messages[ctx.messages.length - 1];
+      if (reply.role !== 'assistant') return;
+      const masked = reply.content.replace(EMAIL, '[e-mail hidden]');
+      if (masked !== reply.content) return { message: { ...reply, content: masked } };
+    },
+  };
+  const agent = createAgent({ model: mockModel(['Write to maria.lopez@example.org or to billing@example.org.']), hooks: [mask] });
+  const result = await agent.run('Who handles invoices?');
+  return { answer: result.text, transcriptHasAddress: result.messages.some((m) => m.content.includes('@')) };
+}
+
+if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
+  const { answer } = await maskEmails();
+  console.log(`answer: ${answer}`);
+}

@@ -1,0 +1,111 @@
+import type { ModelContext } from '../context.js';
+import type { Message } from '../messages.js';
+import type { Middleware } from '../middleware.js';
+import type { ModelProvider } from '../model.js';
+import { runOf } from '../run.js';
+
+/**
+ * When and how to compact. Give `maxMessages`, `maxTokens` or both; tokens are estimated at
+ * four characters each.
+ *
+ * @example createAgent({ model, compaction: { maxMessages: 40, keepRecent: 10 } })
+ */
+export interface CompactionOptions {
+  /** Compact before a model call when the transcript has more messages than this. */
+  maxMessages?: number;
+  /** Compact before a model call when the transcript's estimated tokens exceed this. */
+  maxTokens?: number;
+  /** Messages at the end that are always kept as they are (default: half of `maxMessages`, else 6). */
+  keepRecent?: number;
+  /** The model that writes summaries (default: the agent's). */
+  model?: ModelProvider;
+  /** Instructions for the summary. */
+  prompt?: string;
+}
+
+const DEFAULT_PROMPT =
+  'Summarise the conversation below for an assistant that will continue it without seeing it. ' +
+  'Keep every fact, decision, open question, tool result and number that may matter later. Be brief.';
+
+export const SUMMARY_PREFIX = 'Summary of the earlier conversation:\n';
+
+const estimate = (m: Message) => Math.ceil((m.content.length + (m.role === 'assistant' && m.toolCalls ? JSON.stringify(m.toolCalls).length : 0)) / 4);
+
+/** A running token estimate per transcript, so checking the budget costs O(new messages). */
+const tallies = new WeakMap<Message[], { length: number; last: Message | undefined; tokens: number }>();
+
+export function estimateTokens(messages: Message[]): number {
+  let tally = tallies.get(messages);
+  if (tally === undefined || messages.length < tally.length || (tally.length > 0 && messages[tally.length - 1] !== tally.last)) {
+    tally = { length: 0, last: undefined, tokens: 0 };
+    tallies.set(messages, tally);
+  }
+  for (let i = tally.length; i < messages.length; i++) tally.tokens += estimate(messages[i]);
+  tally.length = messages.length;
+  tally.last = messages[messages.length - 1];
+  return tally.tokens;
+}
+
+function render(messages: Message[]): string {
+  return messages.map((m) => {
+    if (m.role === 'tool') return `tool result (${m.name}, call ${m.toolCallId}): ${m.content}`;
+    if (m.role === 'assistant' && m.toolCalls?.length) {
+      const calls = m.toolCalls.map((c) => `${c.name}(${typeof c.args === 'string' ? c.args : JSON.stringify(c.args)})`).join(', ');
+      return `assistant: ${m.content}${m.content ? ' ' : ''}[called ${calls}]`;
+    }
+    return `${m.role}: ${m.content}`;
+  }).join('\n');
+}
+
+/**
+ * Where the kept tail may start: never on a tool result, so no result is parted from the call
+ * that asked for it. Returns `head` when nothing can be cut.
+ */
+function cutPoint(messages: Message[], head: number, keep: number): number {
+  let cut = Math.max(head, messages.length - keep);
+  while (cut > head && messages[cut].role === 'tool') cut--;
+  return cut;
+}
+
+/**
+ * A `model` layer that keeps the transcript under a budget: before a model call, the older
+ * messages are summarised through `ctx.generate(…, 'compaction')` and replaced, in place, by one
+ * summary message. Leading system messages and the most recent messages stay as they are.
+ * Emits `compaction.start` and `compaction.done` (with counts before and after). It is
+ * `lead-only`: sub-agents of this agent do not inherit it.
+ */
+export function compactionMiddleware(options: CompactionOptions): Middleware & { name: string } {
+  const { maxMessages, maxTokens, prompt = DEFAULT_PROMPT } = options ?? {};
+  const positive = (v: unknown) => v === undefined || (typeof v === 'number' && Number.isInteger(v) && v >= 1);
+  if (maxMessages === undefined && maxTokens === undefined) throw new TypeError('compaction: give maxMessages, maxTokens or both');
+  if (!positive(maxMessages) || !positive(maxTokens) || !positive(options.keepRecent)) {
+    throw new TypeError('compaction: maxMessages, maxTokens and keepRecent must be whole numbers ≥ 1');
+  }
+  const keep = options.keepRecent ?? (maxMessages !== undefined ? Math.max(1, Math.floor(maxMessages / 2)) : 6);
+  return {
+    name: 'compaction',
+    // A budget belongs to one agent's transcript: a sub-agent has its own `compaction` option,
+    // and an inherited copy would run outermost there, before the sub-agent's own layers.
+    scope: 'lead-only',
+    async model(ctx: ModelContext, next) {
+      const messages = ctx.messages;
+      const tokens = maxTokens === undefined ? 0 : estimateTokens(messages);
+      const over = (maxMessages !== undefined && messages.length > maxMessages) || (maxTokens !== undefined && tokens > maxTokens);
+      if (!over) return next();
+      let head = 0;
+      while (head < messages.length && messages[head].role === 'system') head++;
+      const cut = cutPoint(messages, head, keep);
+      if (cut - head < 2) return next(); // nothing worth folding into a summary
+      const before = messages.length;
+      const tokensBefore = tokens || estimateTokens(messages);
+      ctx.emit?.({ type: 'compaction.start', messages: before, tokens: tokensBefore });
+      const model = options.model ?? runOf(ctx).setup.provider;
+      const reply = await ctx.generate(model, {
+        messages: [{ role: 'system', content: prompt }, { role: 'user', content: render(messages.slice(head, cut)) }],
+      }, 'compaction');
+      messages.splice(head, cut - head, { role: 'user', content: SUMMARY_PREFIX + reply.message.content });
+      ctx.emit?.({ type: 'compaction.done', before, after: messages.length, tokensBefore, tokensAfter: estimateTokens(messages) });
+      return next();
+    },
+  };
+}

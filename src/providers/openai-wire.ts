@@ -1,0 +1,260 @@
+// The Chat Completions wire format, both ways: koagent's transcript and request to the JSON a
+// server expects, and its replies (whole, or as streamed chunks) back to koagent's types.
+import type { AssistantMessage, Message, ToolCallPart } from '../messages.js';
+import type { FinishReason, GenerateOptions, GenerateResult, StreamPart, TokenUsage, ToolSpec } from '../model.js';
+
+export interface WireToolCall {
+  id: string;
+  type: 'function';
+  function: { name: string; arguments: string };
+}
+
+export type WireMessage =
+  | { role: 'system'; content: string }
+  | { role: 'user'; content: string }
+  | { role: 'assistant'; content: string | null; tool_calls?: WireToolCall[] }
+  | { role: 'tool'; tool_call_id: string; content: string };
+
+export interface WireTool {
+  type: 'function';
+  function: { name: string; description: string; parameters: Record<string, unknown> };
+}
+
+export interface WireUsage {
+  prompt_tokens?: number;
+  completion_tokens?: number;
+  total_tokens?: number;
+}
+
+/** Which body field carries `maxTokens`: OpenAI's current one, or the older one many servers know. */
+export type MaxTokensField = 'max_completion_tokens' | 'max_tokens';
+
+/** A reply that does not have the protocol's shape; the provider turns it into a `ProviderError`. */
+export class MalformedReply extends Error {}
+
+/** koagent messages to Chat Completions messages. */
+export function wireMessages(messages: readonly Message[]): WireMessage[] {
+  return messages.map((m, i): WireMessage => {
+    switch (m.role) {
+      case 'system':
+      case 'user':
+        return { role: m.role, content: m.content };
+      case 'assistant': {
+        const calls = m.toolCalls;
+        if (calls === undefined || calls.length === 0) return { role: 'assistant', content: m.content };
+        // With tool calls, "no text" is null on the wire, as OpenAI itself sends it.
+        return { role: 'assistant', content: m.content === '' ? null : m.content, tool_calls: calls.map(wireToolCall) };
+      }
+      case 'tool':
+        return { role: 'tool', tool_call_id: m.toolCallId, content: m.content };
+      default:
+        throw new TypeError(`messages[${i}] has role ${JSON.stringify((m as { role: unknown }).role)}; expected system, user, assistant or tool`);
+    }
+  });
+}
+
+function wireToolCall(call: ToolCallPart): WireToolCall {
+  // Raw text the model wrote (even invalid JSON) goes back verbatim, so the model sees its own call.
+  const args = typeof call.args === 'string' ? call.args : JSON.stringify(call.args ?? {});
+  return { id: call.id, type: 'function', function: { name: call.name, arguments: args } };
+}
+
+export function wireTools(tools: readonly ToolSpec[]): WireTool[] {
+  return tools.map((t) => ({ type: 'function', function: { name: t.name, description: t.description, parameters: t.parameters } }));
+}
+
+/** Request fields koagent knows in camelCase, and their names on the wire. */
+const PASSED_THROUGH: Array<[keyof GenerateOptions & string, string]> = [
+  ['topP', 'top_p'], ['stop', 'stop'], ['seed', 'seed'], ['presencePenalty', 'presence_penalty'],
+  ['frequencyPenalty', 'frequency_penalty'], ['parallelToolCalls', 'parallel_tool_calls'], ['user', 'user'],
+  ['responseFormat', 'response_format'], ['reasoningEffort', 'reasoning_effort'],
+];
+
+export interface BodySettings {
+  model: string;
+  maxTokensField: MaxTokensField;
+  stream: boolean;
+  /** Fields added to every request body as they are (the provider's `extraBody`). */
+  extraBody?: Record<string, unknown>;
+}
+
+/**
+ * The JSON body of one request. Unknown request fields are not sent (they may be meant for
+ * another provider); `extraBody` (provider, then request) carries anything else, last, as is.
+ */
+export function requestBody(request: GenerateOptions, settings: BodySettings): Record<string, unknown> {
+  const { temperature, maxTokens } = request;
+  if (temperature !== undefined && (typeof temperature !== 'number' || !Number.isFinite(temperature))) {
+    throw new TypeError(`request.temperature must be a number (got ${JSON.stringify(temperature)}); set it in modelSettings or a model middleware`);
+  }
+  if (maxTokens !== undefined && (typeof maxTokens !== 'number' || !Number.isInteger(maxTokens) || maxTokens < 1)) {
+    throw new TypeError(`request.maxTokens must be a whole number ≥ 1 (got ${JSON.stringify(maxTokens)})`);
+  }
+  const body: Record<string, unknown> = { model: settings.model, messages: wireMessages(request.messages) };
+  // OpenAI rejects an empty `tools` array, so it is left out when there is nothing to offer.
+  if (request.tools?.length) body.tools = wireTools(request.tools);
+  if (temperature !== undefined) body.temperature = temperature;
+  if (maxTokens !== undefined) body[settings.maxTokensField] = maxTokens;
+  for (const [ours, theirs] of PASSED_THROUGH) if (request[ours] !== undefined) body[theirs] = request[ours];
+  if (request.toolChoice !== undefined) body.tool_choice = toolChoice(request.toolChoice);
+  if (settings.stream) {
+    body.stream = true;
+    body.stream_options = { include_usage: true };
+  }
+  Object.assign(body, settings.extraBody, extraBodyOf(request));
+  return body;
+}
+
+function extraBodyOf(request: GenerateOptions): Record<string, unknown> | undefined {
+  const extra = request.extraBody;
+  if (extra === undefined) return undefined;
+  if (typeof extra !== 'object' || extra === null || Array.isArray(extra)) throw new TypeError('request.extraBody must be an object of fields to add to the request body');
+  return extra as Record<string, unknown>;
+}
+
+/** `'auto' | 'none' | 'required'`, a tool's name as `{ name }`, or the wire form as is. */
+function toolChoice(choice: unknown): unknown {
+  if (typeof choice === 'object' && choice !== null && typeof (choice as { name?: unknown }).name === 'string' && !('type' in choice)) {
+    return { type: 'function', function: { name: (choice as { name: string }).name } };
+  }
+  return choice;
+}
+
+export function usageOf(usage: WireUsage | null | undefined): TokenUsage {
+  return { inputTokens: count(usage?.prompt_tokens), outputTokens: count(usage?.completion_tokens) };
+}
+
+const count = (n: unknown) => (typeof n === 'number' && Number.isFinite(n) && n >= 0 ? n : 0);
+
+/**
+ * The server's `finish_reason` in koagent's terms. A reply that carries tool calls is
+ * `tool_calls` even when a server says `stop` (several OpenAI-compatible servers do).
+ */
+export function finishReasonOf(reason: unknown, hasToolCalls: boolean): FinishReason {
+  switch (reason) {
+    case 'tool_calls':
+    case 'function_call':
+      return 'tool_calls';
+    case 'stop':
+      return hasToolCalls ? 'tool_calls' : 'stop';
+    case 'length':
+      return 'length';
+    case 'content_filter':
+      return 'content_filter';
+    default:
+      return hasToolCalls ? 'tool_calls' : 'other';
+  }
+}
+
+/**
+ * Tool call arguments as the model wrote them: an object when they are a JSON object, else the
+ * raw text (the tool stack turns that into a `validation` error the model can read and fix).
+ */
+export function parseArguments(text: string): unknown {
+  try {
+    const value: unknown = JSON.parse(text);
+    return typeof value === 'object' && value !== null && !Array.isArray(value) ? value : text;
+  } catch {
+    return text;
+  }
+}
+
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/** A whole `chat.completion` object to koagent's reply. */
+export function completionResult(json: unknown): GenerateResult {
+  if (!isObject(json)) throw new MalformedReply('the body is not a JSON object');
+  const choice = Array.isArray(json.choices) ? json.choices[0] : undefined;
+  if (!isObject(choice)) throw new MalformedReply('the body has no choices[0]; expected a chat.completion object');
+  const wire = choice.message;
+  if (!isObject(wire)) throw new MalformedReply('choices[0].message is missing');
+  const content = typeof wire.content === 'string' ? wire.content : typeof wire.refusal === 'string' ? wire.refusal : '';
+  const message: AssistantMessage = { role: 'assistant', content };
+  if (wire.tool_calls !== undefined && wire.tool_calls !== null) {
+    if (!Array.isArray(wire.tool_calls)) throw new MalformedReply('choices[0].message.tool_calls is not an array');
+    const calls = wire.tool_calls.map((c, i): ToolCallPart => {
+      const fn = isObject(c) ? c.function : undefined;
+      if (!isObject(fn) || typeof fn.name !== 'string') throw new MalformedReply(`choices[0].message.tool_calls[${i}] has no function.name`);
+      const args = typeof fn.arguments === 'string' ? parseArguments(fn.arguments) : isObject(fn.arguments) ? fn.arguments : '';
+      return { id: typeof (c as { id?: unknown }).id === 'string' ? (c as { id: string }).id : '', name: fn.name, args };
+    });
+    if (calls.length > 0) message.toolCalls = calls;
+  }
+  return { message, usage: usageOf(json.usage as WireUsage), finishReason: finishReasonOf(choice.finish_reason, message.toolCalls !== undefined) };
+}
+
+interface PartialCall {
+  id: string;
+  name: string;
+  args: string;
+}
+
+/**
+ * Turns `chat.completion.chunk` objects into stream parts: text at once, each tool call whole
+ * once the server says the choice finished (its argument fragments concatenated), and one
+ * `finish` part at the end, after the usage chunk that follows the finish reason.
+ */
+export class ChunkAssembler {
+  readonly #calls = new Map<number, PartialCall>();
+  #lastIndex = -1;
+  #reason: unknown;
+  #finished = false;
+  #callsOut = false;
+  #usage: TokenUsage | undefined;
+
+  /** Whether the server has said why the reply ended (so the reply is complete). */
+  get finished(): boolean {
+    return this.#finished;
+  }
+
+  *accept(chunk: unknown): Generator<StreamPart> {
+    if (!isObject(chunk)) throw new MalformedReply('a stream event is not a JSON object');
+    if (isObject(chunk.usage)) this.#usage = usageOf(chunk.usage as WireUsage);
+    const choice = Array.isArray(chunk.choices) ? chunk.choices[0] : undefined;
+    if (!isObject(choice)) return; // the usage chunk has no choices
+    const delta = isObject(choice.delta) ? choice.delta : {};
+    const text = typeof delta.content === 'string' ? delta.content : typeof delta.refusal === 'string' ? delta.refusal : '';
+    if (text !== '') yield { type: 'text', delta: text };
+    if (Array.isArray(delta.tool_calls)) for (const fragment of delta.tool_calls) this.#addFragment(fragment);
+    if (choice.finish_reason !== undefined && choice.finish_reason !== null) {
+      this.#reason = choice.finish_reason;
+      this.#finished = true;
+      yield* this.#toolCalls();
+    }
+  }
+
+  /** The parts still owed when the stream is over: any tool calls, then `finish`. */
+  *end(): Generator<StreamPart> {
+    yield* this.#toolCalls();
+    yield { type: 'finish', usage: this.#usage ?? { inputTokens: 0, outputTokens: 0 }, finishReason: finishReasonOf(this.#reason, this.#calls.size > 0) };
+  }
+
+  #addFragment(fragment: unknown): void {
+    if (!isObject(fragment)) throw new MalformedReply('delta.tool_calls holds something that is not an object');
+    const fn = isObject(fragment.function) ? fragment.function : {};
+    const id = typeof fragment.id === 'string' && fragment.id !== '' ? fragment.id : undefined;
+    // Some servers leave out `index` and send each call whole: a new id then means a new call.
+    let index = typeof fragment.index === 'number' ? fragment.index : this.#lastIndex;
+    if (typeof fragment.index !== 'number' && (index === -1 || (id !== undefined && this.#calls.get(index)?.id !== id))) index = this.#lastIndex + 1;
+    let call = this.#calls.get(index);
+    if (call === undefined) {
+      call = { id: '', name: '', args: '' };
+      this.#calls.set(index, call);
+    }
+    this.#lastIndex = index;
+    if (id !== undefined && call.id === '') call.id = id;
+    // The name comes whole in a call's first fragment; some servers repeat it in later ones.
+    if (typeof fn.name === 'string' && call.name === '') call.name = fn.name;
+    if (typeof fn.arguments === 'string') call.args += fn.arguments;
+  }
+
+  *#toolCalls(): Generator<StreamPart> {
+    if (this.#callsOut || this.#calls.size === 0) return;
+    this.#callsOut = true;
+    const ordered = [...this.#calls.entries()].sort(([a], [b]) => a - b);
+    for (const [index, call] of ordered) {
+      if (call.name === '') throw new MalformedReply(`the streamed tool call at index ${index} never got a function name`);
+      yield { type: 'tool-call', id: call.id, name: call.name, args: parseArguments(call.args) };
+    }
+  }
+}

@@ -1,0 +1,266 @@
+import { createParser, type EventSourceMessage } from 'eventsource-parser';
+import type { GenerateOptions, GenerateResult, ModelProvider, StreamPart } from '../model.js';
+import { ChunkAssembler, completionResult, MalformedReply, requestBody, type MaxTokensField } from './openai-wire.js';
+import { isRetryableStatus, ProviderError, retryAfterMs, type ProviderErrorDetails } from './provider-error.js';
+
+export const OPENAI_BASE_URL = 'https://api.openai.com/v1';
+
+/**
+ * Options of `openai()`. Only `model` is required when `OPENAI_API_KEY` is set.
+ *
+ * @example openai({ model: 'llama3.2', baseURL: 'http://localhost:11434/v1', maxTokensField: 'max_tokens' })
+ */
+export interface OpenAIProviderOptions {
+  /** The model id the server knows, e.g. `gpt-5-mini`. */
+  model: string;
+  /**
+   * Sent as `Authorization: Bearer …`. Defaults to `OPENAI_API_KEY`, but only when `baseURL` is
+   * not given either, so an OpenAI key is never sent to another server by accident.
+   */
+  apiKey?: string;
+  /** The API root; `/chat/completions` is appended. Default `OPENAI_BASE_URL`, else OpenAI's. */
+  baseURL?: string;
+  /** Sent with every request; they override the defaults, and a request's `headers` override them. */
+  headers?: Record<string, string>;
+  /** Shown in errors and events (default `openai`). */
+  name?: string;
+  /**
+   * Where `maxTokens` goes: `max_completion_tokens` (default; what OpenAI's current models
+   * require) or `max_tokens` (what older OpenAI-compatible servers understand).
+   */
+  maxTokensField?: MaxTokensField;
+  /** Fields added as they are to every request body (e.g. `{ reasoning_effort: 'low' }`). */
+  extraBody?: Record<string, unknown>;
+  /** The `fetch` to use (a proxy agent, a test double); default the global one. */
+  fetch?: typeof globalThis.fetch;
+}
+
+/**
+ * A model behind the OpenAI Chat Completions API: OpenAI, or any server that speaks it (Ollama,
+ * vLLM, llama.cpp, LM Studio, OpenRouter, gateways) through `baseURL`. Streams over SSE.
+ *
+ * @example const model = openai({ model: 'gpt-5-mini' });   // reads OPENAI_API_KEY
+ */
+export function openai(options: OpenAIProviderOptions): OpenAIChatModel {
+  return new OpenAIChatModel(options);
+}
+
+/** What `openai()` returns; see there. */
+export class OpenAIChatModel implements ModelProvider {
+  readonly name: string;
+  readonly modelId: string;
+  readonly url: string;
+  readonly #apiKey?: string;
+  readonly #headers: Record<string, string>;
+  readonly #maxTokensField: MaxTokensField;
+  readonly #extraBody?: Record<string, unknown>;
+  readonly #fetch: typeof globalThis.fetch;
+
+  constructor(options: OpenAIProviderOptions) {
+    const where = 'openai(options)';
+    if (typeof options !== 'object' || options === null) throw new TypeError(`${where}: options must be an object { model, apiKey?, baseURL? }`);
+    const { model, headers = {}, maxTokensField = 'max_completion_tokens', extraBody } = options;
+    if (typeof model !== 'string' || model === '') throw new TypeError(`${where}: model must be the model id, e.g. 'gpt-5-mini'`);
+    if (options.baseURL !== undefined && typeof options.baseURL !== 'string') throw new TypeError(`${where}: baseURL must be a URL string such as 'http://localhost:11434/v1'`);
+    if (options.apiKey !== undefined && typeof options.apiKey !== 'string') throw new TypeError(`${where}: apiKey must be a string`);
+    if (typeof headers !== 'object' || headers === null || Object.values(headers).some((v) => typeof v !== 'string')) throw new TypeError(`${where}: headers must be an object of header names to string values`);
+    if (maxTokensField !== 'max_completion_tokens' && maxTokensField !== 'max_tokens') throw new TypeError(`${where}: maxTokensField must be 'max_completion_tokens' or 'max_tokens'`);
+    if (extraBody !== undefined && (typeof extraBody !== 'object' || extraBody === null || Array.isArray(extraBody))) throw new TypeError(`${where}: extraBody must be an object of body fields`);
+    const fromEnv = options.baseURL === undefined;
+    // An empty variable counts as unset, as shells and .env files often leave them.
+    const baseURL = options.baseURL ?? (process.env.OPENAI_BASE_URL || OPENAI_BASE_URL);
+    const apiKey = options.apiKey ?? (fromEnv ? process.env.OPENAI_API_KEY || undefined : undefined);
+    try {
+      new URL(baseURL);
+    } catch {
+      throw new TypeError(`${where}: baseURL ${JSON.stringify(baseURL)} is not a URL; give the API root, e.g. 'https://api.openai.com/v1'`);
+    }
+    if ((apiKey === undefined || apiKey === '') && baseURL.replace(/\/+$/, '') === OPENAI_BASE_URL) {
+      throw new TypeError(`${where}: no API key for ${OPENAI_BASE_URL}; set OPENAI_API_KEY or pass apiKey (for a server that needs no key, pass its baseURL)`);
+    }
+    this.name = options.name ?? 'openai';
+    this.modelId = model;
+    this.url = `${baseURL.replace(/\/+$/, '')}/chat/completions`;
+    if (apiKey !== undefined && apiKey !== '') this.#apiKey = apiKey;
+    this.#headers = { ...headers };
+    this.#maxTokensField = maxTokensField;
+    if (extraBody !== undefined) this.#extraBody = extraBody;
+    this.#fetch = options.fetch ?? globalThis.fetch;
+  }
+
+  async generate(request: GenerateOptions): Promise<GenerateResult> {
+    const response = await this.#post(request, false);
+    const text = await this.#read(() => response.text(), request.signal);
+    if (!response.ok) throw this.#httpError(response, text);
+    let json: unknown;
+    try {
+      json = JSON.parse(text);
+    } catch (error) {
+      throw this.#malformed(`the body is not JSON (${(error as Error).message}): ${snippet(text)}`, response.status);
+    }
+    try {
+      return completionResult(json);
+    } catch (error) {
+      if (error instanceof MalformedReply) throw this.#malformed(error.message, response.status);
+      throw error;
+    }
+  }
+
+  async *stream(request: GenerateOptions): AsyncGenerator<StreamPart> {
+    const { signal } = request;
+    const response = await this.#post(request, true);
+    if (!response.ok) throw this.#httpError(response, await this.#read(() => response.text(), signal));
+    const type = response.headers.get('content-type') ?? '';
+    if (!type.includes('text/event-stream')) {
+      // A server that ignores `stream: true` answers with one whole completion: stream it as parts.
+      yield* this.#wholeAsParts(response, signal);
+      return;
+    }
+    const assembler = new ChunkAssembler();
+    const events: EventSourceMessage[] = [];
+    const parser = createParser({ onEvent: (event) => events.push(event) });
+    // A streaming decoder keeps a character split across two network reads whole.
+    const decoder = new TextDecoder();
+    const reader = response.body!.getReader();
+    let done = false;
+    let eof = false;
+    try {
+      while (!done) {
+        const read = await this.#read(() => reader.read(), signal);
+        eof = read.done;
+        parser.feed(read.done ? decoder.decode() : decoder.decode(read.value, { stream: true }));
+        for (const event of events.splice(0)) {
+          if (event.data === '[DONE]') {
+            done = true;
+            break;
+          }
+          yield* this.#chunkParts(assembler, event.data, response.status);
+        }
+        if (read.done && !done) {
+          if (!assembler.finished) throw this.#networkError(new Error('the stream ended before the reply was complete (no finish_reason, no [DONE])'));
+          done = true;
+        }
+      }
+    } finally {
+      // Release the connection if the consumer stopped early, something failed, or bytes follow [DONE].
+      if (!eof) await reader.cancel().catch(() => undefined);
+    }
+    yield* assembler.end();
+  }
+
+  *#chunkParts(assembler: ChunkAssembler, data: string, status: number): Generator<StreamPart> {
+    let chunk: unknown;
+    try {
+      chunk = JSON.parse(data);
+    } catch (error) {
+      throw this.#malformed(`a stream event is not JSON (${(error as Error).message}): ${snippet(data)}`, status);
+    }
+    const reported = (chunk as { error?: unknown } | null)?.error;
+    if (reported !== undefined && reported !== null) {
+      // An error event inside a 200 stream: the server failed after it started answering.
+      const { message, code } = errorFields(chunk, data);
+      throw new ProviderError({ ...this.#who(), kind: 'stream', status, providerMessage: message, ...(code !== undefined ? { providerCode: code } : {}), retryable: true });
+    }
+    try {
+      yield* assembler.accept(chunk);
+    } catch (error) {
+      if (error instanceof MalformedReply) throw this.#malformed(error.message, status);
+      throw error;
+    }
+  }
+
+  async *#wholeAsParts(response: Response, signal: AbortSignal | undefined): AsyncGenerator<StreamPart> {
+    const text = await this.#read(() => response.text(), signal);
+    let result: GenerateResult;
+    try {
+      result = completionResult(JSON.parse(text));
+    } catch (error) {
+      throw this.#malformed(error instanceof MalformedReply ? error.message : `the body is not JSON: ${snippet(text)}`, response.status);
+    }
+    if (result.message.content !== '') yield { type: 'text', delta: result.message.content };
+    for (const call of result.message.toolCalls ?? []) yield { type: 'tool-call', id: call.id, name: call.name, args: call.args };
+    yield { type: 'finish', usage: result.usage, finishReason: result.finishReason };
+  }
+
+  /** Send the request; headers: defaults, then the provider's `headers`, then the request's. */
+  async #post(request: GenerateOptions, stream: boolean): Promise<Response> {
+    const body = requestBody(request, { model: this.modelId, maxTokensField: this.#maxTokensField, stream, ...(this.#extraBody ? { extraBody: this.#extraBody } : {}) });
+    const headers = new Headers({ 'content-type': 'application/json', accept: stream ? 'text/event-stream' : 'application/json' });
+    if (this.#apiKey !== undefined) headers.set('authorization', `Bearer ${this.#apiKey}`);
+    for (const [name, value] of Object.entries(this.#headers)) headers.set(name, value);
+    if (request.headers !== undefined && (typeof request.headers !== 'object' || request.headers === null)) {
+      throw new TypeError('request.headers must be an object of header names to string values');
+    }
+    for (const [name, value] of Object.entries(request.headers ?? {})) if (typeof value === 'string') headers.set(name, value);
+    const send = this.#fetch; // called unbound: some fetch implementations reject a foreign `this`
+    return this.#read(() => send(this.url, { method: 'POST', headers, body: JSON.stringify(body), signal: request.signal }), request.signal);
+  }
+
+  /** Await a network step; a cancelled request rethrows the signal's reason, a broken one is a `network` error. */
+  async #read<T>(step: () => Promise<T>, signal: AbortSignal | undefined): Promise<T> {
+    try {
+      return await step();
+    } catch (error) {
+      if (signal?.aborted) throw signal.reason;
+      if (ProviderError.is(error)) throw error;
+      throw this.#networkError(error);
+    }
+  }
+
+  #who(): Pick<ProviderErrorDetails, 'provider' | 'modelId'> {
+    return { provider: this.name, modelId: this.modelId };
+  }
+
+  #networkError(error: unknown): ProviderError {
+    const cause = (error as { cause?: { code?: string; message?: string } } | undefined)?.cause;
+    const detail = [(error as Error)?.message ?? String(error), cause?.code ?? cause?.message].filter(Boolean).join(': ');
+    return new ProviderError({ ...this.#who(), kind: 'network', providerMessage: `${detail} (POST ${this.url})`, retryable: true, cause: error });
+  }
+
+  #malformed(message: string, status: number): ProviderError {
+    return new ProviderError({ ...this.#who(), kind: 'malformed', status, providerMessage: message, retryable: false, hint: `Is ${this.url} an OpenAI-compatible Chat Completions endpoint?` });
+  }
+
+  #httpError(response: Response, text: string): ProviderError {
+    const { message, code } = errorFields(safeJson(text), text || response.statusText);
+    const status = response.status;
+    const wait = retryAfterMs(response.headers);
+    const hint = hintFor(status, this);
+    return new ProviderError({
+      ...this.#who(), kind: 'http', status, providerMessage: message, retryable: isRetryableStatus(status),
+      ...(code !== undefined ? { providerCode: code } : {}), ...(wait !== undefined ? { retryAfterMs: wait } : {}), ...(hint !== undefined ? { hint } : {}),
+    });
+  }
+}
+
+function hintFor(status: number, model: OpenAIChatModel): string | undefined {
+  if (status === 401 || status === 403) return model.url.startsWith(OPENAI_BASE_URL) ? 'Check OPENAI_API_KEY (or the apiKey option)' : 'Check the apiKey or headers this server expects';
+  if (status === 404) return `Check the model id "${model.modelId}" and that ${model.url} is the server's Chat Completions URL`;
+  return undefined;
+}
+
+function safeJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
+
+/** The message and code of an error body: OpenAI's `{ error: { message, code, type } }`, or looser shapes. */
+function errorFields(json: unknown, fallback: string): { message: string; code?: string } {
+  const body = json as { error?: unknown; message?: unknown } | undefined;
+  const error = body?.error;
+  if (typeof error === 'string') return { message: error };
+  if (typeof error === 'object' && error !== null) {
+    const e = error as { message?: unknown; code?: unknown; type?: unknown };
+    const code = typeof e.code === 'string' ? e.code : typeof e.type === 'string' ? e.type : undefined;
+    return { message: typeof e.message === 'string' ? e.message : snippet(JSON.stringify(error)), ...(code !== undefined ? { code } : {}) };
+  }
+  if (typeof body?.message === 'string') return { message: body.message };
+  return { message: snippet(fallback) || 'no error message' };
+}
+
+function snippet(text: string): string {
+  return text.length > 300 ? `${text.slice(0, 300)}…` : text;
+}

@@ -1,0 +1,65 @@
+// defineTool: the JSON schema the model sees comes from the zod schema; bad definitions are
+// rejected at once, naming what is wrong.
+import { describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { defineTool } from '../../src/index.js';
+
+const execute = () => 'ok';
+
+describe('the JSON schema sent to the model', () => {
+  it('is derived from the zod schema by zod itself, without a $schema key', () => {
+    const input = z.object({ city: z.string().describe('City name'), days: z.number().int().min(1).optional() });
+    const tool = defineTool({ name: 'forecast', description: 'The forecast', input, execute });
+    const { $schema: _dropped, ...expected } = z.toJSONSchema(input, { io: 'input' }) as Record<string, unknown>;
+    expect(tool.spec).toEqual({ name: 'forecast', description: 'The forecast', parameters: expected });
+    expect(tool.spec.parameters).not.toHaveProperty('$schema');
+    expect(tool.spec.parameters).toMatchObject({ type: 'object', properties: { city: { type: 'string', description: 'City name' } }, required: ['city'] });
+  });
+
+  it('describes the input side of the schema, so a field with a default is not required', () => {
+    const tool = defineTool({ name: 'page', description: 'A page', input: z.object({ n: z.number().default(1) }), execute });
+    expect(tool.spec.parameters.required ?? []).not.toContain('n');
+  });
+
+  it('is an empty object schema when the tool takes no input', () => {
+    const tool = defineTool({ name: 'now', description: 'The time', execute });
+    expect(tool.spec.parameters).toMatchObject({ type: 'object', properties: {} });
+    expect(tool.input.safeParse({}).success).toBe(true);
+  });
+
+  it('makes a frozen tool whose execute is the one given', () => {
+    const tool = defineTool({ name: 'x', description: 'x', execute });
+    expect(Object.isFrozen(tool)).toBe(true);
+    expect(tool.execute).toBe(execute);
+  });
+});
+
+describe('bad definitions', () => {
+  it.each([
+    ['a name with a space', { name: 'get weather', description: 'd', execute }, /name must be 1-64 letters, digits, "_" or "-" \(got "get weather"\)/],
+    ['a name with a dot', { name: 'fs.read', description: 'd', execute }, /name must be 1-64 letters/],
+    ['an empty name', { name: '', description: 'd', execute }, /name must be 1-64 letters/],
+    ['a name of 65 characters', { name: 'a'.repeat(65), description: 'd', execute }, /name must be 1-64 letters/],
+    ['a missing description', { name: 'x', execute }, /defineTool\("x"\): description must be a string/],
+    ['a missing execute', { name: 'x', description: 'd' }, /defineTool\("x"\): execute must be a function/],
+    ['a schema that is not an object', { name: 'x', description: 'd', input: z.string(), execute }, /input must be an object schema \(z\.object\(\{ … \}\)\)/],
+    ['an input that is not a zod schema', { name: 'x', description: 'd', input: { type: 'object' }, execute }, /input must be a zod \(v4\) schema/],
+    ['an input that only looks like zod', { name: 'x', description: 'd', input: { safeParse: () => ({ success: true }) }, execute }, /input must be a zod \(v4\) schema/],
+    ['a schema JSON schema cannot describe', { name: 'x', description: 'd', input: z.object({ when: z.date() }), execute }, /input cannot be described as JSON schema for the model/],
+    ['needsApproval of the wrong type', { name: 'x', description: 'd', execute, needsApproval: 'yes' }, /needsApproval must be a boolean or a function/],
+    ['guardrails that are not functions', { name: 'x', description: 'd', execute, guardrails: { input: ['no'] } }, /guardrails\.input must be an array of functions/],
+  ])('rejects %s with a TypeError', (_what, definition, message) => {
+    expect(() => defineTool(definition as never)).toThrow(TypeError);
+    expect(() => defineTool(definition as never)).toThrow(message);
+  });
+
+  it('rejects a definition that is not an object', () => {
+    expect(() => defineTool(null as never)).toThrow(/definition must be an object/);
+  });
+
+  it('accepts needsApproval as a boolean or a function', () => {
+    expect(defineTool({ name: 'a', description: 'd', execute, needsApproval: true }).needsApproval).toBe(true);
+    const decide = () => false;
+    expect(defineTool({ name: 'b', description: 'd', execute, needsApproval: decide }).needsApproval).toBe(decide);
+  });
+});
