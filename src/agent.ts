@@ -1,26 +1,26 @@
 import { randomUUID } from 'node:crypto';
 import type { RunContext } from './context.js';
-import { describe, errorOrigin, KoagentError, RunFailedError } from './errors.js';
+import { describe, KoagentError, runFailure } from './errors.js';
 import type { EventListener } from './events.js';
 import { inputMessages, type Message, type RunInput } from './messages.js';
 import type { AgentHook } from './dialects/agent-hook.js';
 import type { Hook } from './dialects/criogen.js';
-import { isHookRegistry } from './dialects/hook-registry.js';
 import { extension, toMiddleware, type Extension } from './extensions.js';
 import type { Middleware } from './middleware.js';
 import { isModelProvider, type ModelProvider } from './model.js';
-import { checkOptions, type AgentOptions, type RunCallOptions } from './options.js';
+import { checkOptions, hookList, toolMap, type AgentOptions, type RunCallOptions } from './options.js';
 import { resolveModel } from './providers/registry.js';
 import type { RunResult } from './result.js';
-import { Run, type AgentSetup } from './run.js';
+import { linkSignal, Run, type AgentSetup } from './run.js';
 import { buildStacks, type NamedMiddleware } from './stacks.js';
 import { AgentStream } from './stream.js';
 import { endRunSpan, type Span } from './tracing.js';
 import { subagentTool, type SubagentToolOptions } from './subagent.js';
 import { compactionMiddleware } from './middleware/compaction-middleware.js';
 import type { SubagentInfo } from './context.js';
-import { checkState, newState, type ApprovalDecision, type RunState } from './state.js';
-import { isTool, type Tool } from './tools/define.js';
+import { nextSegment, segmentKey } from './resume.js';
+import { newState, type ApprovalDecision, type RunState } from './state.js';
+import type { Tool } from './tools/define.js';
 import { toolError } from './tools/outcome.js';
 import { toolMessage } from './tools/turn.js';
 
@@ -166,54 +166,31 @@ export class Agent {
     return this.#resume(state, decisions, options);
   }
 
-  // async, so every misuse rejects; all checks before the first await run at call time.
+  // async, so every misuse rejects; all checks run before anything else.
   async #resume(state: RunState, decisions: Record<string, ApprovalDecision>, options: SegmentOptions): Promise<RunResult> {
-    const checked = checkState(state);
-    const bad = (what: string) => new KoagentError('invalid_resume', `agent.resume(): ${what}`);
-    if (checked.agentName !== this.name) throw bad(`this state belongs to agent "${checked.agentName}", not "${this.name}"; resume it with that agent`);
-    if (checked.status === 'completed') throw bad(`run ${checked.runId} has completed (${checked.stopReason}); start a new one with agent.run() or agent.send()`);
-    if (checked.status === 'running') throw bad(`run ${checked.runId} is still running; resume the state of its result or of its RunFailedError`);
-    if (typeof decisions !== 'object' || decisions === null) throw bad('decisions must be an object mapping each pending toolCallId to true, false or { approved, reason }');
-    const pending = new Map(checked.pendingApprovals.map((p) => [p.toolCallId, p]));
-    for (const id of Object.keys(decisions)) {
-      if (!pending.has(id)) throw bad(`there is no pending approval with toolCallId "${id}" (pending: ${[...pending.keys()].join(', ') || 'none'})`);
-    }
-    const parsed: RunState['decisions'] = {};
-    for (const [id, call] of pending) {
-      const decision = decisions[id];
-      if (decision === undefined) throw bad(`no decision for pending call "${id}" (${call.toolName}); give true, false or { approved, reason } for each of: ${[...pending.keys()].join(', ')}`);
-      const approved = typeof decision === 'boolean' ? decision : decision?.approved;
-      if (typeof approved !== 'boolean') throw bad(`the decision for "${id}" must be true, false or { approved: boolean, reason?: string }`);
-      const reason = typeof decision === 'object' ? decision.reason : undefined;
-      parsed[id] = { approved, toolName: call.toolName, args: call.args, ...(reason !== undefined ? { reason: String(reason) } : {}) };
-    }
-    const next = structuredClone(checked);
-    const claim = this.#options.claimResume;
-    if (claim === undefined) {
-      const key = `${checked.runId}#${checked.segment}`;
-      if (this.#resumed.has(key)) throw bad(`this state (run ${checked.runId}, segment ${checked.segment}) was already resumed; continue from the state that resume returned`);
-      this.#resumed.add(key);
-    } else {
-      let claimed: unknown;
-      try {
-        claimed = await claim({ runId: checked.runId, segment: checked.segment, agentName: checked.agentName, sessionId: checked.sessionId });
-      } catch (error) {
-        throw new KoagentError('invalid_resume', `agent.resume(): claimResume threw (${describe(error)}), so run ${checked.runId} was not resumed; try again when the claim store answers`, { cause: error });
-      }
-      if (claimed !== true) throw bad(`claimResume answered ${JSON.stringify(claimed)} for run ${checked.runId}, segment ${checked.segment}: it was already resumed (return true to go ahead); continue from the state that resume returned`);
-    }
-    next.pendingApprovals = [];
-    next.decisions = parsed;
-    // A decision for a suspended sub-agent's call ("<our call id>/<its call id>") goes to its state.
-    for (const id of Object.keys(parsed)) {
-      const slash = id.indexOf('/');
-      if (slash === -1) continue;
-      const child = next.children[id.slice(0, slash)];
-      if (child === undefined) throw bad(`pending call "${id}" names a sub-agent call that the state does not hold`);
-      (child.decisions ??= {})[id.slice(slash + 1)] = decisions[id];
-      delete next.decisions[id];
-    }
+    const next = nextSegment(state, decisions, this.name);
+    await this.#claim(next);
     return this.#segment(next, [], options, true);
+  }
+
+  /** Make sure no other resume of this segment went ahead: `claimResume` decides, else this object's memory. */
+  async #claim(state: RunState): Promise<void> {
+    const { runId, segment, agentName, sessionId } = state;
+    const claim = this.#options.claimResume;
+    const refused = (how: string) => new KoagentError('invalid_resume', `agent.resume(): ${how}; continue from the state that resume returned`);
+    if (claim === undefined) {
+      const key = segmentKey(state);
+      if (this.#resumed.has(key)) throw refused(`this state (run ${runId}, segment ${segment}) was already resumed`);
+      this.#resumed.add(key);
+      return;
+    }
+    let claimed: unknown;
+    try {
+      claimed = await claim({ runId, segment, agentName, sessionId });
+    } catch (error) {
+      throw new KoagentError('invalid_resume', `agent.resume(): claimResume threw (${describe(error)}), so run ${runId} was not resumed; try again when the claim store answers`, { cause: error });
+    }
+    if (claimed !== true) throw refused(`claimResume answered ${JSON.stringify(claimed)} for run ${runId}, segment ${segment}: it was already resumed (return true to go ahead)`);
   }
 
   #opening(): Message[] {
@@ -272,6 +249,11 @@ export class Agent {
     run.publish({ type: 'run.start', sessionId: state.sessionId, segment: state.segment, resumed });
     try {
       const result = await setup.stacks.run(ctx);
+      // A run layer that settled the segment without the loop: the state says how it ended.
+      if (state.status === 'running') {
+        state.status = result.status;
+        state.stopReason = result.stopReason;
+      }
       run.publish({ type: 'run.end', status: result.status, stopReason: result.stopReason });
       endRunSpan(run.span, result.status, result.stopReason);
       this.#remember(state);
@@ -310,17 +292,6 @@ interface SegmentOptions extends RunCallOptions {
   parentSpan?: Span;
 }
 
-function linkSignal(outer: AbortSignal | undefined, controller: AbortController): () => void {
-  if (outer === undefined) return () => undefined;
-  if (outer.aborted) {
-    controller.abort(outer.reason);
-    return () => undefined;
-  }
-  const onAbort = () => controller.abort(outer.reason);
-  outer.addEventListener('abort', onAbort, { once: true });
-  return () => outer.removeEventListener('abort', onAbort);
-}
-
 /** A model string (`openai:gpt-5-mini`), resolved now so a missing key fails at construction. */
 function modelFromString(spec: string): ModelProvider {
   try {
@@ -335,24 +306,6 @@ export function createAgent(options: AgentOptions): Agent {
   return new Agent(options);
 }
 
-function hookList(hooks: AgentOptions['hooks']): unknown[] {
-  if (hooks === undefined) return [];
-  if (Array.isArray(hooks)) return hooks;
-  // The registry itself, not a snapshot: the agent sees hooks registered after createAgent.
-  if (isHookRegistry(hooks)) return [hooks];
-  throw new TypeError('createAgent: hooks must be an array of hook objects or a HookRegistry');
-}
-
-function toolMap(tools: unknown[]): Map<string, Tool> {
-  const map = new Map<string, Tool>();
-  tools.forEach((tool, i) => {
-    if (!isTool(tool)) throw new TypeError(`createAgent: tools[${i}] is not a tool; make tools with defineTool({ name, description, input, execute })`);
-    if (map.has(tool.name)) throw new TypeError(`createAgent: two tools are named "${tool.name}" (tools[${[...map.keys()].indexOf(tool.name)}] and tools[${i}]); tool names must be unique`);
-    map.set(tool.name, tool);
-  });
-  return map;
-}
-
 /**
  * A transcript that ends with tool calls that never ran (a layer ended the run after the reply)
  * cannot be sent to a model as is: settle those calls as not run before the next turn.
@@ -361,25 +314,4 @@ function closeUnsettledCalls(messages: Message[]): void {
   const last = messages[messages.length - 1];
   if (last?.role !== 'assistant' || !last.toolCalls?.length) return;
   for (const call of last.toolCalls) messages.push(toolMessage(call, toolError('aborted', 'Not run: the run ended before this call')));
-}
-
-/** Turn what escaped the run stack into the one error a failed run rejects with. */
-function runFailure(error: unknown, state: RunState): RunFailedError {
-  const origin = errorOrigin(error);
-  const layer = origin?.kind === 'layer' ? origin.name : undefined;
-  if (KoagentError.is(error) && error.code !== 'hook_failed') {
-    const blame = error.layer ?? layer;
-    // A subclass (e.g. ProviderError: status, retryable) is itself the cause, not what it wraps.
-    const cause = Object.getPrototypeOf(error) === KoagentError.prototype ? error.cause ?? error : error;
-    return new RunFailedError(error.code, error.message, state, { cause, ...(blame !== undefined ? { layer: blame } : {}) });
-  }
-  if (layer !== undefined) {
-    // A thrown primitive (even `undefined`) arrives wrapped, with the value itself as its cause.
-    const cause = KoagentError.is(error) && error.layer === layer && 'cause' in error ? error.cause : error;
-    return new RunFailedError('hook_failed', `${layer} failed: ${describe(error)}`, state, { cause, layer });
-  }
-  if (origin?.kind === 'provider') {
-    return new RunFailedError('model_error', `The model provider ${origin.name} failed: ${describe(error)}`, state, { cause: error });
-  }
-  return new RunFailedError('internal', describe(error), state, { cause: error });
 }

@@ -94,3 +94,24 @@ export function describe(value: unknown): string {
     return Object.prototype.toString.call(value);
   }
 }
+
+/** Turn what escaped the run stack into the one error a failed run rejects with. */
+export function runFailure(error: unknown, state: RunState): RunFailedError {
+  const origin = errorOrigin(error);
+  const layer = origin?.kind === 'layer' ? origin.name : undefined;
+  if (KoagentError.is(error) && error.code !== 'hook_failed') {
+    const blame = error.layer ?? layer;
+    // A subclass (e.g. ProviderError: status, retryable) is itself the cause, not what it wraps.
+    const cause = Object.getPrototypeOf(error) === KoagentError.prototype ? error.cause ?? error : error;
+    return new RunFailedError(error.code, error.message, state, { cause, ...(blame !== undefined ? { layer: blame } : {}) });
+  }
+  if (layer !== undefined) {
+    // A thrown primitive (even `undefined`) arrives wrapped, with the value itself as its cause.
+    const cause = KoagentError.is(error) && error.layer === layer && 'cause' in error ? error.cause : error;
+    return new RunFailedError('hook_failed', `${layer} failed: ${describe(error)}`, state, { cause, layer });
+  }
+  if (origin?.kind === 'provider') {
+    return new RunFailedError('model_error', `The model provider ${origin.name} failed: ${describe(error)}`, state, { cause: error });
+  }
+  return new RunFailedError('internal', describe(error), state, { cause: error });
+}

@@ -25,7 +25,8 @@ export type AgentEvent = EventBase &
     | { type: 'tool.start'; toolCallId: string; toolName: string; args: unknown }
     | { type: 'tool.done'; toolCallId: string; toolName: string; result: string; replacedBy?: string; replacedByHook?: string }
     | { type: 'tool.error'; toolCallId: string; toolName: string; kind: ToolErrorKind; message: string; /** The layer, rule, guardrail or `approval` that settled it, when known. */ by?: string }
-    | { type: 'approval.requested'; toolCallId: string; toolName: string; args: unknown; reason?: string }
+    | { type: 'approval.requested'; toolCallId: string; toolName: string; args: unknown; reason?: string; path?: string[] }
+    | { type: 'model.retry'; step: number; attempt: number; delayMs: number; fromRetryAfter: boolean; message: string }
     | ({ type: 'permission.decision' } & PermissionRecord)
     | { type: 'text.delta'; delta: string; step: number }
     | { type: 'text.retract'; step: number; text: string }

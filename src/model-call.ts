@@ -4,6 +4,7 @@ import { KoagentError, markProviderError } from './errors.js';
 import type { AssistantMessage, Message } from './messages.js';
 import type { GenerateOptions, GenerateResult, ModelProvider } from './model.js';
 import { releaseText, retractText, streamReply } from './model-stream.js';
+import { resultContent } from './tools/outcome.js';
 import { runOf, type Run } from './run.js';
 import { endModelSpan, inSpan, modelSpan } from './tracing.js';
 import type { RunState } from './state.js';
@@ -45,6 +46,14 @@ export class ModelCall implements ModelContext {
   }
 
   end(output?: unknown): GenerateResult {
+    // The output is kept in the run state, which must stay plain JSON.
+    if (output !== undefined) {
+      try {
+        resultContent(output);
+      } catch (error) {
+        throw new TypeError(`ctx.end(output): the output is kept in the run state, so it must be JSON; ${(error as Error).message.replace('the result is not JSON: ', '')}`);
+      }
+    }
     runOf(this).end = { output };
     return { message: { role: 'assistant', content: '' }, usage: { ...NO_USAGE }, finishReason: 'hook_end' };
   }

@@ -1,13 +1,13 @@
 import type { EventListener } from './events.js';
 import type { AgentHook } from './dialects/agent-hook.js';
 import type { Hook } from './dialects/criogen.js';
-import type { HookRegistry } from './dialects/hook-registry.js';
+import { isHookRegistry, type HookRegistry } from './dialects/hook-registry.js';
 import type { Middleware } from './middleware.js';
 import type { ModelProvider } from './model.js';
 import type { Limits, Logger } from './run.js';
 import type { CompactionOptions } from './middleware/compaction-middleware.js';
 import type { ResumeClaim } from './state.js';
-import type { Tool } from './tools/define.js';
+import { isTool, type Tool } from './tools/define.js';
 import type { ToolExceptionPolicy } from './tools/execute.js';
 import type { PermissionRecord, PermissionsOption } from './tools/permissions.js';
 
@@ -114,4 +114,22 @@ export function checkOptions(options: AgentOptions): void {
   for (const key of ['onPermissionDecision', 'onEvent', 'claimResume'] as const) {
     if (options[key] !== undefined && typeof options[key] !== 'function') fail(`${key} must be a function`);
   }
+}
+
+export function hookList(hooks: AgentOptions['hooks']): unknown[] {
+  if (hooks === undefined) return [];
+  if (Array.isArray(hooks)) return hooks;
+  // The registry itself, not a snapshot: the agent sees hooks registered after createAgent.
+  if (isHookRegistry(hooks)) return [hooks];
+  throw new TypeError('createAgent: hooks must be an array of hook objects or a HookRegistry');
+}
+
+export function toolMap(tools: unknown[]): Map<string, Tool> {
+  const map = new Map<string, Tool>();
+  tools.forEach((tool, i) => {
+    if (!isTool(tool)) throw new TypeError(`createAgent: tools[${i}] is not a tool; make tools with defineTool({ name, description, input, execute })`);
+    if (map.has(tool.name)) throw new TypeError(`createAgent: two tools are named "${tool.name}" (tools[${[...map.keys()].indexOf(tool.name)}] and tools[${i}]); tool names must be unique`);
+    map.set(tool.name, tool);
+  });
+  return map;
 }

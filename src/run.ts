@@ -1,6 +1,7 @@
 import type { BaseContext, SubagentInfo } from './context.js';
 import type { AgentEvent, EmittedEvent, EventListener } from './events.js';
 import type { GenerateResult, ModelProvider, TokenUsage, ToolSpec } from './model.js';
+import { copyJson } from './json.js';
 import type { NamedMiddleware, Stacks } from './stacks.js';
 import { runSpan, type Span } from './tracing.js';
 import type { RunState } from './state.js';
@@ -61,6 +62,18 @@ export interface RunOptions {
 
 const RUN = Symbol('koagent.run');
 
+/** Abort `controller` when `outer` aborts; returns the function that stops listening. */
+export function linkSignal(outer: AbortSignal | undefined, controller: AbortController): () => void {
+  if (outer === undefined) return () => undefined;
+  if (outer.aborted) {
+    controller.abort(outer.reason);
+    return () => undefined;
+  }
+  const onAbort = () => controller.abort(outer.reason);
+  outer.addEventListener('abort', onAbort, { once: true });
+  return () => outer.removeEventListener('abort', onAbort);
+}
+
 /** The run a context belongs to (contexts are created by koagent, so it is always there). */
 export function runOf(ctx: object): Run {
   return (ctx as { [RUN]: Run })[RUN];
@@ -81,18 +94,10 @@ export class Run {
   readonly streaming: boolean;
   /** The run segment's span; model and tool call spans are its children. */
   readonly span: Span;
-  private readonly unlink?: () => void;
+  private readonly unlink: () => void;
 
   constructor(readonly setup: AgentSetup, readonly state: RunState, private readonly options: RunOptions) {
-    const outer = options.signal;
-    if (outer !== undefined) {
-      if (outer.aborted) this.controller.abort(outer.reason);
-      else {
-        const onAbort = () => this.controller.abort(outer.reason);
-        outer.addEventListener('abort', onAbort, { once: true });
-        this.unlink = () => outer.removeEventListener('abort', onAbort);
-      }
-    }
+    this.unlink = linkSignal(options.signal, this.controller);
     this.listening = options.listeners.length > 0;
     this.streaming = options.streaming === true;
     this.span = runSpan({ id: setup.agentId, name: setup.agentName }, state.runId, state.sessionId, state.segment, options.parentSpan);
@@ -143,7 +148,8 @@ export class Run {
   recordPermission(call: Pick<PermissionRecord, 'toolName' | 'toolCallId' | 'args'>, fields: Pick<PermissionRecord, 'decision' | 'source' | 'rule' | 'hook' | 'reason'>): void {
     const listener = this.setup.onPermissionDecision;
     if (listener === undefined && !this.listening) return;
-    const record: PermissionRecord = { toolName: call.toolName, toolCallId: call.toolCallId, args: call.args, ...fields };
+    // A copy: a listener must not be able to change the arguments of the call it is told about.
+    const record: PermissionRecord = { toolName: call.toolName, toolCallId: call.toolCallId, args: copyJson(call.args), ...fields };
     if (listener !== undefined) {
       try {
         listener(record);
@@ -171,7 +177,7 @@ export class Run {
 
   /** Stop listening to the caller's signal once the segment is over. */
   dispose(): void {
-    this.unlink?.();
+    this.unlink();
   }
 }
 

@@ -2,7 +2,7 @@
 // abort, or a layer ending the run. Concurrency is proven by counting, never by timing.
 import { describe, expect, it, vi } from 'vitest';
 import { z } from 'zod';
-import { createAgent, defineTool, type AssistantMessage } from '../src/index.js';
+import { createAgent, defineTool, type AssistantMessage, type RunFailedError } from '../src/index.js';
 import { mockModel } from '../src/testing/index.js';
 import { add, gate, toolError, toolMessages } from './support/core.js';
 
@@ -108,6 +108,16 @@ describe('ctx.end() from a model layer', () => {
     expect(model.calls).toHaveLength(0);
     expect(result.messages).toEqual([{ role: 'user', content: 'Hi' }]);
     expect(result.usage.modelCalls).toBe(0);
+  });
+});
+
+describe('ctx.end() output', () => {
+  it('must be JSON, since the run state keeps it: a Map fails the run naming the layer and the fix', async () => {
+    const agent = createAgent({ model: mockModel(['never']) }).use({ name: 'ender', model: async (ctx) => ctx.end(new Map([['a', 1]])) });
+    const error = await agent.run('go').then(() => undefined, (e: unknown) => e as RunFailedError);
+    expect(error?.code).toBe('hook_failed');
+    expect(error?.layer).toBe('ender');
+    expect(error?.message).toMatch(/ctx\.end\(output\).*must be JSON.*a Map \(convert it with Object\.fromEntries\)/);
   });
 });
 

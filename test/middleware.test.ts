@@ -45,6 +45,7 @@ describe('run stack', () => {
     expect(seenByOuter?.text).toBe('from cache');
     expect(log).toEqual(['cached']);
     expect(model.calls).toHaveLength(0);
+    expect(result.state).toMatchObject({ status: 'completed', stopReason: 'hook_end' });
   });
 
   it('rewrites before next(): a message a layer appends to ctx.messages reaches the model', async () => {

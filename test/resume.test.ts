@@ -89,6 +89,16 @@ describe('resume: misuse is a clear error and runs no tool', () => {
     expect(pay.runs).toHaveLength(1);
   });
 
+  it('a refused resume uses up nothing: the same state resumes afterwards', async () => {
+    const { agent, pay, state } = await pausedPayment();
+    const tampered = { ...structuredClone(state), pendingApprovals: [{ toolCallId: 'ghost/p', toolName: 'pay', args: { amount: 80 } }] };
+    const refused = await rejection(agent.resume(tampered, { 'ghost/p': true }));
+    expect(refused.message).toMatch(/names a sub-agent call that the state does not hold/);
+    const result = await agent.resume(state, { p: true });
+    expect(result.status).toBe('completed');
+    expect(pay.runs).toHaveLength(1);
+  });
+
   it('misuse rejects the returned promise rather than throwing', () => {
     const agent = createAgent({ model: mockModel([]) });
     let thrown: unknown;

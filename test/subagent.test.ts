@@ -210,6 +210,17 @@ describe('approval inside a sub-agent', () => {
     expect(log).toEqual([]);
   });
 
+  it('the lead announces the pause with approval.requested under the prefixed id that resume takes', async () => {
+    const { publish, researcherScript, leadScript } = publishing([]);
+    const events: AgentEvent[] = [];
+    const researcher = createAgent({ name: 'researcher', model: mockModel(researcherScript), tools: [publish] });
+    const lead = createAgent({ name: 'lead', model: mockModel(leadScript), tools: [researcher.asTool({ description: 'Researches' })], onEvent: (e) => events.push(e) });
+    const result = await lead.run('Publish');
+    const asked = events.filter((e) => e.type === 'approval.requested').map((e) => ({ id: (e as { toolCallId: string }).toolCallId, from: e.agentPath }));
+    expect(asked).toEqual([{ id: 'call_1', from: ['lead', 'researcher'] }, { id: 'call_1/call_1', from: undefined }]);
+    expect(result.pendingApprovals.map((p) => p.toolCallId)).toEqual(['call_1/call_1']);
+  });
+
   it('resume reaches the sub-agent through a JSON round trip, with fresh agent objects, and finishes both', async () => {
     const log: string[] = [];
     const first = publishing(log);

@@ -1,3 +1,5 @@
+import type { ToolErrorKind } from './outcome.js';
+
 const MARK = Symbol.for('koagent.toolError');
 
 /**
@@ -7,6 +9,9 @@ const MARK = Symbol.for('koagent.toolError');
  * @example if (!user) throw new ToolError(`No user named ${args.name}`);
  */
 export class ToolError extends Error {
+  /** Set on the errors a criogen `afterTool` hook receives: the kind of the call's failure. */
+  declare readonly kind?: ToolErrorKind;
+
   constructor(message: string, options?: { cause?: unknown }) {
     super(message, options);
     this.name = 'ToolError';

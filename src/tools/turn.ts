@@ -107,7 +107,10 @@ function suspendChild(run: Run, call: ToolCallPart, child: RunState, pending: Pe
   run.state.children[call.id] = { state: child };
   run.state.ledger[call.id] = 'pending';
   for (const p of child.pendingApprovals) {
-    pending.push({ ...p, toolCallId: `${call.id}/${p.toolCallId}`, path: [child.agentName, ...(p.path ?? [])] });
+    const entry: PendingApproval = { ...p, toolCallId: `${call.id}/${p.toolCallId}`, path: [child.agentName, ...(p.path ?? [])] };
+    pending.push(entry);
+    // Under the id `resume` takes here (the sub-agent announced it under its own id).
+    if (run.listening) run.publish({ type: 'approval.requested', ...entry });
   }
 }
 

@@ -245,6 +245,14 @@ describe('onPermissionDecision: one record per decision', () => {
     expect(records).toEqual([{ toolName: 'read', toolCallId: 'a', args: {}, decision: 'allow', source: 'default' }]);
   });
 
+  it('a record is a copy: a listener that changes record.args does not change the call', async () => {
+    const { agent, tools } = setup(undefined, [{ id: 'a', name: 'read', args: { path: '/safe' } }], ['read'], {
+      onPermissionDecision: (r) => { (r.args as { path: string }).path = '/etc/passwd'; },
+    });
+    await agent.run('go');
+    expect(tools.read.runs).toEqual([{ path: '/safe' }]);
+  });
+
   it('a listener that throws is logged and the run goes on', async () => {
     const warnings: string[] = [];
     const { agent, tools } = setup([{ tool: 'read', decision: 'allow' }], [{ id: 'a', name: 'read', args: {} }], ['read'], {
