@@ -6,12 +6,24 @@ export type Next<T> = () => Promise<T>;
 /** A function of one hook point: code before `await next()` is "before", code after is "after". */
 export type LayerFn<C, T> = (ctx: C, next: Next<T>) => Promise<T> | T;
 
-/** One layer of a stack. `trusted` layers are koagent's own steps: no per-call checks. */
-export interface Layer<C, T> {
+/** One layer of a stack: a user's, checked on every call. */
+export interface CheckedLayer<C, T> {
   name: string;
   fn: LayerFn<C, T>;
-  trusted?: boolean;
+  trusted?: false;
 }
+
+/**
+ * One of koagent's own steps: not checked per call, and its `next` takes the context, so
+ * calling it costs no closure.
+ */
+export interface TrustedLayer<C, T> {
+  name: string;
+  fn: (ctx: C, next: (ctx: C) => Promise<T>) => Promise<T>;
+  trusted: true;
+}
+
+export type Layer<C, T> = CheckedLayer<C, T> | TrustedLayer<C, T>;
 
 /**
  * Called after each untrusted layer settles with the value it returned. It may return a
@@ -26,11 +38,23 @@ interface Frame {
   calls: number;
   /** The last rejection `next()` delivered, so rethrowing it is not blamed on this layer. */
   innerError: unknown;
+  /** The promise the last `next()` returned. */
+  last?: Promise<unknown>;
+  /** Set when this layer passed that promise straight back: its caller settles with it. */
+  up?: Frame;
 }
 
 type Inner<C, T> = (ctx: C, caller?: Frame) => Promise<T>;
 
 const NONE = Symbol('none');
+
+/** A call settled: tell the caller's frame, and those of pass-through layers above it. */
+function release(caller: Frame | undefined, error: unknown): void {
+  for (let frame = caller; frame !== undefined; frame = frame.up) {
+    frame.pending = false;
+    if (error !== NONE) frame.innerError = error;
+  }
+}
 
 /**
  * Compose layers around a terminal step into one function, built once per stack.
@@ -56,23 +80,21 @@ export function compose<C, T>(layers: readonly Layer<C, T>[], terminal: (ctx: C)
   return inner;
 }
 
-function trustedLayer<C, T>(layer: Layer<C, T>, inner: Inner<C, T>): Inner<C, T> {
+function trustedLayer<C, T>(layer: TrustedLayer<C, T>, inner: Inner<C, T>): Inner<C, T> {
   const { fn } = layer;
-  return (ctx) => fn(ctx, () => inner(ctx)) as Promise<T>;
+  return (ctx) => fn(ctx, inner);
 }
 
 /** Wrap code that is not a checked layer so it tells its caller's frame when it settles. */
 function reporting<C, T>(inner: Inner<C, T>): Inner<C, T> {
   return (ctx, caller) => inner(ctx).then(
-    (value) => { caller!.pending = false; return value; },
-    (error) => { caller!.pending = false; caller!.innerError = error; throw error; },
+    (value) => { release(caller, NONE); return value; },
+    (error) => { release(caller, error); throw error; },
   );
 }
 
 function checkedLayer<C, T>(layer: Layer<C, T>, inner: Inner<C, T>, settle?: Settle<C, T>): Inner<C, T> {
   const { fn, name } = layer;
-  // One promise reaction per layer call does all the checks on the way out (and tells the
-  // caller's frame that this call settled), which keeps a layer close to koa-compose's cost.
   return function layerCall(ctx: C, caller?: Frame): Promise<T> {
     const frame: Frame = { pending: false, calls: 0, innerError: NONE };
     const next: Next<T> = () => {
@@ -83,14 +105,12 @@ function checkedLayer<C, T>(layer: Layer<C, T>, inner: Inner<C, T>, settle?: Set
       }
       frame.pending = true;
       frame.calls++;
-      return inner(ctx, frame);
+      return (frame.last = inner(ctx, frame));
     };
+    // Rethrowing what next() rejected with leaves the blame where it arose.
     const fail = (error: unknown): never => {
       const blamed = error === frame.innerError ? error : attributeError(error, name);
-      if (caller !== undefined) {
-        caller.pending = false;
-        caller.innerError = blamed;
-      }
+      release(caller, blamed);
       throw blamed;
     };
     let returned: Promise<T> | T;
@@ -99,19 +119,24 @@ function checkedLayer<C, T>(layer: Layer<C, T>, inner: Inner<C, T>, settle?: Set
     } catch (error) {
       return Promise.reject(error).catch(fail);
     }
+    // `return next()` passed the inner promise straight back: its value was checked inside, so
+    // this layer costs no promise of its own (that is what keeps a layer near koa-compose's cost).
+    if (returned === frame.last && returned !== undefined) {
+      frame.up = caller;
+      return returned as Promise<T>;
+    }
+    // Otherwise one reaction does all the checks on the way out.
     return Promise.resolve(returned).then((out: T) => {
-      if (out === undefined) {
-        fail(new KoagentError('hook_failed', `${name} returned nothing; a middleware must return the outcome (usually \`return next()\`)`, { layer: name }));
-      }
-      let settled = out as T;
-      if (settle !== undefined) {
-        try {
-          settled = settle(ctx, out, name, frame.calls > 0);
-        } catch (error) {
-          fail(error);
+      let settled = out;
+      try {
+        if (out === undefined) {
+          throw new KoagentError('hook_failed', `${name} returned nothing; a middleware must return the outcome (usually \`return next()\`)`, { layer: name });
         }
+        if (settle !== undefined) settled = settle(ctx, out, name, frame.calls > 0);
+      } catch (error) {
+        fail(error);
       }
-      if (caller !== undefined) caller.pending = false;
+      release(caller, NONE);
       return settled;
     }, fail);
   };

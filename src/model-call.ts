@@ -80,26 +80,38 @@ export class ModelCall implements ModelContext {
 }
 
 /** A provider's reply, checked: anything else is an `invalid_reply` naming the provider. */
-function checkReply(result: GenerateResult, provider: string): GenerateResult {
-  const message = result?.message as Partial<AssistantMessage> | undefined;
-  const bad = (what: string) => new KoagentError('invalid_reply', `The model provider ${provider} returned ${what}; generate() must resolve to { message: { role: 'assistant', content, toolCalls? }, usage, finishReason }`);
-  if (typeof result !== 'object' || result === null) throw bad(String(result));
-  if (typeof message !== 'object' || message === null || message.role !== 'assistant') throw bad('no assistant message');
+function checkReply(result: GenerateResult, provider: ModelProvider): void {
+  const problem = replyProblem(result);
+  if (problem !== undefined) {
+    throw new KoagentError('invalid_reply', `The model provider ${providerName(provider)} returned ${problem}; generate() must resolve to { message: { role: 'assistant', content, toolCalls? }, usage, finishReason }`);
+  }
+}
+
+function replyProblem(result: GenerateResult): string | undefined {
+  if (typeof result !== 'object' || result === null) return String(result);
+  const message = result.message as Partial<AssistantMessage> | undefined;
+  if (typeof message !== 'object' || message === null || message.role !== 'assistant') return 'no assistant message';
   if (typeof message.content !== 'string') {
-    if (message.content == null) message.content = '';
-    else throw bad('a message whose content is not a string');
+    if (message.content != null) return 'a message whose content is not a string';
+    message.content = '';
   }
   const calls = message.toolCalls;
-  if (calls !== undefined && (!Array.isArray(calls) || calls.some((c) => typeof c !== 'object' || c === null || typeof c.name !== 'string'))) {
-    throw bad('toolCalls that are not a list of { id, name, args }');
+  if (calls === undefined) return undefined;
+  if (!Array.isArray(calls)) return 'toolCalls that are not a list of { id, name, args }';
+  for (const call of calls) {
+    if (typeof call !== 'object' || call === null || typeof call.name !== 'string') return 'toolCalls that are not a list of { id, name, args }';
   }
-  return result;
+  return undefined;
 }
 
 function providerName(provider: ModelProvider): string {
   const className = provider.constructor?.name;
   // A plain object's constructor is `Object`, which names nothing.
   return provider.name ?? provider.modelId ?? (className && className !== 'Object' ? className : '(unnamed)');
+}
+
+function ask(run: Run, call: ModelCall, provider: ModelProvider): Promise<GenerateResult> {
+  return run.streaming && provider.stream !== undefined ? streamReply(run, call, provider, call.request, call.step) : provider.generate(call.request);
 }
 
 /** The terminal of the `model` stack: call the provider, count its usage, place the reply. */
@@ -109,16 +121,14 @@ export async function providerStep(ctx: ModelContext): Promise<GenerateResult> {
   const provider = run.setup.provider;
   let result: GenerateResult;
   const signal = call.request.signal;
-  const span = modelSpan(provider, call.request, call.purpose, run.span);
+  const span = run.tracing ? modelSpan(provider, call.request, call.purpose, run.span) : undefined;
   // A retry asks again from the same transcript: the earlier attempt's reply leaves it first.
   call.withdraw();
   try {
-    result = await inSpan(span, () => run.streaming && provider.stream !== undefined
-      ? streamReply(run, call, provider, call.request, call.step)
-      : provider.generate(call.request));
+    result = await (span === undefined ? ask(run, call, provider) : inSpan(span, () => ask(run, call, provider)));
     // A reply that arrives after its call was given up (a timeout) must not enter the transcript.
     signal?.throwIfAborted();
-    checkReply(result, providerName(provider));
+    checkReply(result, provider);
   } catch (error) {
     endModelSpan(span, undefined, error);
     throw markProviderError(error, providerName(provider));
@@ -187,10 +197,10 @@ export async function sideCall(run: Run, provider: ModelProvider, request: Parti
   if (run.listening) run.publish({ type: 'model.start', step, purpose });
   let result: GenerateResult;
   const full: GenerateOptions = { tools: [], signal: run.base.signal, ...request };
-  const span = modelSpan(provider, full, purpose, run.span);
+  const span = run.tracing ? modelSpan(provider, full, purpose, run.span) : undefined;
   try {
     result = await inSpan(span, () => provider.generate(full));
-    checkReply(result, providerName(provider));
+    checkReply(result, provider);
   } catch (error) {
     endModelSpan(span, undefined, error);
     throw markProviderError(error, providerName(provider));

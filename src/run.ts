@@ -94,13 +94,19 @@ export class Run {
   readonly streaming: boolean;
   /** The run segment's span; model and tool call spans are its children. */
   readonly span: Span;
+  /** The run's span records: only then do its calls get spans of their own. */
+  readonly tracing: boolean;
+  /** The run's signal has aborted (a plain field: the loop reads it on every step). */
+  aborted = false;
   private readonly unlink: () => void;
 
   constructor(readonly setup: AgentSetup, readonly state: RunState, private readonly options: RunOptions) {
+    this.controller.signal.addEventListener('abort', () => (this.aborted = true), { once: true });
     this.unlink = linkSignal(options.signal, this.controller);
     this.listening = options.listeners.length > 0;
     this.streaming = options.streaming === true;
     this.span = runSpan({ id: setup.agentId, name: setup.agentName }, state.runId, state.sessionId, state.segment, options.parentSpan);
+    this.tracing = this.span.isRecording();
     const base: Run['base'] = {
       agentId: setup.agentId,
       agentName: setup.agentName,
@@ -171,9 +177,6 @@ export class Run {
     total.totalTokens += input + output;
   }
 
-  get aborted(): boolean {
-    return this.controller.signal.aborted;
-  }
 
   /** Stop listening to the caller's signal once the segment is over. */
   dispose(): void {

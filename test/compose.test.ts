@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { compose, type Layer } from '../src/compose.js';
+import { compose, type CheckedLayer } from '../src/compose.js';
 import { errorOrigin, KoagentError } from '../src/errors.js';
 
 type Ctx = { log: string[] };
-const layer = (name: string, fn: Layer<Ctx, string>['fn']): Layer<Ctx, string> => ({ name, fn });
+const layer = (name: string, fn: CheckedLayer<Ctx, string>['fn']): CheckedLayer<Ctx, string> => ({ name, fn });
 
 describe('compose: order', () => {
   it('runs code before next() in registration order and code after it in reverse', async () => {

@@ -1,4 +1,4 @@
-import type { Layer } from '../compose.js';
+import type { TrustedLayer } from '../compose.js';
 import type { ToolContext } from '../context.js';
 import { toolError, type ToolOutcome } from './outcome.js';
 import { callOf } from './call.js';
@@ -10,7 +10,7 @@ import { sameJson } from '../json.js';
  * layers produced. On resume, an approved call goes on only if it is still the call the human
  * approved: the same tool with the same arguments.
  */
-export const approvalStep: Layer<ToolContext, ToolOutcome> = {
+export const approvalStep: TrustedLayer<ToolContext, ToolOutcome> = {
   name: 'koagent:approval',
   trusted: true,
   async fn(ctx, next) {
@@ -23,7 +23,7 @@ export const approvalStep: Layer<ToolContext, ToolOutcome> = {
         call.run.recordPermission(ctx, { decision: 'deny', source: 'approval', reason });
         return toolError('denied', reason, 'approval');
       }
-      return next();
+      return next(ctx);
     }
     const tool = ctx.tool!;
     let needed = call.ask !== undefined;
@@ -37,7 +37,7 @@ export const approvalStep: Layer<ToolContext, ToolOutcome> = {
         reason = `needsApproval threw: ${(error as Error)?.message ?? String(error)}`;
       }
     }
-    if (!needed) return next();
+    if (!needed) return next(ctx);
     return {
       result: undefined,
       requiresApproval: true,

@@ -17,6 +17,8 @@ export interface CallInternals {
   ask?: { reason?: string };
   /** The execution in flight, or one that succeeded: a retry reaching the tool gets its outcome. */
   executed?: Promise<ToolOutcome>;
+  /** The last execution failed, so a retry may run the tool again. */
+  failed?: boolean;
   /** This call's span (a sub-agent's run span is its child). */
   span?: Span;
 }

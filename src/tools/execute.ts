@@ -1,7 +1,7 @@
 import type { ToolContext } from '../context.js';
 import { describe, KoagentError } from '../errors.js';
 import type { RunState } from '../state.js';
-import { callOf } from './call.js';
+import { callOf, type CallInternals } from './call.js';
 import { toolError, type ToolOutcome } from './outcome.js';
 import { ToolError } from './tool-error.js';
 
@@ -14,33 +14,44 @@ import { ToolError } from './tool-error.js';
  */
 export function executeStep(ctx: ToolContext): Promise<ToolOutcome> {
   const call = callOf(ctx);
-  if (call.executed === undefined) {
+  if (call.executed === undefined || call.failed === true) {
+    call.failed = false;
     call.run.state.ledger[ctx.toolCallId] = 'running';
-    call.executed = execute(ctx, call.parsed).then(
-      (outcome) => {
-        if (outcome.error !== undefined) call.executed = undefined;
-        return outcome;
-      },
-      (error: unknown) => {
-        call.executed = undefined;
-        throw error;
-      },
-    );
+    call.executed = execute(ctx, call);
   }
   return call.executed;
 }
 
-async function execute(ctx: ToolContext, args: unknown): Promise<ToolOutcome> {
-  const tool = ctx.tool!;
+function execute(ctx: ToolContext, call: CallInternals): Promise<ToolOutcome> {
+  let value: unknown;
   try {
-    const result = await tool.execute(args, ctx);
-    if (isSuspension(result)) {
-      return { result: undefined, requiresApproval: true, approval: { toolName: ctx.toolName, args: ctx.args }, child: result[SUSPEND] };
-    }
-    return { result };
+    value = ctx.tool!.execute(call.parsed, ctx);
   } catch (error) {
-    if (ctx.signal.aborted && !ToolError.is(error)) return toolError('aborted', `${tool.name} was cancelled: ${describe(ctx.signal.reason)}`);
-    return toolException(ctx, error, tool.name);
+    return settleFailure(ctx, call, error);
+  }
+  // A tool that answers at once (no promise) costs no extra turn of the event loop.
+  if (typeof (value as PromiseLike<unknown> | undefined)?.then === 'function') {
+    return Promise.resolve(value).then((result) => succeeded(ctx, result), (error) => settleFailure(ctx, call, error));
+  }
+  return Promise.resolve(succeeded(ctx, value));
+}
+
+function succeeded(ctx: ToolContext, result: unknown): ToolOutcome {
+  if (isSuspension(result)) {
+    return { result: undefined, requiresApproval: true, approval: { toolName: ctx.toolName, args: ctx.args }, child: result[SUSPEND] };
+  }
+  return { result };
+}
+
+function settleFailure(ctx: ToolContext, call: CallInternals, error: unknown): Promise<ToolOutcome> {
+  // Only a success is final for this call: a retry after a failure runs the tool again.
+  call.failed = true;
+  const name = ctx.tool!.name;
+  try {
+    if (ctx.signal.aborted && !ToolError.is(error)) return Promise.resolve(toolError('aborted', `${name} was cancelled: ${describe(ctx.signal.reason)}`));
+    return Promise.resolve(toolException(ctx, error, name));
+  } catch (failure) {
+    return Promise.reject(failure); // onToolException: 'fail'
   }
 }
 

@@ -1,4 +1,4 @@
-import type { Layer } from '../compose.js';
+import type { TrustedLayer } from '../compose.js';
 import type { ToolContext } from '../context.js';
 import type { GuardrailVerdict } from './define.js';
 import { toolError, type ToolOutcome } from './outcome.js';
@@ -28,18 +28,18 @@ function guardName(fn: Function, which: string, i: number): string {
  * The tool's own guardrails: input guardrails after permissions and before approval, output
  * guardrails over the tool's result before any layer or the model sees it.
  */
-export const guardrailsStep: Layer<ToolContext, ToolOutcome> = {
+export const guardrailsStep: TrustedLayer<ToolContext, ToolOutcome> = {
   name: 'koagent:guardrails',
   trusted: true,
   async fn(ctx, next) {
     const { input, output } = ctx.tool!.guardrails;
-    if (input.length === 0 && output.length === 0) return next();
+    if (input.length === 0 && output.length === 0) return next(ctx);
     const args = callOf(ctx).parsed;
     for (let i = 0; i < input.length; i++) {
       const stop = await check(() => input[i](args, ctx), guardName(input[i], 'input', i));
       if (stop !== undefined) return stop;
     }
-    const outcome = await next();
+    const outcome = await next(ctx);
     if (outcome.error !== undefined || outcome.requiresApproval) return outcome;
     for (let i = 0; i < output.length; i++) {
       const stop = await check(() => output[i](outcome.result, args, ctx), guardName(output[i], 'output', i));

@@ -1,5 +1,5 @@
 import type { ToolContext } from '../context.js';
-import type { Layer } from '../compose.js';
+import type { TrustedLayer } from '../compose.js';
 import { toolError, type ToolOutcome } from './outcome.js';
 import { callOf } from './call.js';
 import { describe } from '../errors.js';
@@ -83,7 +83,7 @@ function globToRegExp(glob: string): RegExp {
  * The permissions step of the tool stack: rules decide allow, deny or ask. A deny settles the
  * call as `denied`; an ask makes the approval step pause for a human.
  */
-export function permissionsStep(option: PermissionsOption | undefined): Layer<ToolContext, ToolOutcome> {
+export function permissionsStep(option: PermissionsOption | undefined): TrustedLayer<ToolContext, ToolOutcome> {
   const { rules, fallback } = compile(option);
   return {
     name: 'koagent:permissions',
@@ -124,7 +124,7 @@ export function permissionsStep(option: PermissionsOption | undefined): Layer<To
         return toolError('denied', why, matched ? `rule:${matched.name}` : 'permissions:default');
       }
       if (decision === 'ask') call.ask = { reason: matched?.reason };
-      return next();
+      return next(ctx);
     },
   };
 }

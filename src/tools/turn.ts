@@ -7,33 +7,54 @@ import { errorContent, resultContent, toolError, type ToolFailure, type ToolOutc
 
 /**
  * Run the tool calls of one model reply through the `tool` stack, up to `toolConcurrency` at a
- * time. Results wait in `state.settled` until every call is settled, then enter the transcript
- * in the order the model made the calls. Returns true when some call waits for a human.
+ * time. Their results enter the transcript together, in the order the model made the calls.
+ * If the turn cannot finish (a call waits for a human, or the run fails), the results so far
+ * are kept in `state.settled`, so the next segment settles only the rest. Returns true when
+ * some call waits for a human.
  */
 export async function toolTurn(run: Run, reply: AssistantMessage): Promise<boolean> {
   const { state } = run;
   const calls = reply.toolCalls!;
+  const results: (ToolMessage | undefined)[] = calls.map((call) => state.settled[call.id]);
+  const todo: number[] = [];
+  for (let i = 0; i < calls.length; i++) if (results[i] === undefined) todo.push(i);
   const pending: PendingApproval[] = [];
-  const todo = calls.filter((call) => state.settled[call.id] === undefined);
-  await eachWithLimit(todo, run.setup.toolConcurrency, (call) => settleCall(run, call, pending));
+  try {
+    await eachWithLimit(todo, run.setup.toolConcurrency, (i) => settleCall(run, calls[i], i, results, pending));
+  } catch (error) {
+    keepSettled(run, calls, results);
+    throw error;
+  }
   if (pending.length > 0) {
+    keepSettled(run, calls, results);
     // Keep the model's order, whatever order the calls finished in.
     const position = (p: PendingApproval) => calls.findIndex((c) => c.id === p.toolCallId.split('/')[0]);
     pending.sort((a, b) => position(a) - position(b));
     state.pendingApprovals = pending;
     return true;
   }
-  for (const call of calls) state.messages.push(state.settled[call.id]);
-  state.settled = {};
+  for (const message of results) state.messages.push(message!);
+  if (todo.length < calls.length) state.settled = {};
   return false;
+}
+
+/** The results of a turn that did not finish, kept in the state for the segment that will. */
+function keepSettled(run: Run, calls: ToolCallPart[], results: (ToolMessage | undefined)[]): void {
+  calls.forEach((call, i) => {
+    if (results[i] !== undefined) run.state.settled[call.id] = results[i];
+  });
 }
 
 /**
  * Run `fn` over `items`, at most `limit` at once. After a failure no new item starts; those
  * already running finish (and record their results), then the first error is thrown.
  */
-async function eachWithLimit<T>(items: T[], limit: number, fn: (item: T) => Promise<void>): Promise<void> {
-  if (items.length === 1) return fn(items[0]);
+function eachWithLimit<T>(items: T[], limit: number, fn: (item: T) => Promise<void>): Promise<void> {
+  // The common case, one call, costs no extra promise.
+  return items.length === 1 ? fn(items[0]) : pool(items, limit, fn);
+}
+
+async function pool<T>(items: T[], limit: number, fn: (item: T) => Promise<void>): Promise<void> {
   let next = 0;
   let failure: { error: unknown } | undefined;
   const worker = async () => {
@@ -50,7 +71,7 @@ async function eachWithLimit<T>(items: T[], limit: number, fn: (item: T) => Prom
   if (failure !== undefined) throw failure.error;
 }
 
-async function settleCall(run: Run, call: ToolCallPart, pending: PendingApproval[]): Promise<void> {
+async function settleCall(run: Run, call: ToolCallPart, index: number, results: (ToolMessage | undefined)[], pending: PendingApproval[]): Promise<void> {
   const { state, setup } = run;
   const decision = state.decisions[call.id];
   let outcome: ToolOutcome;
@@ -69,9 +90,9 @@ async function settleCall(run: Run, call: ToolCallPart, pending: PendingApproval
   } else {
     if (run.listening) run.publish({ type: 'tool.start', toolCallId: call.id, toolName: call.name, args: call.args });
     const ctx = toolContext(run, call, decision);
-    const span = (callOf(ctx).span = toolSpan(call.name, call.id, run.span));
+    const span = run.tracing ? (callOf(ctx).span = toolSpan(call.name, call.id, run.span)) : undefined;
     try {
-      outcome = await inSpan(span, () => setup.stacks.tool(ctx));
+      outcome = await (span === undefined ? setup.stacks.tool(ctx) : inSpan(span, () => setup.stacks.tool(ctx)));
     } catch (error) {
       endToolSpan(span, undefined, error);
       throw error;
@@ -87,7 +108,7 @@ async function settleCall(run: Run, call: ToolCallPart, pending: PendingApproval
     return;
   }
   const message = toolMessage(call, outcome);
-  state.settled[call.id] = message;
+  results[index] = message;
   state.ledger[call.id] = 'done';
   state.usage.toolCalls++;
   if (decision !== undefined) delete state.decisions[call.id];

@@ -1,12 +1,12 @@
 import { z } from 'zod';
-import type { Layer } from '../compose.js';
+import type { TrustedLayer } from '../compose.js';
 import type { ToolContext } from '../context.js';
 import type { Tool } from './define.js';
 import { toolError, type ToolOutcome } from './outcome.js';
 import { callOf } from './call.js';
 import { copyJson } from '../json.js';
 
-type ToolStep = Layer<ToolContext, ToolOutcome>;
+type ToolStep = TrustedLayer<ToolContext, ToolOutcome>;
 
 /** A model's arguments as an object: parsed from JSON text if need be, or why they are not one. */
 export function argsObject(raw: unknown): Record<string, unknown> | string {
@@ -43,21 +43,22 @@ export function validateStep(tools: ReadonlyMap<string, Tool>, layersMayEditArgs
   return {
     name: 'koagent:validate',
     trusted: true,
-    async fn(ctx, next) {
+    // Not async: the call that passes costs no promise of its own (this step is on every call).
+    fn(ctx, next) {
       const tool = tools.get(ctx.toolName);
-      if (tool === undefined) return unknownTool(ctx.toolName, tools);
+      if (tool === undefined) return Promise.resolve(unknownTool(ctx.toolName, tools));
       // A call resumed after approval goes on from the arguments the human approved (what the
       // layers made of the model's), so a layer that skips its re-fire does not undo its change.
       const approved = callOf(ctx).decision;
       const raw = approved?.approved === true && approved.args !== undefined && (approved.toolName ?? tool.name) === tool.name ? approved.args : ctx.toolCall.args;
       const args = argsObject(raw);
-      if (typeof args === 'string') return toolError('validation', `Invalid arguments for ${tool.name}: ${args}`);
+      if (typeof args === 'string') return Promise.resolve(toolError('validation', `Invalid arguments for ${tool.name}: ${args}`));
       const parsed = tool.input.safeParse(args);
-      if (!parsed.success) return invalid(tool, parsed.error);
+      if (!parsed.success) return Promise.resolve(invalid(tool, parsed.error));
       ctx.tool = tool;
       ctx.args = layersMayEditArgs && args === raw ? copyJson(args) : args;
       callOf(ctx).parsed = parsed.data;
-      return next();
+      return next(ctx);
     },
   };
 }
@@ -82,7 +83,7 @@ export function resolveStep(tools: ReadonlyMap<string, Tool>): ToolStep {
       const parsed = tool.input.safeParse(args);
       if (!parsed.success) return invalid(tool, parsed.error, ' (as changed by a layer)');
       callOf(ctx).parsed = parsed.data;
-      return next();
+      return next(ctx);
     },
   };
 }

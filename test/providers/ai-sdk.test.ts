@@ -11,6 +11,7 @@ import { createAgent, defineTool, ProviderError, retryMiddleware, type StreamPar
 import { aiSdk } from '../../src/providers/ai-sdk.js';
 import { startChatServer, type ChatServer } from '../fixtures/chat-completions-server.js';
 import { rejection } from '../support/core.js';
+import { collectParts } from '../support/chat-server.js';
 
 const weather = defineTool({
   name: 'get_weather',
@@ -27,12 +28,6 @@ const usage = (input: number, output: number) => ({
 const finish = (unified: 'stop' | 'tool-calls' | 'length') => ({ unified, raw: unified });
 const generated = (content: LanguageModelV3GenerateResult['content'], reason: 'stop' | 'tool-calls', input: number, output: number): LanguageModelV3GenerateResult =>
   ({ content, finishReason: finish(reason), usage: usage(input, output), warnings: [] });
-
-async function collect(parts: AsyncIterable<StreamPart>): Promise<StreamPart[]> {
-  const out: StreamPart[] = [];
-  for await (const part of parts) out.push(part);
-  return out;
-}
 
 describe('aiSdk(model): generate with MockLanguageModelV3', () => {
   it('runs an agent with tool calls, giving the model the AI SDK prompt format and reading usage back', async () => {
@@ -106,7 +101,7 @@ describe('aiSdk(model): stream with MockLanguageModelV3', () => {
       { type: 'finish', finishReason: finish('tool-calls'), usage: usage(9, 4) },
     ];
     const model = new MockLanguageModelV3({ doStream: { stream: simulateReadableStream({ chunks }) } });
-    expect(await collect(aiSdk(model).stream!({ messages: [{ role: 'user', content: 'Hi' }], tools: [weather.spec] }))).toEqual([
+    expect(await collectParts(aiSdk(model).stream!({ messages: [{ role: 'user', content: 'Hi' }], tools: [weather.spec] }))).toEqual([
       { type: 'text', delta: 'Hel' },
       { type: 'text', delta: 'lo 🌍' },
       { type: 'tool-call', id: 't1', name: 'get_weather', args: { city: 'Oslo' } },
@@ -118,13 +113,13 @@ describe('aiSdk(model): stream with MockLanguageModelV3', () => {
   it('throws the error part of a stream, as a ProviderError when it is an API call error', async () => {
     const apiError = new APICallError({ message: 'Overloaded', url: 'https://api.example/v1', requestBodyValues: {}, statusCode: 529, isRetryable: true });
     const model = new MockLanguageModelV3({ doStream: { stream: simulateReadableStream<LanguageModelV3StreamPart>({ chunks: [{ type: 'text-delta', id: 'a', delta: 'x' }, { type: 'error', error: apiError }] }) } });
-    const error = await rejection(collect(aiSdk(model).stream!({ messages: [{ role: 'user', content: 'Hi' }], tools: [] })));
+    const error = await rejection(collectParts(aiSdk(model).stream!({ messages: [{ role: 'user', content: 'Hi' }], tools: [] })));
     expect(error).toMatchObject({ name: 'ProviderError', kind: 'http', status: 529, retryable: true, providerMessage: 'Overloaded', cause: apiError });
   });
 
   it('a stream that ends without a finish part is a retryable error', async () => {
     const model = new MockLanguageModelV3({ doStream: { stream: simulateReadableStream<LanguageModelV3StreamPart>({ chunks: [{ type: 'text-delta', id: 'a', delta: 'x' }] }) } });
-    expect(await rejection(collect(aiSdk(model).stream!({ messages: [{ role: 'user', content: 'Hi' }], tools: [] })))).toMatchObject({ retryable: true, message: expect.stringMatching(/without a finish part/) });
+    expect(await rejection(collectParts(aiSdk(model).stream!({ messages: [{ role: 'user', content: 'Hi' }], tools: [] })))).toMatchObject({ retryable: true, message: expect.stringMatching(/without a finish part/) });
   });
 });
 
@@ -182,7 +177,7 @@ describe('aiSdk(model): a LanguageModelV2 (AI SDK 5) model', () => {
       message: { role: 'assistant', content: '', toolCalls: [{ id: 'c1', name: 'get_weather', args: { city: 'Rome' } }] },
       usage: { inputTokens: 5, outputTokens: 6 }, finishReason: 'tool_calls',
     });
-    expect(await collect(aiSdk(v2).stream!({ messages: [{ role: 'user', content: 'Hi' }], tools: [] }))).toEqual([
+    expect(await collectParts(aiSdk(v2).stream!({ messages: [{ role: 'user', content: 'Hi' }], tools: [] }))).toEqual([
       { type: 'text', delta: 'Ciao' },
       { type: 'finish', usage: { inputTokens: 2, outputTokens: 0 }, finishReason: 'length' },
     ]);
@@ -218,7 +213,7 @@ describe('aiSdk(model): @ai-sdk/openai over real HTTP', () => {
       { status: 429, headers: { 'retry-after': '1' }, body: { error: { message: 'Rate limit reached.', type: 'requests', param: null, code: 'rate_limit_exceeded' } } },
     ]);
     const model = aiSdk(createOpenAI({ baseURL: server.baseURL, apiKey: 'sk-test' }).chat('gpt-5-mini'));
-    const parts = await collect(model.stream!({ messages: [{ role: 'user', content: 'Hi' }], tools: [] }));
+    const parts = await collectParts(model.stream!({ messages: [{ role: 'user', content: 'Hi' }], tools: [] }));
     expect(parts.filter((p) => p.type === 'text').map((p) => (p as { delta: string }).delta).join('')).toBe('Grüße 🌍');
     expect(parts[parts.length - 1]).toMatchObject({ type: 'finish', finishReason: 'stop' });
     const error = await rejection(model.generate({ messages: [{ role: 'user', content: 'Hi' }], tools: [] }));

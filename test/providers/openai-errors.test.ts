@@ -3,29 +3,15 @@
 // and a failed run's state resumes once the server is back.
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { createAgent, openai, ProviderError, retryMiddleware, RunFailedError, type StreamPart } from '../../src/index.js';
-import { startChatServer, type ChatServer, type ServerStep } from '../fixtures/chat-completions-server.js';
+import type { ChatServer } from '../fixtures/chat-completions-server.js';
 import { add, rejection, runFailure } from '../support/core.js';
+import { chatServerPerTest, collectParts } from '../support/chat-server.js';
 
-let server: ChatServer | undefined;
-afterEach(async () => {
-  await server?.close();
-  server = undefined;
-});
-
-async function serve(...steps: ServerStep[]): Promise<ChatServer> {
-  server = await startChatServer(steps);
-  return server;
-}
+const serve = chatServerPerTest();
 
 const model = (s: ChatServer) => openai({ model: 'gpt-5-mini', baseURL: s.baseURL, apiKey: 'sk-test' });
 const ask = { messages: [{ role: 'user' as const, content: 'Hi' }], tools: [] };
 const openaiError = (message: string, type: string, code: string | null) => ({ error: { message, type, param: null, code } });
-
-async function drain(parts: AsyncIterable<StreamPart>): Promise<StreamPart[]> {
-  const out: StreamPart[] = [];
-  for await (const part of parts) out.push(part);
-  return out;
-}
 
 /** Wait (bounded by count, not by time) until `condition` holds. */
 async function until(condition: () => boolean): Promise<void> {
@@ -85,7 +71,6 @@ describe('HTTP errors become one typed ProviderError', () => {
     const s = await serve();
     const url = s.baseURL;
     await s.close();
-    server = undefined;
     const error = await rejection(openai({ model: 'm', baseURL: url }).generate(ask));
     expect(error).toMatchObject({ kind: 'network', retryable: true });
     expect(error.message).toMatch(/ECONNREFUSED.*POST http:\/\/127\.0\.0\.1:\d+\/v1\/chat\/completions/);
@@ -104,18 +89,18 @@ describe('streamed replies that break', () => {
 
   it('an error event inside the stream is a retryable stream error with the server\'s message', async () => {
     const s = await serve({ reply: { text: 'Half a reply' }, errorAfterEvents: 2 });
-    const error = await rejection(drain(model(s).stream(ask)));
+    const error = await rejection(collectParts(model(s).stream(ask)));
     expect(error).toMatchObject({ kind: 'stream', status: 200, retryable: true, providerCode: 'server_error', providerMessage: 'The server had an error while processing your request. Sorry about that!' });
   });
 
   it('a stream event that is not JSON is a malformed-response error', async () => {
     const s = await serve({ rawBody: 'data: {"choices":[{"delta":{"content":"hi"}}]}\n\ndata: {oops\n\n', contentType: 'text/event-stream' });
-    expect(await rejection(drain(model(s).stream(ask)))).toMatchObject({ kind: 'malformed', retryable: false, message: expect.stringMatching(/a stream event is not JSON/) });
+    expect(await rejection(collectParts(model(s).stream(ask)))).toMatchObject({ kind: 'malformed', retryable: false, message: expect.stringMatching(/a stream event is not JSON/) });
   });
 
   it('a stream that ends without a finish reason or [DONE] is a retryable network error', async () => {
     const s = await serve({ rawBody: 'data: {"choices":[{"index":0,"delta":{"content":"hi"},"finish_reason":null}]}\n\n', contentType: 'text/event-stream' });
-    expect(await rejection(drain(model(s).stream(ask)))).toMatchObject({ kind: 'network', retryable: true, message: expect.stringMatching(/ended before the reply was complete/) });
+    expect(await rejection(collectParts(model(s).stream(ask)))).toMatchObject({ kind: 'network', retryable: true, message: expect.stringMatching(/ended before the reply was complete/) });
   });
 });
 
@@ -193,7 +178,7 @@ describe('through an agent: no run state is lost', () => {
     const s = await serve({ hang: true });
     const controller = new AbortController();
     const reason = new Error('stop streaming');
-    const pending = drain(model(s).stream({ ...ask, signal: controller.signal }));
+    const pending = collectParts(model(s).stream({ ...ask, signal: controller.signal }));
     await s.received(1);
     controller.abort(reason);
     expect(await rejection(pending)).toBe(reason);

@@ -1,9 +1,10 @@
 // The OpenAI-compatible provider against a real Chat Completions server on 127.0.0.1: what it
 // sends (field for field), what it makes of the replies, and a full agent run over HTTP.
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { createAgent, defineTool, openai, type StreamPart } from '../../src/index.js';
-import { startChatServer, type ChatServer, type ServerStep } from '../fixtures/chat-completions-server.js';
+import { createAgent, defineTool, openai } from '../../src/index.js';
+import type { ChatServer } from '../fixtures/chat-completions-server.js';
+import { chatServerPerTest, collectParts } from '../support/chat-server.js';
 
 const weather = defineTool({
   name: 'get_weather',
@@ -12,24 +13,9 @@ const weather = defineTool({
   execute: ({ city, unit }) => ({ city, forecast: `sunny, 24°${unit}` }),
 });
 
-let server: ChatServer | undefined;
-afterEach(async () => {
-  await server?.close();
-  server = undefined;
-});
-
-async function serve(...steps: ServerStep[]): Promise<ChatServer> {
-  server = await startChatServer(steps);
-  return server;
-}
+const serve = chatServerPerTest();
 
 const model = (s: ChatServer, extra: Partial<Parameters<typeof openai>[0]> = {}) => openai({ model: 'gpt-5-mini', baseURL: s.baseURL, apiKey: 'sk-test', ...extra });
-
-async function collect(parts: AsyncIterable<StreamPart>): Promise<StreamPart[]> {
-  const out: StreamPart[] = [];
-  for await (const part of parts) out.push(part);
-  return out;
-}
 
 describe('openai provider: a full agent run over HTTP', () => {
   it('round-trips tool calls and results, sending messages, tools (zod JSON schema), temperature, max tokens and headers exactly', async () => {
@@ -146,7 +132,7 @@ describe('openai provider: streaming over SSE', () => {
       splitInside: ['é', '🌍', '"tool_calls":[{"index"', 'data: {', '"finish_reason":"tool_calls"', 'data: [DONE]'],
       argumentsPiece: 5,
     });
-    const parts = await collect(model(s).stream({ messages: [{ role: 'user', content: 'Hi' }], tools: [weather.spec], temperature: 0 }));
+    const parts = await collectParts(model(s).stream({ messages: [{ role: 'user', content: 'Hi' }], tools: [weather.spec], temperature: 0 }));
     const deltas = parts.filter((p) => p.type === 'text').map((p) => (p as { delta: string }).delta);
     expect(deltas.join('')).toBe(text);
     expect(deltas.length).toBeGreaterThan(1);
@@ -162,7 +148,7 @@ describe('openai provider: streaming over SSE', () => {
     const { completion } = await import('../fixtures/chat-completions-server.js');
     const body = JSON.stringify(completion({ text: 'whole', toolCalls: [{ id: 'c9', name: 'get_weather', arguments: '{"city":"Oslo"}' }], usage: { prompt_tokens: 1, completion_tokens: 2 } }, 'x', { model: 'm' }));
     const s = await serve({ rawBody: body });
-    expect(await collect(model(s).stream({ messages: [{ role: 'user', content: 'Hi' }], tools: [] }))).toEqual([
+    expect(await collectParts(model(s).stream({ messages: [{ role: 'user', content: 'Hi' }], tools: [] }))).toEqual([
       { type: 'text', delta: 'whole' },
       { type: 'tool-call', id: 'c9', name: 'get_weather', args: { city: 'Oslo' } },
       { type: 'finish', usage: { inputTokens: 1, outputTokens: 2 }, finishReason: 'tool_calls' },

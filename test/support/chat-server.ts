@@ -1,0 +1,21 @@
+// Shared by the provider tests: a loopback Chat Completions server per test, closed after it.
+import { afterEach } from 'vitest';
+import type { StreamPart } from '../../src/index.js';
+import { startChatServer, type ChatServer, type ServerStep } from '../fixtures/chat-completions-server.js';
+
+/** Call at the top of a test file; the function it returns starts this test's server. */
+export function chatServerPerTest(): (...steps: ServerStep[]) => Promise<ChatServer> {
+  let server: ChatServer | undefined;
+  afterEach(async () => {
+    await server?.close();
+    server = undefined;
+  });
+  return async (...steps) => (server = await startChatServer(steps));
+}
+
+/** Every part of a provider's stream, in order. */
+export async function collectParts(parts: AsyncIterable<StreamPart>): Promise<StreamPart[]> {
+  const out: StreamPart[] = [];
+  for await (const part of parts) out.push(part);
+  return out;
+}
