@@ -87,7 +87,7 @@ async function measure(variants: Variant[], rounds: number): Promise<void> {
 }
 
 const S = Number(process.env.BENCH_STEPS ?? 200);
-const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 150);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 1000);
 const variant = (label: string, steps: number, fn: (steps: number) => Promise<void>): Variant => ({ label, steps, fn, best: Infinity });
 const floor = variant('hand-written loop (floor)', S, (s) => handWritten(s, 0));
 const koa10 = variant('hand-written + 10 raw koa-compose layers', S, (s) => handWritten(s, 10));

@@ -32,6 +32,8 @@ export type Layer<C, T> = CheckedLayer<C, T> | TrustedLayer<C, T>;
  */
 export type Settle<C, T> = (ctx: C, out: T, layer: string, nextCalled: boolean) => T;
 
+const NONE = Symbol('none');
+
 /** What a checked layer knows about its own `next()`: one per layer call. */
 interface Frame {
   pending: boolean;
@@ -39,14 +41,12 @@ interface Frame {
   /** The last rejection `next()` delivered, so rethrowing it is not blamed on this layer. */
   innerError: unknown;
   /** The promise the last `next()` returned. */
-  last?: Promise<unknown>;
+  last: Promise<unknown> | undefined;
   /** Set when this layer passed that promise straight back: its caller settles with it. */
-  up?: Frame;
+  up: Frame | undefined;
 }
 
 type Inner<C, T> = (ctx: C, caller?: Frame) => Promise<T>;
-
-const NONE = Symbol('none');
 
 /** A call settled: tell the caller's frame, and those of pass-through layers above it. */
 function release(caller: Frame | undefined, error: unknown): void {
@@ -85,18 +85,43 @@ function trustedLayer<C, T>(layer: TrustedLayer<C, T>, inner: Inner<C, T>): Inne
   return (ctx) => fn(ctx, inner);
 }
 
-/** Wrap code that is not a checked layer so it tells its caller's frame when it settles. */
+/**
+ * Wrap code that is not a checked layer so it tells its caller's frame when it settles. The
+ * promise itself goes back up, not one chained to it: the report is the first reaction on it,
+ * so it runs before any layer awaiting it resumes, and the call costs no extra microtask.
+ */
 function reporting<C, T>(inner: Inner<C, T>): Inner<C, T> {
-  return (ctx, caller) => inner(ctx).then(
-    (value) => { release(caller, NONE); return value; },
-    (error) => { release(caller, error); throw error; },
-  );
+  return (ctx, caller) => {
+    let settled: Promise<T>;
+    try {
+      settled = inner(ctx);
+    } catch (error) {
+      // koagent's own steps are not all async: what one throws is still the inner code's failure.
+      settled = Promise.reject(error);
+    }
+    // The rejection handler does not rethrow: the report's own promise must not reject unhandled.
+    settled.then(() => release(caller, NONE), (error: unknown) => release(caller, error));
+    return settled;
+  };
+}
+
+/** The layer threw instead of returning: it fails as if its promise had rejected. */
+function threw<T>(error: unknown, frame: Frame, caller: Frame | undefined, name: string): Promise<T> {
+  return Promise.reject(error).catch((e: unknown) => blame(frame, caller, name, e));
+}
+
+/** A layer's call failed: rethrowing what next() rejected with leaves the blame where it arose. */
+function blame(frame: Frame, caller: Frame | undefined, name: string, error: unknown): never {
+  const blamed = error === frame.innerError ? error : attributeError(error, name);
+  release(caller, blamed);
+  throw blamed;
 }
 
 function checkedLayer<C, T>(layer: Layer<C, T>, inner: Inner<C, T>, settle?: Settle<C, T>): Inner<C, T> {
   const { fn, name } = layer;
   return function layerCall(ctx: C, caller?: Frame): Promise<T> {
-    const frame: Frame = { pending: false, calls: 0, innerError: NONE };
+    // Every field set from the start, so all frames share one shape.
+    const frame: Frame = { pending: false, calls: 0, innerError: NONE, last: undefined, up: undefined };
     const next: Next<T> = () => {
       if (frame.pending) {
         return Promise.reject(attributeError(new KoagentError('hook_failed',
@@ -105,19 +130,13 @@ function checkedLayer<C, T>(layer: Layer<C, T>, inner: Inner<C, T>, settle?: Set
       }
       frame.pending = true;
       frame.calls++;
-      return (frame.last = inner(ctx, frame));
-    };
-    // Rethrowing what next() rejected with leaves the blame where it arose.
-    const fail = (error: unknown): never => {
-      const blamed = error === frame.innerError ? error : attributeError(error, name);
-      release(caller, blamed);
-      throw blamed;
+      return (frame.last = inner(ctx, frame)) as Promise<T>;
     };
     let returned: Promise<T> | T;
     try {
       returned = fn(ctx, next);
     } catch (error) {
-      return Promise.reject(error).catch(fail);
+      return threw(error, frame, caller, name);
     }
     // `return next()` passed the inner promise straight back: its value was checked inside, so
     // this layer costs no promise of its own (that is what keeps a layer near koa-compose's cost).
@@ -125,19 +144,24 @@ function checkedLayer<C, T>(layer: Layer<C, T>, inner: Inner<C, T>, settle?: Set
       frame.up = caller;
       return returned as Promise<T>;
     }
-    // Otherwise one reaction does all the checks on the way out.
-    return Promise.resolve(returned).then((out: T) => {
-      let settled = out;
-      try {
-        if (out === undefined) {
-          throw new KoagentError('hook_failed', `${name} returned nothing; a middleware must return the outcome (usually \`return next()\`)`, { layer: name });
-        }
-        if (settle !== undefined) settled = settle(ctx, out, name, frame.calls > 0);
-      } catch (error) {
-        fail(error);
-      }
-      release(caller, NONE);
-      return settled;
-    }, fail);
+    return settleOwn(returned, ctx, frame, caller, name, settle);
   };
+}
+
+/** A layer that did not pass `next()`'s promise straight back: one reaction checks its value. */
+function settleOwn<C, T>(returned: Promise<T> | T, ctx: C, frame: Frame, caller: Frame | undefined, name: string, settle?: Settle<C, T>): Promise<T> {
+  const fail = (error: unknown): never => blame(frame, caller, name, error);
+  return Promise.resolve(returned).then((out: T) => {
+    let settled = out;
+    try {
+      if (out === undefined) {
+        throw new KoagentError('hook_failed', `${name} returned nothing; a middleware must return the outcome (usually \`return next()\`)`, { layer: name });
+      }
+      if (settle !== undefined) settled = settle(ctx, out, name, frame.calls > 0);
+    } catch (error) {
+      fail(error);
+    }
+    release(caller, NONE);
+    return settled;
+  }, fail);
 }

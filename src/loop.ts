@@ -1,10 +1,11 @@
 import type { RunContext } from './context.js';
 import { lastAssistantText } from './messages.js';
-import { modelTurn } from './model-call.js';
+import type { GenerateResult } from './model.js';
+import { dropReply, keepReply, modelTurn } from './model-call.js';
 import type { RunResult } from './result.js';
 import { runOf, type Run } from './run.js';
 import type { StopReason } from './state.js';
-import { toolTurn } from './tools/turn.js';
+import { ToolTurn } from './tools/turn.js';
 
 /**
  * The terminal of the `run` stack: model ↔ tools until a reply has no tool calls, a layer ends
@@ -13,6 +14,9 @@ import { toolTurn } from './tools/turn.js';
  * The transcript says what comes next, so a resumed or retried segment needs no other
  * bookkeeping: a last reply with tool calls means "settle those calls" (the ledger makes sure
  * none runs twice), a last reply without them means "done", anything else means "ask the model".
+ *
+ * Each turn's stack is awaited here, not inside an async helper: every async level between the
+ * loop and a stack would cost a promise and a microtask per step (see `npm run bench`).
  */
 export async function runLoop(ctx: RunContext): Promise<RunResult> {
   const run = runOf(ctx);
@@ -21,16 +25,31 @@ export async function runLoop(ctx: RunContext): Promise<RunResult> {
     const last = state.messages[state.messages.length - 1];
     if (last?.role === 'assistant') {
       if (last.toolCalls === undefined || last.toolCalls.length === 0) return finish(run, 'final');
-      if (await toolTurn(run, last)) return finish(run, 'approval');
+      const turn = new ToolTurn(run, last.toolCalls);
+      try {
+        // A turn of one call (the common case) needs no pool.
+        const only = turn.only();
+        if (only !== undefined) turn.settle(only, await turn.outcome(only));
+        else await turn.settleAll();
+      } catch (error) {
+        turn.hold();
+        throw error;
+      }
+      if (turn.end()) return finish(run, 'approval');
       continue;
     }
     if (run.aborted) return finish(run, 'aborted');
     if (state.steps >= setup.maxSteps) return finish(run, 'max_steps');
     const limit = limitReached(run);
     if (limit !== undefined) return finish(run, limit);
+    const call = modelTurn(run);
+    let reply: GenerateResult | undefined;
     try {
-      await modelTurn(run);
+      reply = await setup.stacks.model(call);
+      keepReply(run, call, reply);
     } catch (error) {
+      // A stack that failed leaves no reply; a failure while keeping the reply leaves it in place.
+      if (reply === undefined) dropReply(run, call);
       if (run.aborted) return finish(run, 'aborted');
       throw error;
     }

@@ -65,6 +65,8 @@ export class ModelCall implements ModelContext {
   /** Put `message` into the transcript where this call's reply goes (replacing an earlier one). */
   place(message: AssistantMessage): void {
     const messages = this.messages;
+    // Usually it is there already, last (the provider step placed it before the layers returned).
+    if (this.reply === message && messages[messages.length - 1] === message) return;
     const at = this.reply === undefined ? -1 : messages.lastIndexOf(this.reply);
     if (at === -1) messages.push(message);
     else messages[at] = message;
@@ -141,36 +143,48 @@ export async function providerStep(ctx: ModelContext): Promise<GenerateResult> {
 }
 
 /**
- * One model turn of the loop: build the request (the live transcript, not a copy), go through
- * the `model` stack, and keep the reply the outermost layer returned.
+ * Start one model turn of the loop: count the step and build the call's context, whose request
+ * holds the live transcript (not a copy). The loop sends it through the `model` stack itself,
+ * so a turn costs no async function (and microtask) of its own.
  */
-export async function modelTurn(run: Run): Promise<GenerateResult> {
-  const { state, setup } = run;
-  const step = ++state.steps;
-  const request: GenerateOptions = { ...setup.modelSettings, messages: state.messages, tools: setup.toolSpecs.slice(), signal: run.base.signal };
-  const ctx = new ModelCall(run, request, step, 'turn');
+export function modelTurn(run: Run): ModelCall {
+  const step = ++run.state.steps;
+  const call = new ModelCall(run, turnRequest(run), step, 'turn');
   if (run.listening) run.publish({ type: 'model.start', step, purpose: 'turn' });
-  let result: GenerateResult;
-  try {
-    result = await setup.stacks.model(ctx);
-  } catch (error) {
-    ctx.closed = true;
-    ctx.withdraw();
-    // The consumer must not keep showing text of a call that left no reply in the transcript.
-    if (run.streaming) retractText(run, ctx, step);
-    throw error;
-  }
-  ctx.closed = true;
+  return call;
+}
+
+/** A turn's request: the agent's model settings, then the live transcript, a copy of the tool specs, the run's signal. */
+function turnRequest(run: Run): GenerateOptions {
+  // Object.assign, not a spread: V8 spreads objects of changing shapes (agents' settings) very slowly.
+  const request = Object.assign({}, run.setup.modelSettings) as GenerateOptions;
+  request.messages = run.state.messages;
+  request.tools = run.setup.toolSpecs.slice();
+  request.signal = run.base.signal;
+  return request;
+}
+
+/** The `model` stack settled: keep the reply its outermost layer returned. */
+export function keepReply(run: Run, call: ModelCall, result: GenerateResult): void {
+  call.closed = true;
   // The segment failed while this call ran (an orphaned loop): its reply may not enter the state.
-  if (run.over) return result;
+  if (run.over) return;
+  const { step } = call;
   // A layer that ended the run without calling the model leaves no reply behind.
-  if (run.end === undefined || ctx.reply !== undefined) {
-    uniqueCallIds(result.message, state);
-    ctx.place(result.message);
-    if (run.streaming) releaseText(run, ctx, result.message, step);
+  if (run.end === undefined || call.reply !== undefined) {
+    uniqueCallIds(result.message, run.state);
+    call.place(result.message);
+    if (run.streaming) releaseText(run, call, result.message, step);
   }
   if (run.listening) run.publish({ type: 'model.done', step, purpose: 'turn', message: result.message, usage: result.usage, finishReason: result.finishReason });
-  return result;
+}
+
+/** The `model` stack failed: the call leaves no reply in the transcript. */
+export function dropReply(run: Run, call: ModelCall): void {
+  call.closed = true;
+  call.withdraw();
+  // The consumer must not keep showing text of a call that left no reply in the transcript.
+  if (run.streaming) retractText(run, call, call.step);
 }
 
 /**

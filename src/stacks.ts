@@ -35,14 +35,17 @@ export interface Stacks {
   tool(ctx: ToolContext): Promise<ToolOutcome>;
 }
 
-/** A middleware with its name settled (its own, or its position). */
+/**
+ * A middleware with its name settled (its own, or its position), ready to be a layer: its
+ * functions need no `this` (a user's methods are bound to their object when it is added).
+ */
 export type NamedMiddleware = Middleware & { name: string };
 
 function layersOf<K extends 'run' | 'model' | 'tool', C, T>(middleware: readonly NamedMiddleware[], point: K): Layer<C, T>[] {
   const layers: Layer<C, T>[] = [];
   for (const mw of middleware) {
     const fn = mw[point] as LayerFn<C, T> | undefined;
-    if (fn !== undefined) layers.push({ name: mw.name, fn: fn.bind(mw) as LayerFn<C, T> });
+    if (fn !== undefined) layers.push({ name: mw.name, fn });
   }
   return layers;
 }

@@ -56,6 +56,8 @@ export function errorContent(error: ToolFailure): string {
  */
 export function resultContent(value: unknown): string {
   if (typeof value === 'string') return value;
+  // What JSON.stringify would give, without its setup cost (tools often return a number).
+  if (typeof value === 'number' ? Number.isFinite(value) : typeof value === 'boolean') return String(value);
   let text: string | undefined;
   try {
     // Only objects can hide a function or a Map inside; a primitive needs no replacer walk.

@@ -71,17 +71,18 @@ export function resolveStep(tools: ReadonlyMap<string, Tool>): ToolStep {
   return {
     name: 'koagent:resolve',
     trusted: true,
-    async fn(ctx, next) {
+    // Not async, like validate: a call that passes costs no promise of its own.
+    fn(ctx, next) {
       let tool = ctx.tool;
       if (tool === undefined || tool.name !== ctx.toolName) {
         tool = tools.get(ctx.toolName);
-        if (tool === undefined) return unknownTool(ctx.toolName, tools, ' (a layer renamed the call)');
+        if (tool === undefined) return Promise.resolve(unknownTool(ctx.toolName, tools, ' (a layer renamed the call)'));
         ctx.tool = tool;
       }
       const args = argsObject(ctx.args);
-      if (typeof args === 'string') return toolError('validation', `Invalid arguments for ${tool.name} (set by a layer): ${args}`);
+      if (typeof args === 'string') return Promise.resolve(toolError('validation', `Invalid arguments for ${tool.name} (set by a layer): ${args}`));
       const parsed = tool.input.safeParse(args);
-      if (!parsed.success) return invalid(tool, parsed.error, ' (as changed by a layer)');
+      if (!parsed.success) return Promise.resolve(invalid(tool, parsed.error, ' (as changed by a layer)'));
       callOf(ctx).parsed = parsed.data;
       return next(ctx);
     },

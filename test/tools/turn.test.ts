@@ -52,6 +52,12 @@ describe('results the model can read', () => {
   it.each([
     ['a string, as is', () => 'plain text', 'plain text'],
     ['a number, as JSON', () => 42, '42'],
+    ['a fraction, as JSON', () => 0.1 + 0.2, '0.30000000000000004'],
+    ['a huge number, in JSON\'s exponent form', () => 1e21, '1e+21'],
+    ['negative zero, as JSON writes it', () => -0, '0'],
+    ['NaN, as JSON writes it', () => Number.NaN, 'null'],
+    ['Infinity, as JSON writes it', () => -Infinity, 'null'],
+    ['a boolean, as JSON', () => false, 'false'],
     ['null, as JSON', () => null, 'null'],
     ['an object, as JSON', () => ({ city: 'Oslo', temps: [1, 2] }), '{"city":"Oslo","temps":[1,2]}'],
     ['a Date, as its JSON form', () => new Date(Date.UTC(2024, 0, 2)), '"2024-01-02T00:00:00.000Z"'],

@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { createAgent, defineTool, type GenerateResult, type ModelProvider } from '../../src/index.js';
 import { mockModel } from '../../src/testing/index.js';
-import { add, provider, reply, toolError, toolMessages } from '../support/core.js';
+import { add, provider, reply, runFailure, toolError, toolMessages } from '../support/core.js';
 
 /** A model that makes one `add` call with these raw args, then answers "Recovered." */
 function callWith(args: unknown, name = 'add'): ModelProvider & { requests: unknown[] } {
@@ -107,5 +107,22 @@ describe('what layers get', () => {
     await createAgent({ model, tools: [greet] }).use({ name: 'spy', tool: (ctx, next) => { layerArgs = structuredClone(ctx.args); return next(); } }).run('Hi');
     expect(layerArgs).toEqual({ name: '  Ada ' });
     expect(toolArgs).toEqual({ name: 'Ada', times: 1 });
+  });
+});
+
+describe('revalidating what a layer changed', () => {
+  it('does not blame the layer for a schema that throws on the arguments it set: the run fails as internal, naming no layer', async () => {
+    // A transform that throws (not a validation issue) makes zod's safeParse throw, here in the
+    // built-in resolve step below the user's layer, not in the layer itself.
+    const picky = defineTool({
+      name: 'picky', description: 'Refuses 13',
+      input: z.object({ n: z.number().transform((n) => { if (n === 13) throw new Error('unlucky'); return n; }) }),
+      execute: ({ n }) => n,
+    });
+    const model = mockModel([{ toolCalls: [{ name: 'picky', args: { n: 1 } }] }, 'ok']);
+    const agent = createAgent({ model, tools: [picky] }).use({ name: 'thirteen', tool: (ctx, next) => { ctx.args = { n: 13 }; return next(); } });
+    const failure = await runFailure(agent.run('Hi'), 'internal');
+    expect(failure.layer).toBeUndefined();
+    expect(failure.message).toBe('unlucky');
   });
 });
