@@ -112,22 +112,23 @@ function providerName(provider: ModelProvider): string {
   return provider.name ?? provider.modelId ?? (className && className !== 'Object' ? className : '(unnamed)');
 }
 
-function ask(run: Run, call: ModelCall, provider: ModelProvider): Promise<GenerateResult> {
-  return run.streaming && provider.stream !== undefined ? streamReply(run, call, provider, call.request, call.step) : provider.generate(call.request);
+/** The provider's reply: streamed when the run streams and the call is a turn of the loop. */
+function ask(run: Run, provider: ModelProvider, request: GenerateOptions, call: ModelCall | undefined): Promise<GenerateResult> {
+  return call !== undefined && run.streaming && provider.stream !== undefined ? streamReply(run, call, provider, request, call.step) : provider.generate(request);
 }
 
-/** The terminal of the `model` stack: call the provider, count its usage, place the reply. */
-export async function providerStep(ctx: ModelContext): Promise<GenerateResult> {
-  const call = ctx as ModelCall;
-  const run = runOf(call);
-  const provider = run.setup.provider;
-  let result: GenerateResult;
-  const signal = call.request.signal;
-  const span = run.tracing ? modelSpan(provider, call.request, call.purpose, run.span) : undefined;
+/**
+ * One call of a provider, for a turn of the loop (`call`) or a side call: in its span, checked,
+ * counted in the run's usage; a turn's reply is placed in the transcript.
+ */
+async function callProvider(run: Run, provider: ModelProvider, request: GenerateOptions, purpose: string, call?: ModelCall): Promise<GenerateResult> {
+  const span = run.tracing ? modelSpan(provider, request, purpose, run.span) : undefined;
+  const signal = request.signal;
   // A retry asks again from the same transcript: the earlier attempt's reply leaves it first.
-  call.withdraw();
+  call?.withdraw();
+  let result: GenerateResult;
   try {
-    result = await (span === undefined ? ask(run, call, provider) : inSpan(span, () => ask(run, call, provider)));
+    result = await (span === undefined ? ask(run, provider, request, call) : inSpan(span, () => ask(run, provider, request, call)));
     // A reply that arrives after its call was given up (a timeout) must not enter the transcript.
     signal?.throwIfAborted();
     checkReply(result, provider);
@@ -136,10 +137,17 @@ export async function providerStep(ctx: ModelContext): Promise<GenerateResult> {
     throw markProviderError(error, providerName(provider));
   }
   endModelSpan(span, result);
-  if (call.closed) return result;
+  if (call?.closed) return result;
   run.countUsage(result.usage);
-  call.place(result.message);
+  call?.place(result.message);
   return result;
+}
+
+/** The terminal of the `model` stack: call the provider, count its usage, place the reply. */
+export function providerStep(ctx: ModelContext): Promise<GenerateResult> {
+  const call = ctx as ModelCall;
+  const run = runOf(call);
+  return callProvider(run, run.setup.provider, call.request, call.purpose, call);
 }
 
 /**
@@ -209,18 +217,7 @@ export async function sideCall(run: Run, provider: ModelProvider, request: Parti
   if (!Array.isArray(request?.messages)) throw new TypeError('ctx.generate(provider, request, purpose): request.messages must be an array of messages');
   const step = run.state.steps;
   if (run.listening) run.publish({ type: 'model.start', step, purpose });
-  let result: GenerateResult;
-  const full: GenerateOptions = { tools: [], signal: run.base.signal, ...request };
-  const span = run.tracing ? modelSpan(provider, full, purpose, run.span) : undefined;
-  try {
-    result = await inSpan(span, () => provider.generate(full));
-    checkReply(result, provider);
-  } catch (error) {
-    endModelSpan(span, undefined, error);
-    throw markProviderError(error, providerName(provider));
-  }
-  endModelSpan(span, result);
-  run.countUsage(result.usage);
+  const result = await callProvider(run, provider, { tools: [], signal: run.base.signal, ...request }, purpose);
   if (run.listening) run.publish({ type: 'model.done', step, purpose, message: result.message, usage: result.usage, finishReason: result.finishReason });
   return result;
 }

@@ -12,7 +12,7 @@ import type { Tool } from './tools/define.js';
 import { executeStep } from './tools/execute.js';
 import { guardrailsStep } from './tools/guardrails.js';
 import type { ToolOutcome } from './tools/outcome.js';
-import { permissionsStep, type PermissionsOption } from './tools/permissions.js';
+import { mayAsk, permissionsStep, type PermissionsOption } from './tools/permissions.js';
 import { resolveStep, validateStep } from './tools/validate.js';
 
 /** What the agent's options say about tool calls, for the built-in steps. */
@@ -20,12 +20,6 @@ export interface ToolPolicy {
   permissions?: PermissionsOption;
   /** Someone wants a record of every decision (`onPermissionDecision`), defaults included. */
   recordDecisions: boolean;
-}
-
-function asks(option: PermissionsOption | undefined): boolean {
-  if (option === undefined) return false;
-  const rules = Array.isArray(option) ? option : option.rules ?? [];
-  return (!Array.isArray(option) && option.default === 'ask') || rules.some((r) => r?.decision === 'ask');
 }
 
 /** The three composed hook points of an agent. */
@@ -111,7 +105,7 @@ export function buildStacks(middleware: readonly NamedMiddleware[], tools: Reado
     ...(userTool.length > 0 ? [resolveStep(tools)] : []),
     ...(policy.permissions !== undefined || policy.recordDecisions ? [permissionsStep(policy.permissions)] : []),
     ...(all.some((t) => t.guardrails.input.length + t.guardrails.output.length > 0) ? [guardrailsStep] : []),
-    ...(all.some((t) => t.needsApproval !== undefined && t.needsApproval !== false) || asks(policy.permissions) ? [approvalStep] : []),
+    ...(all.some((t) => t.needsApproval !== undefined && t.needsApproval !== false) || mayAsk(policy.permissions) ? [approvalStep] : []),
   ];
   return {
     run: compose(layersOf<'run', RunContext, RunResult>(middleware, 'run'), runLoop, settleRun),

@@ -50,6 +50,13 @@ interface CompiledRule {
 
 const DECISIONS = new Set(['allow', 'deny', 'ask']);
 
+/** Whether any rule, or the default, can ask a human: then the approval step is needed. */
+export function mayAsk(option: PermissionsOption | undefined): boolean {
+  if (option === undefined) return false;
+  const rules = Array.isArray(option) ? option : option.rules ?? [];
+  return (!Array.isArray(option) && option.default === 'ask') || rules.some((r) => r?.decision === 'ask');
+}
+
 function compile(option: PermissionsOption | undefined): { rules: CompiledRule[]; fallback: PermissionDecision } {
   if (option === undefined) return { rules: [], fallback: 'allow' };
   const list = Array.isArray(option) ? option : option?.rules;
