@@ -1,28 +1,20 @@
-export { Agent, createAgent } from './agent.js';
-export type { AgentOptions, RunCallOptions } from './options.js';
-export type { RunResult } from './result.js';
-export type { RunState, RunStatus, StopReason, Usage, PendingApproval, ApprovalDecision, LedgerEntry, ResumeClaim } from './state.js';
-export type { BaseContext, RunContext, ModelContext, ToolContext, SubagentInfo } from './context.js';
-export type { Middleware } from './middleware.js';
-export { defineMiddleware } from './middleware.js';
-export type { Next, LayerFn } from './compose.js';
-export type { Message, SystemMessage, UserMessage, AssistantMessage, ToolMessage, ToolCallPart, RunInput } from './messages.js';
-export type { ModelProvider, GenerateOptions, GenerateResult, TokenUsage, FinishReason, StreamPart, ToolSpec } from './model.js';
-export type { AgentEvent, EmittedEvent, EventListener } from './events.js';
-export type { Logger, Limits } from './run.js';
-export type { AgentStream } from './stream.js';
-export type { SubagentToolOptions } from './subagent.js';
-export { timeoutMiddleware, TimeoutError, type TimeoutOptions } from './middleware/timeout-middleware.js';
+// koagent: the package root. Everything users write code against: the agent, tools, the public
+// extension API (contexts, outcomes, messages, models, errors), both hook dialects, the built-in
+// middleware and the OpenAI-compatible provider. Internal helpers stay inside.
+export * from './api.js';
+export { Agent, createAgent } from './agent/agent.js';
+export type { AgentOptions, RunCallOptions } from './agent/options.js';
+export type { AgentHook, GenerateHookContext, PostToolCallOutcome, PreToolCallOutcome, ToolCallHookContext, ToolCallHookResult } from './dialects/agent-hook/agent-hook.js';
+export { HookRegistry, type HookRegistryOptions } from './dialects/agent-hook/hook-registry.js';
+export { ToolResult } from './dialects/criogen/tool-result.js';
+export type { Hook, HookAction, HookContext, HookMessage, HookRunState, Maybe, SegmentOutcome, ToolCall } from './dialects/criogen/types.js';
+export { hasToolCall, stepCountIs, type Limits } from './features/limits.js';
+export type { AgentStream } from './features/streaming/agent-stream.js';
+export type { SubagentToolOptions } from './features/subagents/subagent-tool.js';
 export { compactionMiddleware, type CompactionOptions } from './middleware/compaction-middleware.js';
-export { defineTool, type Tool, type ToolDefinition, type InputGuardrail, type OutputGuardrail, type GuardrailVerdict } from './tools/define.js';
-export { deny, toolError, type ToolOutcome, type ToolFailure, type ToolErrorKind } from './tools/outcome.js';
-export { ToolError } from './tools/tool-error.js';
-export { ToolResult, type Hook, type HookContext, type HookAction, type ToolCall, type HookMessage, type HookRunState, type SegmentOutcome } from './dialects/criogen.js';
-export type { PermissionRule, PermissionsOption, PermissionRecord, PermissionDecision } from './tools/permissions.js';
-export { KoagentError, RunFailedError, type ErrorCode } from './errors.js';
-export { openai, OpenAIChatModel, type OpenAIProviderOptions } from './providers/openai.js';
-export { ProviderError, type ProviderErrorKind } from './providers/provider-error.js';
-export { registerModelPrefix, resolveModel, modelPrefixes, type ModelFactory, type ModelEnv } from './providers/registry.js';
-export { retryMiddleware, isRetryableError, type RetryOptions, type RetryAttempt } from './middleware/retry-middleware.js';
-export type { AgentHook, ToolCallHookContext, GenerateHookContext, ToolCallHookResult, PreToolCallOutcome, PostToolCallOutcome } from './dialects/agent-hook.js';
-export { HookRegistry, isHookRegistry, type HookRegistryOptions } from './dialects/hook-registry.js';
+export { isRetryableError, retryMiddleware, type RetryAttempt, type RetryOptions } from './middleware/retry-middleware.js';
+export { timeoutMiddleware, TimeoutError, type TimeoutOptions } from './middleware/timeout-middleware.js';
+export { openai, type OpenAIChatModel, type OpenAIProviderOptions } from './providers/openai.js';
+export { registerModelPrefix, resolveModel, type ModelEnv, type ModelFactory } from './providers/registry.js';
+export { defineTool, type ToolDefinition } from './tools/define.js';
+export type { PermissionRule, PermissionsOption } from './tools/permissions.js';

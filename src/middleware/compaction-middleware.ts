@@ -1,8 +1,4 @@
-import type { ModelContext } from '../context.js';
-import type { Message } from '../messages.js';
-import type { Middleware } from '../middleware.js';
-import type { ModelProvider } from '../model.js';
-import { runOf } from '../run.js';
+import type { Message, Middleware, ModelContext, ModelProvider } from '../api.js';
 
 /**
  * When and how to compact. Give `maxMessages`, `maxTokens` or both; tokens are estimated at
@@ -99,11 +95,11 @@ export function compactionMiddleware(options: CompactionOptions): Middleware & {
       const before = messages.length;
       const tokensBefore = tokens || estimateTokens(messages);
       ctx.emit?.({ type: 'compaction.start', messages: before, tokens: tokensBefore });
-      const model = options.model ?? runOf(ctx).setup.provider;
-      const reply = await ctx.generate(model, {
+      // Without a model of its own, the summary is written by the agent's.
+      const reply = await ctx.generate(options.model, {
         messages: [{ role: 'system', content: prompt }, { role: 'user', content: render(messages.slice(head, cut)) }],
       }, 'compaction');
-      messages.splice(head, cut - head, { role: 'user', content: SUMMARY_PREFIX + reply.message.content });
+      ctx.setMessages([...messages.slice(0, head), { role: 'user', content: SUMMARY_PREFIX + reply.message.content }, ...messages.slice(cut)]);
       ctx.emit?.({ type: 'compaction.done', before, after: messages.length, tokensBefore, tokensAfter: estimateTokens(messages) });
       return next();
     },

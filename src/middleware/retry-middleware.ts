@@ -1,7 +1,4 @@
-import type { ModelContext } from '../context.js';
-import type { Middleware } from '../middleware.js';
-import type { GenerateResult } from '../model.js';
-import { ProviderError } from '../providers/provider-error.js';
+import { ProviderError, type GenerateResult, type Middleware, type ModelContext } from '../api.js';
 
 /** What a retry is about to do, for logging (`onRetry`) and the `model.retry` event. */
 export interface RetryAttempt {

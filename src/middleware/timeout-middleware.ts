@@ -1,9 +1,6 @@
-import type { ModelContext, ToolContext } from '../context.js';
-import { KoagentError } from '../errors.js';
-import type { Next } from '../compose.js';
-import type { Middleware } from '../middleware.js';
-import type { GenerateResult } from '../model.js';
-import { toolError, type ToolOutcome } from '../tools/outcome.js';
+import { KoagentError, toolError, type GenerateResult, type Middleware, type ModelContext, type ToolContext, type ToolOutcome } from '../api.js';
+
+type Next<T> = () => Promise<T>;
 
 /** Milliseconds a model call and a tool call may take. */
 export interface TimeoutOptions {

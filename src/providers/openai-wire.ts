@@ -1,7 +1,7 @@
 // The Chat Completions wire format, both ways: koagent's transcript and request to the JSON a
 // server expects, and its replies (whole, or as streamed chunks) back to koagent's types.
-import type { AssistantMessage, Message, ToolCallPart } from '../messages.js';
-import type { FinishReason, GenerateOptions, GenerateResult, StreamPart, TokenUsage, ToolSpec } from '../model.js';
+import type { AssistantMessage, Message, AssistantToolCall } from '../core/messages.js';
+import type { FinishReason, GenerateOptions, GenerateResult, StreamPart, TokenUsage, ToolSpec } from '../core/model.js';
 
 export interface WireToolCall {
   id: string;
@@ -53,7 +53,7 @@ export function wireMessages(messages: readonly Message[]): WireMessage[] {
   });
 }
 
-function wireToolCall(call: ToolCallPart): WireToolCall {
+function wireToolCall(call: AssistantToolCall): WireToolCall {
   // Raw text the model wrote (even invalid JSON) goes back verbatim, so the model sees its own call.
   const args = typeof call.args === 'string' ? call.args : JSON.stringify(call.args ?? {});
   return { id: call.id, type: 'function', function: { name: call.name, arguments: args } };
@@ -172,7 +172,7 @@ export function completionResult(json: unknown): GenerateResult {
   const message: AssistantMessage = { role: 'assistant', content };
   if (wire.tool_calls !== undefined && wire.tool_calls !== null) {
     if (!Array.isArray(wire.tool_calls)) throw new MalformedReply('choices[0].message.tool_calls is not an array');
-    const calls = wire.tool_calls.map((c, i): ToolCallPart => {
+    const calls = wire.tool_calls.map((c, i): AssistantToolCall => {
       const fn = isObject(c) ? c.function : undefined;
       if (!isObject(fn) || typeof fn.name !== 'string') throw new MalformedReply(`choices[0].message.tool_calls[${i}] has no function.name`);
       const args = typeof fn.arguments === 'string' ? parseArguments(fn.arguments) : isObject(fn.arguments) ? fn.arguments : '';

@@ -1,7 +1,7 @@
 import { createParser, type EventSourceMessage } from 'eventsource-parser';
-import type { GenerateOptions, GenerateResult, ModelProvider, StreamPart } from '../model.js';
+import type { GenerateOptions, GenerateResult, ModelProvider, StreamPart } from '../core/model.js';
 import { ChunkAssembler, completionResult, MalformedReply, requestBody, type MaxTokensField } from './openai-wire.js';
-import { isRetryableStatus, ProviderError, retryAfterMs, type ProviderErrorDetails } from './provider-error.js';
+import { isRetryableStatus, ProviderError, retryAfterMs, type ProviderErrorDetails } from '../core/provider-error.js';
 
 export const OPENAI_BASE_URL = 'https://api.openai.com/v1';
 

@@ -1,4 +1,4 @@
-import { isModelProvider, type ModelProvider } from '../model.js';
+import { isModelProvider, type ModelProvider } from '../core/model.js';
 import { openai, OPENAI_BASE_URL } from './openai.js';
 
 /** The environment a model string is resolved in (`process.env` unless given). */

@@ -1,5 +1,5 @@
-import type { AssistantMessage, Message, ToolCallPart } from '../messages.js';
-import type { GenerateOptions, GenerateResult, ModelProvider, StreamPart, TokenUsage } from '../model.js';
+import type { AssistantMessage, Message, AssistantToolCall } from '../core/messages.js';
+import type { GenerateOptions, GenerateResult, ModelProvider, StreamPart, TokenUsage } from '../core/model.js';
 
 /** One scripted reply: text, tool calls (with optional text), or an error to throw. */
 export type MockReply =
@@ -87,7 +87,7 @@ export function mockModel(script: MockReply[], options: MockModelOptions = {}): 
     const message: AssistantMessage = { role: 'assistant', content: text };
     const toolCalls = typeof entry === 'string' ? undefined : entry.toolCalls;
     if (toolCalls !== undefined && toolCalls.length > 0) {
-      message.toolCalls = toolCalls.map((c): ToolCallPart => ({ id: c.id ?? `call_${nextId++}`, name: c.name, args: structuredClone(c.args === undefined ? {} : c.args) }));
+      message.toolCalls = toolCalls.map((c): AssistantToolCall => ({ id: c.id ?? `call_${nextId++}`, name: c.name, args: structuredClone(c.args === undefined ? {} : c.args) }));
     }
     const input = messages.reduce((sum, m) => sum + tokens(m.content), 0);
     const output = tokens(text) + (message.toolCalls ? tokens(JSON.stringify(message.toolCalls)) : 0);

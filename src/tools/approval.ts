@@ -1,8 +1,10 @@
-import type { TrustedLayer } from '../compose.js';
-import type { ToolContext } from '../context.js';
-import { toolError, type ToolOutcome } from './outcome.js';
-import { callOf } from './call.js';
-import { sameJson } from '../json.js';
+import { approvalBreach } from '../core/approved-call.js';
+import { segmentOf } from '../core/base-context.js';
+import type { Layer } from '../core/compose.js';
+import type { ToolContext } from '../core/contexts.js';
+import { copyJson } from '../core/json.js';
+import { toolError, type ToolOutcome } from '../core/outcome.js';
+import { ToolCallContext } from '../core/tool-context.js';
 
 /**
  * The approval step, innermost before execution: a call that needs a human (the tool's
@@ -10,20 +12,17 @@ import { sameJson } from '../json.js';
  * layers produced. On resume, an approved call goes on only if it is still the call the human
  * approved: the same tool with the same arguments.
  */
-export const approvalStep: TrustedLayer<ToolContext, ToolOutcome> = {
+export const approvalStep: Layer<ToolContext, ToolOutcome> = {
   name: 'koagent:approval',
   trusted: true,
   async fn(ctx, next) {
-    const call = callOf(ctx);
-    const decision = call.decision;
-    if (decision?.approved) {
+    const call = ToolCallContext.callState(ctx);
+    if (call.decision?.approved) {
       // Resumed after a human said yes: it runs only as the call they approved.
-      if (decision.toolName !== undefined && (decision.toolName !== ctx.toolName || !sameJson(decision.args, ctx.args))) {
-        const reason = `The call changed after a human approved it (approved ${decision.toolName} with ${JSON.stringify(decision.args)}, now ${ctx.toolName} with ${JSON.stringify(ctx.args)}); it was not run`;
-        call.run.recordPermission(ctx, { decision: 'deny', source: 'approval', reason });
-        return toolError('denied', reason, 'approval');
-      }
-      return next(ctx);
+      const breach = approvalBreach(call.decision, ctx.toolName, ctx.args);
+      if (breach === undefined) return next();
+      segmentOf(ctx).recordPermission(ctx, { decision: 'deny', source: 'approval', reason: breach });
+      return toolError('denied', breach, 'approval');
     }
     const tool = ctx.tool!;
     let needed = call.ask !== undefined;
@@ -37,11 +36,11 @@ export const approvalStep: TrustedLayer<ToolContext, ToolOutcome> = {
         reason = `needsApproval threw: ${(error as Error)?.message ?? String(error)}`;
       }
     }
-    if (!needed) return next(ctx);
+    if (!needed) return next();
     return {
       result: undefined,
       requiresApproval: true,
-      approval: { toolName: ctx.toolName, args: JSON.parse(JSON.stringify(ctx.args)), ...(reason !== undefined ? { reason } : {}) },
+      approval: { toolName: ctx.toolName, args: copyJson(ctx.args), ...(reason !== undefined ? { reason } : {}) },
     };
   },
 };

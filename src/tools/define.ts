@@ -1,17 +1,12 @@
 import { z } from 'zod';
-import type { ToolContext } from '../context.js';
-import type { ToolSpec } from '../model.js';
+import type { InputGuardrail, OutputGuardrail, Tool, ToolContext } from '../core/contexts.js';
+import type { ToolSpec } from '../core/model.js';
 
-/** A guardrail's verdict: `{ block: reason }` stops the call; anything else lets it through. */
-export type GuardrailVerdict = { block: string } | void | undefined | null | boolean;
-
-/** Checks a call's arguments after permissions, before approval. */
-export type InputGuardrail<I = any> = (args: I, ctx: ToolContext) => GuardrailVerdict | Promise<GuardrailVerdict>;
-
-/** Checks a tool's result before any layer or the model sees it. */
-export type OutputGuardrail<I = any, R = unknown> = (result: R, args: I, ctx: ToolContext) => GuardrailVerdict | Promise<GuardrailVerdict>;
-
-/** The definition `defineTool` takes. */
+/**
+ * The definition `defineTool` takes.
+ *
+ * @example defineTool({ name: 'add', description: 'Add two numbers', input: z.object({ a: z.number(), b: z.number() }), execute: ({ a, b }) => a + b })
+ */
 export interface ToolDefinition<S extends z.ZodType = z.ZodType, R = unknown> {
   /** Letters, digits, `_` and `-`, at most 64 characters (what model APIs accept). */
   name: string;
@@ -22,14 +17,6 @@ export interface ToolDefinition<S extends z.ZodType = z.ZodType, R = unknown> {
   /** Pause for a human before running: always, or when the function says so. */
   needsApproval?: boolean | ((args: z.output<S>, ctx: ToolContext) => boolean | Promise<boolean>);
   guardrails?: { input?: InputGuardrail<z.output<S>>[]; output?: OutputGuardrail<z.output<S>, Awaited<R>>[] };
-}
-
-/** A tool the agent can call, as `defineTool` returns it. */
-export interface Tool<S extends z.ZodType = z.ZodType, R = unknown> extends Readonly<Required<Pick<ToolDefinition<S, R>, 'name' | 'description' | 'input'>>> {
-  readonly spec: ToolSpec;
-  execute(args: z.output<S>, ctx: ToolContext): R | Promise<R>;
-  readonly needsApproval?: ToolDefinition<S, R>['needsApproval'];
-  readonly guardrails: { input: InputGuardrail[]; output: OutputGuardrail[] };
 }
 
 const NAME = /^[A-Za-z0-9_-]{1,64}$/;

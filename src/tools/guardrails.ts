@@ -1,8 +1,7 @@
-import type { TrustedLayer } from '../compose.js';
-import type { ToolContext } from '../context.js';
-import type { GuardrailVerdict } from './define.js';
-import { toolError, type ToolOutcome } from './outcome.js';
-import { callOf } from './call.js';
+import type { Layer } from '../core/compose.js';
+import type { GuardrailVerdict, ToolContext } from '../core/contexts.js';
+import { toolError, type ToolOutcome } from '../core/outcome.js';
+import { ToolCallContext } from '../core/tool-context.js';
 
 function blocked(verdict: GuardrailVerdict): string | undefined {
   return typeof verdict === 'object' && verdict !== null && typeof verdict.block === 'string' ? verdict.block : undefined;
@@ -28,18 +27,18 @@ function guardName(fn: Function, which: string, i: number): string {
  * The tool's own guardrails: input guardrails after permissions and before approval, output
  * guardrails over the tool's result before any layer or the model sees it.
  */
-export const guardrailsStep: TrustedLayer<ToolContext, ToolOutcome> = {
+export const guardrailsStep: Layer<ToolContext, ToolOutcome> = {
   name: 'koagent:guardrails',
   trusted: true,
   async fn(ctx, next) {
     const { input, output } = ctx.tool!.guardrails;
-    if (input.length === 0 && output.length === 0) return next(ctx);
-    const args = callOf(ctx).parsed;
+    if (input.length === 0 && output.length === 0) return next();
+    const args = ToolCallContext.callState(ctx).parsed;
     for (let i = 0; i < input.length; i++) {
       const stop = await check(() => input[i](args, ctx), guardName(input[i], 'input', i));
       if (stop !== undefined) return stop;
     }
-    const outcome = await next(ctx);
+    const outcome = await next();
     if (outcome.error !== undefined || outcome.requiresApproval) return outcome;
     for (let i = 0; i < output.length; i++) {
       const stop = await check(() => output[i](outcome.result, args, ctx), guardName(output[i], 'output', i));

@@ -1,10 +1,11 @@
-import type { ToolContext } from '../context.js';
-import type { TrustedLayer } from '../compose.js';
-import { toolError, type ToolOutcome } from './outcome.js';
-import { callOf } from './call.js';
-import { describe } from '../errors.js';
-
-export type PermissionDecision = 'allow' | 'deny' | 'ask';
+import { isApproved } from '../core/approved-call.js';
+import { segmentOf } from '../core/base-context.js';
+import type { Layer } from '../core/compose.js';
+import type { ToolContext } from '../core/contexts.js';
+import { describe } from '../core/errors.js';
+import type { PermissionDecision } from '../core/events.js';
+import { toolError, type ToolOutcome } from '../core/outcome.js';
+import { ToolCallContext } from '../core/tool-context.js';
 
 /**
  * One permission rule. Rules are tried in order; the first that matches decides.
@@ -25,20 +26,6 @@ export interface PermissionRule {
 
 /** The agent's `permissions` option: rules, or `{ rules, default }` (the default is `allow`). */
 export type PermissionsOption = PermissionRule[] | { rules: PermissionRule[]; default?: PermissionDecision };
-
-/** One decision about one call, as `onPermissionDecision` and `permission.decision` events get it. */
-export interface PermissionRecord {
-  toolName: string;
-  toolCallId: string;
-  args: unknown;
-  decision: PermissionDecision;
-  source: 'rule' | 'hook' | 'approval' | 'default';
-  /** The rule's name, when `source` is `rule`. */
-  rule?: string;
-  /** The layer's or hook's name, when `source` is `hook`. */
-  hook?: string;
-  reason?: string;
-}
 
 interface CompiledRule {
   name: string;
@@ -90,13 +77,13 @@ function globToRegExp(glob: string): RegExp {
  * The permissions step of the tool stack: rules decide allow, deny or ask. A deny settles the
  * call as `denied`; an ask makes the approval step pause for a human.
  */
-export function permissionsStep(option: PermissionsOption | undefined): TrustedLayer<ToolContext, ToolOutcome> {
+export function permissionsStep(option: PermissionsOption | undefined): Layer<ToolContext, ToolOutcome> {
   const { rules, fallback } = compile(option);
   return {
     name: 'koagent:permissions',
     trusted: true,
     async fn(ctx, next) {
-      const call = callOf(ctx);
+      const call = ToolCallContext.callState(ctx);
       let matched: CompiledRule | undefined;
       for (const rule of rules) {
         if (rule.pattern !== undefined && !rule.pattern.test(ctx.toolName)) continue;
@@ -115,11 +102,11 @@ export function permissionsStep(option: PermissionsOption | undefined): TrustedL
         break;
       }
       const decision = matched?.decision ?? fallback;
-      const approved = call.decision?.approved === true;
+      const approved = isApproved(call.decision);
       // A call resumed after a human approved it was recorded then (source 'approval'); the rules
       // are recorded again only when they now deny it.
       if (!approved || decision === 'deny') {
-        call.run.recordPermission(ctx, {
+        segmentOf(ctx).recordPermission(ctx, {
           decision,
           source: matched ? 'rule' : 'default',
           ...(matched ? { rule: matched.name } : {}),
@@ -131,7 +118,7 @@ export function permissionsStep(option: PermissionsOption | undefined): TrustedL
         return toolError('denied', why, matched ? `rule:${matched.name}` : 'permissions:default');
       }
       if (decision === 'ask') call.ask = { reason: matched?.reason };
-      return next(ctx);
+      return next();
     },
   };
 }

@@ -1,7 +1,8 @@
 // Model strings: `model: 'openai:gpt-5-mini'` resolves to a provider at construction, reading
 // the environment; a bad string, an unknown prefix or a missing key fails there, saying what to set.
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { createAgent, modelPrefixes, OpenAIChatModel, registerModelPrefix, resolveModel, type ModelProvider } from '../../src/index.js';
+import { createAgent, registerModelPrefix, resolveModel, type ModelProvider, type OpenAIChatModel } from '../../src/index.js';
+import { modelPrefixes } from '../../src/providers/registry.js';
 import { startChatServer, type ChatServer } from '../fixtures/chat-completions-server.js';
 
 let server: ChatServer | undefined;

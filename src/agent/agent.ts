@@ -1,0 +1,306 @@
+import { randomUUID } from 'node:crypto';
+import type { SubagentInfo, Tool } from '../core/contexts.js';
+import { describe, KoagentError, runFailure } from '../core/errors.js';
+import type { EventListener, PermissionListener } from '../core/events.js';
+import { inputMessages, type Message, type RunInput } from '../core/messages.js';
+import type { Middleware, NamedMiddleware } from '../core/middleware.js';
+import { isModelProvider, type ModelProvider } from '../core/model.js';
+import { toolError } from '../core/outcome.js';
+import type { RunResult } from '../core/result.js';
+import { nextSegment, segmentKey } from '../core/resume.js';
+import { SegmentContext } from '../core/run-context.js';
+import { linkSignal, Segment, STREAMING, TRACING, type AgentCore } from '../core/segment.js';
+import { newState, type ApprovalDecision, type RunState } from '../core/state.js';
+import { toolMessage } from '../core/tool-turn.js';
+import type { AgentHook } from '../dialects/agent-hook/agent-hook.js';
+import type { Hook } from '../dialects/criogen/types.js';
+import { AgentStream } from '../features/streaming/agent-stream.js';
+import { subagentTool, type ChildRunOptions, type SubagentToolOptions } from '../features/subagents/subagent-tool.js';
+import { endRunSpan, runSpan, traceSegment, type Span } from '../features/tracing.js';
+import { compactionMiddleware } from '../middleware/compaction-middleware.js';
+import { resolveModel } from '../providers/registry.js';
+import { buildAgent } from './build.js';
+import { extension, toMiddleware, type Extension } from './extensions.js';
+import { checkOptions, hookList, toolMap, type AgentOptions, type RunCallOptions } from './options.js';
+
+/** A segment as koagent itself starts it: the public call options, plus what streams and sub-agents pass. */
+interface SegmentRequest extends RunCallOptions {
+  streaming?: boolean;
+  listeners?: readonly EventListener[];
+  permissionListeners?: readonly PermissionListener[];
+  subagent?: SubagentInfo;
+  /** A parent agent's layers, run outermost in this (sub-agent) run. */
+  inherited?: readonly NamedMiddleware[];
+  parentSpan?: Span;
+}
+
+/**
+ * An agent: its options and its composed stacks. It starts run segments, keeps its own session
+ * for `send`, and offers itself as another agent's tool. The loop lives in the core.
+ *
+ * @example const agent = new Agent({ model, tools }).use(logTools);
+ *          const { text } = await agent.send('Hello');
+ */
+export class Agent {
+  readonly id: string;
+  readonly name: string;
+  readonly #options: AgentOptions;
+  readonly #provider: ModelProvider;
+  readonly #tools: ReadonlyMap<string, Tool>;
+  readonly #extensions: Extension[] = [];
+  #core?: AgentCore;
+  /** Cores with a parent agent's layers outermost, one per parent (for sub-agent runs). */
+  #childCores = new WeakMap<readonly NamedMiddleware[], AgentCore>();
+  readonly #session: { id: string; messages: Message[]; busy: boolean; state?: RunState };
+  /** Segments this agent object resumed, so it never resumes one twice (unless `claimResume` decides). */
+  readonly #resumed = new Set<string>();
+
+  constructor(options: AgentOptions) {
+    checkOptions(options);
+    this.#options = options;
+    this.name = options.name ?? 'agent';
+    this.id = options.id ?? this.name;
+    const given = options.model ?? options.provider;
+    const provider = typeof given === 'string' ? modelFromString(given) : given;
+    if (!isModelProvider(provider)) {
+      throw new TypeError("createAgent: `model` must be a model provider (an object with generate(request)), e.g. mockModel([...]) from koagent/testing, or a model string such as 'openai:gpt-5-mini'");
+    }
+    this.#provider = provider;
+    this.#tools = toolMap(options.tools ?? []);
+    for (const ext of options.middleware ?? []) this.#add(ext, 'createAgent({ middleware })');
+    for (const hook of hookList(options.hooks)) this.#add(hook, 'createAgent({ hooks })');
+    this.#session = { id: `session_${randomUUID()}`, messages: this.#opening(), busy: false };
+    this.#coreFor(undefined); // builds the stacks' parts now, so a bad option fails here rather than at the first run
+  }
+
+  /** Add a middleware, or a hook of either dialect (innermost so far). Returns the agent, so calls chain. */
+  use(middleware: Middleware | AgentHook | Hook): this {
+    this.#add(middleware, 'agent.use()');
+    return this;
+  }
+
+  #add(value: unknown, where: string): void {
+    this.#extensions.push(extension(value, where));
+    this.#core = undefined;
+    this.#childCores = new WeakMap();
+  }
+
+  /** The tools this agent offers, by name. */
+  get tools(): ReadonlyMap<string, Tool> {
+    return this.#tools;
+  }
+
+  /**
+   * This agent as a tool of another (a sub-agent). Inside it, the lead agent's middleware and
+   * hooks run too (outermost; `scope: 'lead-only'` ones do not), with `ctx.subagent` set.
+   *
+   * @example const lead = createAgent({ model, tools: [researcher.asTool({ description: 'Researches a topic' })] });
+   */
+  asTool(options: SubagentToolOptions): Tool {
+    return subagentTool({ name: this.name, runChild: (input, resume, child) => this.#child(input, resume, child) }, options);
+  }
+
+  /** Start a new run with a fresh transcript. */
+  async run(input: RunInput, options: RunCallOptions = {}): Promise<RunResult> {
+    // async, so bad input rejects the returned promise like every other failure of a run
+    return this.#fresh(input, options);
+  }
+
+  #fresh(input: RunInput, request: SegmentRequest): Promise<RunResult> {
+    const added = inputMessages(input);
+    const state = newState(`run_${randomUUID()}`, request.sessionId ?? `session_${randomUUID()}`, this.name, [...this.#opening(), ...added]);
+    return this.#segment(state, added, request, false);
+  }
+
+  /**
+   * Start a new run and watch it as it happens: text deltas and every event. Breaking out of
+   * the iteration cancels the run.
+   *
+   * @example for await (const e of agent.stream('Hi')) if (e.type === 'text.delta') process.stdout.write(e.delta);
+   */
+  stream(input: RunInput, options: RunCallOptions = {}): AgentStream {
+    const controller = new AbortController();
+    const unlink = linkSignal(options.signal, controller);
+    return new AgentStream(
+      (listener) => {
+        let done: Promise<RunResult>;
+        try {
+          done = this.#fresh(input, { ...options, signal: controller.signal, streaming: true, listeners: [listener] });
+        } catch (error) {
+          unlink(); // refused input: no run will ever stop listening to the caller's signal
+          throw error;
+        }
+        done.finally(unlink).catch(() => undefined);
+        return done;
+      },
+      (reason) => controller.abort(reason),
+    );
+  }
+
+  /** Continue the agent's own session: its history plus `input`. */
+  async send(input: RunInput, options: Omit<RunCallOptions, 'sessionId'> = {}): Promise<RunResult> {
+    const session = this.#session;
+    if (session.busy) throw new KoagentError('session_busy', 'agent.send(): the previous send() has not finished; await it first (or use agent.run() for independent runs)');
+    if (session.state?.status === 'suspended') {
+      throw new KoagentError('session_busy', 'agent.send(): the last run is waiting for approval; finish it with agent.resume(result.state, decisions) first');
+    }
+    const added = inputMessages(input);
+    // One copy per send, so an earlier result's transcript is not changed by this one.
+    const messages = session.messages.slice();
+    closeUnsettledCalls(messages);
+    messages.push(...added);
+    session.busy = true;
+    try {
+      const state = newState(`run_${randomUUID()}`, session.id, this.name, messages);
+      return await this.#segment(state, added, options, false);
+    } finally {
+      session.busy = false;
+    }
+  }
+
+  /**
+   * Continue a run: a suspended one with a decision for each pending approval, or a failed one
+   * (a retry, no decisions). Starts a new segment; no completed tool call runs again.
+   */
+  resume(state: RunState, decisions: Record<string, ApprovalDecision> = {}, options: RunCallOptions = {}): Promise<RunResult> {
+    return this.#resume(state, decisions, options);
+  }
+
+  // async, so every misuse rejects; all checks run before anything else.
+  async #resume(state: RunState, decisions: Record<string, ApprovalDecision>, request: SegmentRequest): Promise<RunResult> {
+    const next = nextSegment(state, decisions, this.name);
+    await this.#claim(next);
+    return this.#segment(next, [], request, true);
+  }
+
+  /** Run this agent for a parent's tool call (see `asTool`): a new run, or the one the call suspended with. */
+  #child(input: string, resume: { state: RunState; decisions: Record<string, ApprovalDecision> } | undefined, options: ChildRunOptions): Promise<RunResult> {
+    const request: SegmentRequest = {
+      sessionId: options.sessionId,
+      signal: options.signal,
+      metadata: options.metadata,
+      listeners: options.listeners,
+      permissionListeners: options.permissionListeners,
+      streaming: (options.mode & STREAMING) !== 0,
+      subagent: options.subagent,
+      inherited: options.inherited,
+      parentSpan: options.parentSpan,
+    };
+    return resume === undefined ? this.#fresh(input, request) : this.#resume(resume.state, resume.decisions, request);
+  }
+
+  /** Make sure no other resume of this segment went ahead: `claimResume` decides, else this object's memory. */
+  async #claim(state: RunState): Promise<void> {
+    const { runId, segment, agentName, sessionId } = state;
+    const claim = this.#options.claimResume;
+    const refused = (how: string) => new KoagentError('invalid_resume', `agent.resume(): ${how}; continue from the state that resume returned`);
+    if (claim === undefined) {
+      const key = segmentKey(state);
+      if (this.#resumed.has(key)) throw refused(`this state (run ${runId}, segment ${segment}) was already resumed`);
+      this.#resumed.add(key);
+      return;
+    }
+    let claimed: unknown;
+    try {
+      claimed = await claim({ runId, segment, agentName, sessionId });
+    } catch (error) {
+      throw new KoagentError('invalid_resume', `agent.resume(): claimResume threw (${describe(error)}), so run ${runId} was not resumed; try again when the claim store answers`, { cause: error });
+    }
+    if (claimed !== true) throw refused(`claimResume answered ${JSON.stringify(claimed)} for run ${runId}, segment ${segment}: it was already resumed (return true to go ahead)`);
+  }
+
+  #opening(): Message[] {
+    const { instructions } = this.#options;
+    return instructions === undefined ? [] : [{ role: 'system', content: instructions }];
+  }
+
+  /** The core for a run: the agent's own, or, inside a parent agent's run, one with the parent's layers outermost. */
+  #coreFor(inherited: readonly NamedMiddleware[] | undefined): AgentCore {
+    if (inherited === undefined) return (this.#core ??= this.#build([]));
+    let core = this.#childCores.get(inherited);
+    if (core === undefined) this.#childCores.set(inherited, (core = this.#build(inherited)));
+    return core;
+  }
+
+  #build(inherited: readonly NamedMiddleware[]): AgentCore {
+    const own = toMiddleware(this.#extensions);
+    // Compaction is the innermost layer, so it sees what the user's hooks and middleware added.
+    if (this.#options.compaction !== undefined) own.push(compactionMiddleware(this.#options.compaction));
+    return buildAgent({ id: this.id, name: this.name, options: this.#options, provider: this.#provider, tools: this.#tools, layers: [...inherited, ...own] });
+  }
+
+  async #segment(state: RunState, input: Message[], request: SegmentRequest, resumed: boolean): Promise<RunResult> {
+    const core = this.#coreFor(request.inherited);
+    const o = this.#options;
+    const listeners: EventListener[] = [...(request.listeners ?? [])];
+    if (o.onEvent) listeners.push(o.onEvent);
+    if (request.onEvent) listeners.push(request.onEvent);
+    const permissionListeners: PermissionListener[] = [...(o.onPermissionDecision ? [o.onPermissionDecision] : []), ...(request.permissionListeners ?? [])];
+    // The run span decides, by whether it records, if this segment's calls get spans of their own.
+    const span = runSpan(core, state.runId, state.sessionId, state.segment + 1, request.parentSpan);
+    const tracing = span.isRecording();
+    const mode = (request.streaming === true ? STREAMING : 0) | (tracing ? TRACING : 0);
+    const metadata = Object.assign({}, o.metadata, request.metadata);
+    const segment = new Segment(core, state, { metadata, signal: request.signal, listeners, permissionListeners, subagent: request.subagent, mode });
+    traceSegment(segment, span);
+    const number = segment.writer.beginSegment();
+    const ctx = new SegmentContext(segment, input, number, resumed);
+    segment.publish({ type: 'run.start', sessionId: state.sessionId, segment: number, resumed });
+    try {
+      const result = await segment.stacks.run(ctx);
+      // A run layer that settled the segment without the loop: the state says how it ended.
+      if (state.status === 'running') segment.writer.end(result.status, result.stopReason, state.output);
+      segment.publish({ type: 'run.end', status: result.status, stopReason: result.stopReason });
+      endRunSpan(span, result.status, result.stopReason);
+      this.#remember(state);
+      return result;
+    } catch (error) {
+      const failure = runFailure(error, state);
+      const recorded = { code: failure.code, message: failure.message, ...(failure.layer !== undefined ? { layer: failure.layer } : {}) };
+      // Whatever still runs in the failed segment (an orphaned next()) may not write to its state, and is cancelled.
+      segment.writer.fail(recorded);
+      segment.controller.abort(error);
+      segment.publish({ type: 'run.end', status: 'failed', error: recorded });
+      endRunSpan(span, 'failed', undefined, recorded);
+      this.#remember(state);
+      throw failure;
+    } finally {
+      segment.dispose();
+    }
+  }
+
+  /** Keep the agent's session up to date when a segment of its run ends. */
+  #remember(state: RunState): void {
+    if (state.sessionId !== this.#session.id) return;
+    this.#session.messages = state.messages;
+    this.#session.state = state;
+  }
+}
+
+/** A model string (`openai:gpt-5-mini`), resolved now so a missing key fails at construction. */
+function modelFromString(spec: string): ModelProvider {
+  try {
+    return resolveModel(spec);
+  } catch (error) {
+    throw new TypeError(`createAgent: ${(error as Error).message}`, { cause: error });
+  }
+}
+
+/**
+ * `new Agent(options)`, as a function.
+ *
+ * @example const agent = createAgent({ instructions: 'You help.', model: mockModel(['Hi!']) });
+ */
+export function createAgent(options: AgentOptions): Agent {
+  return new Agent(options);
+}
+
+/**
+ * A transcript that ends with tool calls that never ran (a layer ended the run after the reply)
+ * cannot be sent to a model as is: settle those calls as not run before the next turn.
+ */
+function closeUnsettledCalls(messages: Message[]): void {
+  const last = messages[messages.length - 1];
+  if (last?.role !== 'assistant' || !last.toolCalls?.length) return;
+  for (const call of last.toolCalls) messages.push(toolMessage(call, toolError('aborted', 'Not run: the run ended before this call')));
+}

@@ -1,0 +1,89 @@
+// The agent's build step: the one place that turns options into the core's parts and wires each
+// feature in as layers of the stacks (or stop conditions), so the core itself knows none of them.
+import type { Layer } from '../core/compose.js';
+import type { Tool, ToolContext } from '../core/contexts.js';
+import type { NamedMiddleware } from '../core/middleware.js';
+import type { ModelProvider } from '../core/model.js';
+import { generateReply, ModelCallContext } from '../core/model-call.js';
+import type { ToolOutcome } from '../core/outcome.js';
+import { loopStep } from '../core/loop.js';
+import { STREAMING, TRACING, type AgentCore, type Stacks } from '../core/segment.js';
+import { buildStacks, type StackParts } from '../core/stacks.js';
+import type { StopCondition } from '../core/state.js';
+import { limitsReached, stepCountIs } from '../features/limits.js';
+import { streamingProviderLayer, streamReleaseLayer } from '../features/streaming/stream-reply.js';
+import { providerSpanLayer, toolSpanLayer } from '../features/tracing.js';
+import { approvalStep } from '../tools/approval.js';
+import { executeStep } from '../tools/execute.js';
+import { guardrailsStep } from '../tools/guardrails.js';
+import { mayAsk, permissionsStep } from '../tools/permissions.js';
+import { resolveStep, validateStep } from '../tools/validate.js';
+import type { AgentOptions } from './options.js';
+
+/** What the build step starts from: the agent's options, its model and tools, its layers. */
+export interface BuildInput {
+  id: string;
+  name: string;
+  options: AgentOptions;
+  provider: ModelProvider;
+  tools: ReadonlyMap<string, Tool>;
+  /** The user layers, outermost first: a parent agent's inherited ones, then the agent's own. */
+  layers: readonly NamedMiddleware[];
+}
+
+/** Build what the core runs an agent with. Stacks are composed per mode, on first use. */
+export function buildAgent(input: BuildInput): AgentCore {
+  const { options: o, tools, layers } = input;
+  const all = [...tools.values()];
+  // A step nobody configured is left out, so an agent pays only for what it uses.
+  const policy: Layer<ToolContext, ToolOutcome>[] = [];
+  if (o.permissions !== undefined || o.onPermissionDecision !== undefined) policy.push(permissionsStep(o.permissions));
+  if (all.some((t) => t.guardrails.input.length + t.guardrails.output.length > 0)) policy.push(guardrailsStep);
+  if (all.some((t) => t.needsApproval !== undefined && t.needsApproval !== false) || mayAsk(o.permissions)) policy.push(approvalStep);
+  const holdsStream = layers.some((mw) => mw.holdStream === true && mw.model !== undefined);
+  const base: Omit<StackParts, 'features'> = {
+    layers,
+    tool: { validate: validateStep(tools), resolve: resolveStep(tools), policy, execute: executeStep },
+    run: loopStep,
+    model: ModelCallContext.terminal,
+    provider: generateReply,
+  };
+  const built = new Map<number, Stacks>();
+  return {
+    id: input.id,
+    name: input.name,
+    provider: input.provider,
+    toolSpecs: all.map((t) => t.spec),
+    modelSettings: o.modelSettings ?? {},
+    toolConcurrency: o.toolConcurrency ?? Infinity,
+    stopWhen: stopConditions(o),
+    onToolException: o.onToolException ?? 'model',
+    logger: o.logger ?? console,
+    layers,
+    stacks(mode) {
+      let stacks = built.get(mode);
+      if (stacks === undefined) {
+        const tracing = (mode & TRACING) !== 0;
+        const streaming = (mode & STREAMING) !== 0;
+        stacks = buildStacks({
+          ...base,
+          features: {
+            model: streaming ? [streamReleaseLayer] : [],
+            tool: tracing ? [toolSpanLayer] : [],
+            provider: [...(tracing ? [providerSpanLayer] : []), ...(streaming ? [streamingProviderLayer(holdsStream)] : [])],
+          },
+        });
+        built.set(mode, stacks);
+      }
+      return stacks;
+    },
+  };
+}
+
+/** `maxSteps`, `limits` and `stopWhen`, as the stop conditions the loop checks in that order. */
+function stopConditions(o: AgentOptions): StopCondition[] {
+  const conditions = [stepCountIs(o.maxSteps ?? 20)];
+  if (o.limits !== undefined) conditions.push(limitsReached(o.limits));
+  if (o.stopWhen !== undefined) conditions.push(...(Array.isArray(o.stopWhen) ? o.stopWhen : [o.stopWhen]));
+  return conditions;
+}

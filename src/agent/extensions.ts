@@ -1,0 +1,112 @@
+import type { Middleware, NamedMiddleware } from '../core/middleware.js';
+import { agentHookMiddleware, checkAgentHook, type AgentHook } from '../dialects/agent-hook/agent-hook.js';
+import { hookGroup, HookRegistry } from '../dialects/agent-hook/hook-registry.js';
+import { criogenMiddleware, HookGroup } from '../dialects/criogen/hook-layers.js';
+import type { Hook } from '../dialects/criogen/types.js';
+
+const HOOK_POINTS = ['run', 'model', 'tool'] as const;
+const AGENT_HOOK_METHODS = ['preToolCall', 'postToolCall', 'preGenerate', 'postGenerate'] as const;
+const CRIOGEN_HOOK_METHODS = ['onStart', 'beforeModel', 'afterModel', 'beforeTool', 'afterTool', 'onEnd'] as const;
+
+/** The kind of extension an object given to `use()`, `middleware` or `hooks` is. */
+type Dialect = 'middleware' | 'agent-hook' | 'hook';
+
+/** Something given to `use()`, `middleware` or `hooks`, with its dialect recognised once. */
+export interface Extension {
+  dialect: Dialect;
+  value: object;
+}
+
+const KIND_LABEL: Record<Dialect, string> = { middleware: 'middleware', 'agent-hook': 'AgentHook', hook: 'Hook' };
+
+/** Recognise an extension by the names of its functions, refusing anything else at once. */
+export function extension(value: unknown, where: string): Extension {
+  // A registry joins the AgentHook layer as a whole, so hooks registered later take part too.
+  if (HookRegistry.is(value)) return { dialect: 'agent-hook', value };
+  if (typeof value !== 'object' || value === null) {
+    const fix = typeof value === 'function' ? ' (a middleware is an object: { name, tool: (ctx, next) => next() })' : '';
+    throw new TypeError(`${where}: expected a middleware { name, run?, model?, tool? } or a hook object, got ${value === null ? 'null' : typeof value}${fix}`);
+  }
+  const has = (names: readonly string[]) => names.filter((n) => typeof (value as Record<string, unknown>)[n] === 'function');
+  const found: [Dialect, string[]][] = [
+    ['middleware', has(HOOK_POINTS)],
+    ['agent-hook', has(AGENT_HOOK_METHODS)],
+    ['hook', has(CRIOGEN_HOOK_METHODS)],
+  ];
+  const kinds = found.filter(([, names]) => names.length > 0);
+  const label = nameOf(value) ?? 'this object';
+  if (kinds.length === 0) {
+    throw new TypeError(`${where}: ${label} has none of run/model/tool (middleware), preToolCall/postToolCall/preGenerate/postGenerate (AgentHook) or onStart/beforeModel/afterModel/beforeTool/afterTool/onEnd (Hook)`);
+  }
+  if (kinds.length > 1) {
+    const list = kinds.map(([kind, names]) => `${names.join(', ')} (${KIND_LABEL[kind]})`).join(' and ');
+    throw new TypeError(`${where}: ${label} mixes ${list}; split it into one object per kind`);
+  }
+  const [dialect] = kinds[0];
+  if (dialect === 'middleware') checkMiddleware(value as Middleware, where, label);
+  if (dialect === 'agent-hook') checkAgentHook(value, where);
+  return { dialect, value };
+}
+
+function checkMiddleware(mw: Middleware, where: string, label: string): void {
+  if (mw.name !== undefined && typeof mw.name !== 'string') throw new TypeError(`${where}: ${label}.name must be a string`);
+  if (mw.scope !== undefined && mw.scope !== 'inherit' && mw.scope !== 'lead-only') {
+    throw new TypeError(`${where}: ${label}.scope must be 'inherit' or 'lead-only'`);
+  }
+}
+
+/** A readable name for an extension: its `name`, else its class name. */
+function nameOf(value: unknown): string | undefined {
+  const v = value as { name?: unknown; constructor?: { name?: string } };
+  if (typeof v.name === 'string' && v.name !== '') return v.name;
+  const ctor = v.constructor?.name;
+  return ctor && ctor !== 'Object' ? ctor : undefined;
+}
+
+/**
+ * The layers of an agent, outermost first, in the order they were added:
+ * - a middleware is one layer;
+ * - all AgentHooks together are one layer, where the first of them was added (their own order,
+ *   pre-hooks and post-hooks both in registration order, is not an onion); a HookRegistry's
+ *   hooks take part where the registry was given, read live at every call;
+ * - each criogen Hook is one layer, named by its `name`, else its class name, else `hook#<i>`;
+ *   hooks sharing a name are told apart by position (`RateLimit`, `RateLimit#2`).
+ */
+export function toMiddleware(extensions: readonly Extension[]): NamedMiddleware[] {
+  const layers: NamedMiddleware[] = [];
+  let agentHooks: (AgentHook | HookRegistry)[] | undefined;
+  const criogen = new HookGroup();
+  const seen = new Map<string, number>();
+  let hookIndex = 0;
+  extensions.forEach((ext, i) => {
+    if (ext.dialect === 'middleware') {
+      layers.push(namedMiddleware(ext.value as Middleware, `middleware#${i}`));
+    } else if (ext.dialect === 'agent-hook') {
+      if (agentHooks === undefined) {
+        const group: (AgentHook | HookRegistry)[] = (agentHooks = []);
+        layers.push(agentHookMiddleware(hookGroup(group)));
+      }
+      agentHooks.push(ext.value as AgentHook | HookRegistry);
+    } else {
+      const base = nameOf(ext.value) ?? `hook#${hookIndex}`;
+      hookIndex++;
+      const count = (seen.get(base) ?? 0) + 1;
+      seen.set(base, count);
+      layers.push(criogenMiddleware(ext.value as Hook, count === 1 ? base : `${base}#${count}`, criogen));
+    }
+  });
+  return layers;
+}
+
+/**
+ * A native middleware as a layer source. Its hook points are read through the prototype chain
+ * and bound to the object itself, so a class instance works and `this` is that instance (a
+ * spread copy would drop prototype methods).
+ */
+function namedMiddleware(mw: Middleware, fallbackName: string): NamedMiddleware {
+  const named: NamedMiddleware = { name: mw.name ?? fallbackName, holdStream: mw.holdStream, rawCalls: mw.rawCalls, scope: mw.scope };
+  if (typeof mw.run === 'function') named.run = mw.run.bind(mw);
+  if (typeof mw.model === 'function') named.model = mw.model.bind(mw);
+  if (typeof mw.tool === 'function') named.tool = mw.tool.bind(mw);
+  return named;
+}

@@ -1,0 +1,39 @@
+// The public API that extensions are written against: contexts, outcomes, messages, models,
+// results, events and errors. koagent's own hook dialects and built-in middleware import only
+// this module (a dependency rule checks it), so "adapters over the one stack" holds literally:
+// whatever they need, every user's middleware has too. The package root re-exports all of it.
+export type {
+  BaseContext,
+  GuardrailVerdict,
+  InputGuardrail,
+  Logger,
+  ModelContext,
+  OutputGuardrail,
+  RunContext,
+  SideRequest,
+  SubagentInfo,
+  Tool,
+  ToolContext,
+} from './core/contexts.js';
+export { blame, KoagentError, RunFailedError, type ErrorCode } from './core/errors.js';
+export type { AgentEvent, EmittedEvent, EventListener, PermissionDecision, PermissionListener, PermissionRecord } from './core/events.js';
+export type { AssistantMessage, AssistantToolCall, Message, RunInput, SystemMessage, ToolMessage, UserMessage } from './core/messages.js';
+export { defineMiddleware, type Middleware } from './core/middleware.js';
+export type { FinishReason, GenerateOptions, GenerateResult, ModelProvider, StreamPart, TokenUsage, ToolSpec } from './core/model.js';
+export { deny, toolError, type ChildOutcome, type ToolFailure, type ToolOutcome } from './core/outcome.js';
+export { ProviderError, type ProviderErrorKind } from './core/provider-error.js';
+export type { RunResult } from './core/result.js';
+export type {
+  ApprovalDecision,
+  ChildSuspension,
+  LedgerEntry,
+  PendingApproval,
+  ResumeClaim,
+  RunState,
+  RunStatus,
+  StopCondition,
+  StopReason,
+  Usage,
+} from './core/state.js';
+export { ToolError, type ToolErrorKind } from './core/tool-error.js';
+export type { ToolExceptionPolicy } from './core/tool-exception.js';

@@ -1,0 +1,58 @@
+import type { BaseContext, Logger, SubagentInfo } from './contexts.js';
+import type { EmittedEvent } from './events.js';
+import { plainJson } from './json.js';
+import type { Message } from './messages.js';
+import type { Segment } from './segment.js';
+import type { RunState } from './state.js';
+
+/**
+ * What every context of a segment shares. Contexts are classes, so their methods cost nothing
+ * per call; the segment they belong to is private, reachable only from koagent's own code.
+ */
+export abstract class CallContext implements BaseContext {
+  readonly agentId: string;
+  readonly agentName: string;
+  readonly runId: string;
+  readonly sessionId: string;
+  readonly messages: Message[];
+  readonly metadata: Record<string, unknown>;
+  signal: AbortSignal;
+  readonly state: RunState;
+  declare readonly subagent?: SubagentInfo;
+  declare readonly emit?: (event: EmittedEvent) => void;
+  readonly #segment: Segment;
+
+  constructor(segment: Segment) {
+    const base = segment.base;
+    this.#segment = segment;
+    this.agentId = base.agentId;
+    this.agentName = base.agentName;
+    this.runId = base.runId;
+    this.sessionId = base.sessionId;
+    this.messages = segment.state.messages;
+    this.metadata = base.metadata;
+    this.signal = base.signal;
+    this.state = segment.state;
+    if (base.subagent !== undefined) (this as { subagent?: SubagentInfo }).subagent = base.subagent;
+    if (base.emit !== undefined) (this as { emit?: unknown }).emit = base.emit;
+  }
+
+  get logger(): Logger {
+    return this.#segment.agent.logger;
+  }
+
+  setHookState(name: string, value: unknown): void {
+    if (typeof name !== 'string' || name === '') throw new TypeError('ctx.setHookState(name, value): name must be a non-empty string (it keys the value in state.hookState)');
+    this.#segment.writer.setHookState(name, plainJson(value, `hook state ${JSON.stringify(name)}`, 'state'));
+  }
+
+  /** The segment a context belongs to (koagent's own code only: features and tool steps). */
+  static segmentOf(ctx: CallContext): Segment {
+    return ctx.#segment;
+  }
+}
+
+/** The segment behind a context koagent created. */
+export function segmentOf(ctx: BaseContext): Segment {
+  return CallContext.segmentOf(ctx as CallContext);
+}

@@ -1,0 +1,216 @@
+// The public context API: what every layer, every hook dialect and every built-in middleware is
+// written against. Nothing else of koagent is reachable from a context.
+import type { z } from 'zod';
+import type { EmittedEvent } from './events.js';
+import type { AssistantMessage, AssistantToolCall, Message } from './messages.js';
+import type { GenerateOptions, GenerateResult, ModelProvider, ToolSpec } from './model.js';
+import type { ToolOutcome } from './outcome.js';
+import type { RunResult } from './result.js';
+import type { ApprovalDecision, RunState } from './state.js';
+
+/**
+ * Where a context runs when it is inside a sub-agent (unset in the lead agent).
+ *
+ * @example if (ctx.subagent) return next(); // only the lead agent's calls
+ */
+export interface SubagentInfo {
+  name: string;
+  depth: number;
+  parentRunId: string;
+  /** Agent names from the lead agent down to this one. */
+  path: string[];
+}
+
+/**
+ * Where koagent reports what it does not raise (a listener that threw, a replaced hook).
+ *
+ * @example createAgent({ model, logger: { warn: (message) => log.warn(message) } })
+ */
+export interface Logger {
+  warn(message: string, ...details: unknown[]): void;
+}
+
+/**
+ * Fields and methods every context has, at every hook point.
+ *
+ * @example run: (ctx, next) => { ctx.metadata.startedAt = Date.now(); return next(); }
+ */
+export interface BaseContext {
+  readonly agentId: string;
+  readonly agentName: string;
+  readonly runId: string;
+  readonly sessionId: string;
+  /** The live transcript: the one array the run appends to, never a copy. */
+  readonly messages: Message[];
+  /** A free-form bag for this run: the agent's `metadata` merged with the run's. */
+  readonly metadata: Record<string, unknown>;
+  /** Aborted when the run is cancelled; pass it on to anything slow. */
+  readonly signal: AbortSignal;
+  /** The run state, live and read-only: plain JSON (see `RunState`). */
+  readonly state: Readonly<RunState>;
+  /** Set inside a sub-agent. */
+  readonly subagent?: SubagentInfo;
+  /** Present exactly when someone listens (an `onEvent` option, or a stream). */
+  readonly emit?: (event: EmittedEvent) => void;
+  /** The agent's logger: for what a layer reports but does not raise. */
+  readonly logger: Logger;
+  /**
+   * Keep `value` (plain JSON) in the run state under `name` (`state.hookState[name]`): it
+   * survives suspend, resume and other processes. A criogen Hook's `{ state }` is this.
+   *
+   * @example ctx.setHookState('loop-guard', { calls: Number((ctx.state.hookState['loop-guard'] as any)?.calls ?? 0) + 1 });
+   */
+  setHookState(name: string, value: unknown): void;
+}
+
+/**
+ * Context of the `run` hook point: once per run segment. `next()` resolves to its `RunResult`.
+ *
+ * @example run: async (ctx, next) => (ctx.resumed ? next() : (await quotaLeft(ctx.sessionId)) ? next() : ctx.end('quota used up'))
+ */
+export interface RunContext extends BaseContext {
+  /** Messages this segment added as input (empty when resuming). */
+  readonly input: Message[];
+  /** 1 for a run's first segment, then 2, 3 … for each resume or retry. */
+  readonly segment: number;
+  readonly resumed: boolean;
+  /**
+   * End the segment now, without the loop, with stop reason `hook_end` and `output` (plain
+   * JSON, kept in the state). Returns the result to return from the layer.
+   */
+  end(output?: unknown): RunResult;
+}
+
+/**
+ * Context of the `model` hook point: once per model call. `next()` resolves to the reply.
+ *
+ * @example model: (ctx, next) => { ctx.request.temperature = 0; return next(); }
+ */
+export interface ModelContext extends BaseContext {
+  /** The live request about to be sent; change it before `next()`. */
+  request: GenerateOptions;
+  /** Which model turn of the run this is (1-based). */
+  readonly step: number;
+  /** `'turn'` for the loop's own calls; the purpose given to `generate` for side calls. */
+  readonly purpose: string;
+  /** This call's reply as the transcript holds it now (undefined until there is one). */
+  readonly reply: AssistantMessage | undefined;
+  /** True once a layer called `end()`: the run ends after this call. */
+  readonly ended: boolean;
+  /**
+   * End the run after this model call with stop reason `hook_end`. Returns a reply to return
+   * from the layer when the model should not be called at all.
+   *
+   * @example model: async (ctx, next) => (budgetLeft() ? next() : ctx.end('out of budget'))
+   */
+  end(output?: unknown): GenerateResult;
+  /**
+   * A side model call (summaries, classifiers) that counts in the run's usage and limits and has
+   * its own span. The provider defaults to the agent's model.
+   *
+   * @example const { message } = await ctx.generate({ messages: [{ role: 'user', content: 'Classify: …' }] }, 'classify');
+   */
+  generate(request: SideRequest, purpose: string): Promise<GenerateResult>;
+  generate(provider: ModelProvider | undefined, request: SideRequest, purpose: string): Promise<GenerateResult>;
+  /**
+   * Make `message` this call's reply in the transcript now, in place of the one there, so the
+   * code after your `next()` sees the transcript end with it. (The loop keeps the reply the
+   * outermost layer returns; return it too.)
+   */
+  setReply(message: AssistantMessage): void;
+  /**
+   * Replace the whole transcript's contents (the same array, so every holder sees it), e.g. with
+   * a summary in place of older messages.
+   */
+  setMessages(messages: readonly Message[]): void;
+}
+
+/** The request of a side call: messages at least; the rest defaults to no tools and the run's signal. */
+export type SideRequest = Partial<GenerateOptions> & Pick<GenerateOptions, 'messages'>;
+
+/**
+ * Context of the `tool` hook point: once per tool call. `next()` resolves to its outcome.
+ *
+ * @example tool: (ctx, next) => (ctx.toolName === 'shell' && !ctx.metadata.admin ? ctx.deny('Admins only', 'admin-only') : next())
+ */
+export interface ToolContext extends BaseContext {
+  readonly toolCallId: string;
+  /** The tool to run; a layer may change it before `next()` (the args are revalidated). */
+  toolName: string;
+  /** The arguments as JSON (the schema's input form); a layer may replace or edit them. */
+  args: Record<string, unknown>;
+  /** The call exactly as the model wrote it. */
+  readonly toolCall: Readonly<AssistantToolCall>;
+  /** The resolved tool (set once validation passed; unset in layers that see raw calls). */
+  tool: Tool | undefined;
+  /** Same for every attempt at this call: across retries, resume and retried segments. */
+  readonly idempotencyKey: string;
+  /** Aborted when the run is cancelled; a layer may narrow it for the calls inside (a timeout). */
+  signal: AbortSignal;
+  /** True only when this call is running again after a human approved it. */
+  readonly resumedAfterApproval: boolean;
+  readonly step: number;
+  /**
+   * When this call suspended with a child run (a sub-agent waiting for a human) and the run was
+   * resumed: that child's state and the decisions given for its pending approvals.
+   */
+  readonly child?: { readonly state: unknown; readonly decisions: Readonly<Record<string, ApprovalDecision>> };
+  /**
+   * Settle the call as `denied` (the model reads `reason`), recorded as a permission decision
+   * of source `hook` under `by` (default: the layer that returns the outcome).
+   *
+   * @example return ctx.deny('Use the workspace tools instead', 'no-shell');
+   */
+  deny(reason: string, by?: string): ToolOutcome;
+  /**
+   * Replace the arguments now, as an AgentHook's `{ input }` does: checked at once against the
+   * tool's schema and, for a call a human approved, against what they approved. Returns the
+   * outcome that settles the call when they are refused (naming the hook `by`), else undefined.
+   *
+   * @example const refused = ctx.replaceArgs({ ...ctx.args, limit: 10 }, 'default-limit'); if (refused) return refused;
+   */
+  replaceArgs(args: Record<string, unknown>, by: string): ToolOutcome | undefined;
+  /**
+   * The outcome `error` becomes when code that counts as the tool (the tool, or a hook of
+   * yours) threw it, by the agent's `onToolException`: a `ToolError` reaches the model as is,
+   * anything else is an `execution` error — or fails the run when the policy says `'fail'`.
+   *
+   * @example try { audit(ctx); } catch (error) { return ctx.errorOutcome(error, 'audit'); }
+   */
+  errorOutcome(error: unknown, by: string): ToolOutcome;
+}
+
+/** A guardrail's verdict: `{ block: reason }` stops the call; anything else lets it through. */
+export type GuardrailVerdict = { block: string } | void | undefined | null | boolean;
+
+/**
+ * Checks a call's arguments after permissions, before approval.
+ *
+ * @example const noRoot: InputGuardrail<{ path: string }> = ({ path }) => (path === '/' ? { block: 'Not the root' } : undefined);
+ */
+export type InputGuardrail<I = any> = (args: I, ctx: ToolContext) => GuardrailVerdict | Promise<GuardrailVerdict>;
+
+/**
+ * Checks a tool's result before any layer or the model sees it.
+ *
+ * @example const noSecrets: OutputGuardrail = (result) => (JSON.stringify(result).includes('BEGIN PRIVATE KEY') ? { block: 'Result held a key' } : undefined);
+ */
+export type OutputGuardrail<I = any, R = unknown> = (result: R, args: I, ctx: ToolContext) => GuardrailVerdict | Promise<GuardrailVerdict>;
+
+/**
+ * A tool the agent can call, as `defineTool` returns it.
+ *
+ * @example const tool: Tool = defineTool({ name: 'now', description: 'The time', execute: () => new Date().toISOString() });
+ */
+export interface Tool<S extends z.ZodType = z.ZodType, R = unknown> {
+  readonly name: string;
+  readonly description: string;
+  /** The zod schema of the arguments. */
+  readonly input: S;
+  /** What the model is told about the tool (its JSON schema derived from `input`). */
+  readonly spec: ToolSpec;
+  execute(args: z.output<S>, ctx: ToolContext): R | Promise<R>;
+  /** Pause for a human before running: always, or when the function says so. */
+  readonly needsApproval?: boolean | ((args: z.output<S>, ctx: ToolContext) => boolean | Promise<boolean>);
+  readonly guardrails: { readonly input: InputGuardrail[]; readonly output: OutputGuardrail[] };
+}

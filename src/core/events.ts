@@ -1,0 +1,65 @@
+import type { AssistantMessage } from './messages.js';
+import type { FinishReason, TokenUsage } from './model.js';
+import type { ToolErrorKind } from './tool-error.js';
+import type { RunStatus, StopReason } from './state.js';
+
+/** What a permission rule, a hook or a human decided about one call. */
+export type PermissionDecision = 'allow' | 'deny' | 'ask';
+
+/**
+ * One decision about one call, as `onPermissionDecision` and `permission.decision` events get it.
+ *
+ * @example onPermissionDecision: (r) => audit.write(`${r.toolName}: ${r.decision} (${r.source}${r.rule ? ` ${r.rule}` : ''})`)
+ */
+export interface PermissionRecord {
+  toolName: string;
+  toolCallId: string;
+  args: unknown;
+  decision: PermissionDecision;
+  source: 'rule' | 'hook' | 'approval' | 'default';
+  /** The rule's name, when `source` is `rule`. */
+  rule?: string;
+  /** The layer's or hook's name, when `source` is `hook`. */
+  hook?: string;
+  reason?: string;
+  /** Agent names from the lead agent down, when the decision was made inside a sub-agent. */
+  agentPath?: string[];
+}
+
+/** Told about every permission decision of a run (its sub-agents' included). */
+export type PermissionListener = (record: PermissionRecord) => void;
+
+interface EventBase {
+  runId: string;
+  /** Milliseconds since the epoch. */
+  at: number;
+  /** Agent names from the lead agent down, when the event comes from a sub-agent. */
+  agentPath?: string[];
+}
+
+/**
+ * What `onEvent` listeners and `agent.stream()` consumers receive. Events watch a run; they
+ * cannot change it. They carry what the model sees, never a value a layer replaced.
+ */
+export type AgentEvent = EventBase &
+  (
+    | { type: 'run.start'; sessionId: string; segment: number; resumed: boolean }
+    | { type: 'run.end'; status: RunStatus; stopReason?: StopReason; error?: { code: string; message: string; layer?: string } }
+    | { type: 'model.start'; step: number; purpose: string }
+    | { type: 'model.done'; step: number; purpose: string; message: AssistantMessage; usage: TokenUsage; finishReason: FinishReason }
+    | { type: 'tool.start'; toolCallId: string; toolName: string; args: unknown }
+    | { type: 'tool.done'; toolCallId: string; toolName: string; result: string; replacedBy?: string; replacedByHook?: string }
+    | { type: 'tool.error'; toolCallId: string; toolName: string; kind: ToolErrorKind; message: string; /** The layer, rule, guardrail or `approval` that settled it, when known. */ by?: string }
+    | { type: 'approval.requested'; toolCallId: string; toolName: string; args: unknown; reason?: string; path?: string[] }
+    | { type: 'model.retry'; step: number; attempt: number; delayMs: number; fromRetryAfter: boolean; message: string }
+    | ({ type: 'permission.decision' } & PermissionRecord)
+    | { type: 'text.delta'; delta: string; step: number }
+    | { type: 'text.retract'; step: number; text: string }
+    | { type: 'compaction.start'; messages: number; tokens: number }
+    | { type: 'compaction.done'; before: number; after: number; tokensBefore: number; tokensAfter: number }
+  );
+
+/** What `ctx.emit` takes: any event with a `type`; the run adds `runId` and `at`. */
+export type EmittedEvent = { type: string; [field: string]: unknown };
+
+export type EventListener = (event: AgentEvent) => void;

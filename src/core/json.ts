@@ -1,0 +1,92 @@
+/** Structural equality of two JSON values (key order does not matter). */
+export function sameJson(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false;
+  if (Array.isArray(a) !== Array.isArray(b)) return false;
+  const ka = Object.keys(a).filter((k) => (a as Record<string, unknown>)[k] !== undefined);
+  const kb = Object.keys(b).filter((k) => (b as Record<string, unknown>)[k] !== undefined);
+  if (ka.length !== kb.length) return false;
+  return ka.every((k) => sameJson((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k]));
+}
+
+/** Set `key` as an own property, even `__proto__`, which plain assignment would take for the prototype. */
+function put(target: Record<string, unknown>, key: string, value: unknown): void {
+  if (key === '__proto__') Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true });
+  else target[key] = value;
+}
+
+/**
+ * A deep copy of a JSON value (objects and arrays copied, everything else shared). Much
+ * cheaper than `structuredClone` or a JSON round trip for the small objects of tool arguments.
+ * A `__proto__` key stays a key: no input ever becomes a prototype.
+ */
+export function copyJson<T>(value: T): T {
+  if (typeof value !== 'object' || value === null) return value;
+  if (Array.isArray(value)) return value.map(copyJson) as T;
+  const copy: Record<string, unknown> = {};
+  for (const key of Object.keys(value)) put(copy, key, copyJson((value as Record<string, unknown>)[key]));
+  return copy as T;
+}
+
+/**
+ * A copy of `value` that is plain JSON, or a TypeError naming the first part that is not and
+ * how to store it instead. What goes into a run state must read back the same in another
+ * process: a Date, a Map or a class instance would come back as something else.
+ *
+ * `root` names the value in that message (`state.at is a Date`).
+ *
+ * @example plainJson(value, 'ctx.setHookState("counter", value)', 'value')
+ */
+export function plainJson(value: unknown, where: string, root = 'value'): unknown {
+  const seen = new Set<object>();
+  const fail = (path: string, what: string, fix = ''): never => {
+    throw new TypeError(`${where}: ${root}${path} is ${what}; it is kept in the run state, which must be plain JSON (objects, arrays, strings, finite numbers, booleans, null) so it can be stored and resumed in another process${fix}`);
+  };
+  const walk = (v: unknown, path: string): unknown => {
+    switch (typeof v) {
+      case 'string':
+      case 'boolean':
+        return v;
+      case 'number':
+        return Number.isFinite(v) ? v : fail(path, String(v), '; store null or a string instead');
+      case 'object': {
+        if (v === null) return null;
+        if (seen.has(v)) fail(path, 'a reference back to an object that contains it (a cycle)');
+        seen.add(v);
+        let copy: unknown;
+        if (Array.isArray(v)) {
+          copy = v.map((item, i) => (item === undefined ? fail(`${path}[${i}]`, 'undefined', '; use null for "nothing"') : walk(item, `${path}[${i}]`)));
+        } else {
+          const proto = Object.getPrototypeOf(v);
+          if (proto !== Object.prototype && proto !== null) fail(path, kindOf(v, proto), fixFor(v));
+          const record: Record<string, unknown> = {};
+          for (const key of Object.keys(v)) {
+            const item = (v as Record<string, unknown>)[key];
+            // JSON drops an undefined field, and so do we: it reads back as undefined either way.
+            if (item !== undefined) put(record, key, walk(item, `${path}.${key}`));
+          }
+          copy = record;
+        }
+        seen.delete(v);
+        return copy;
+      }
+      default:
+        return fail(path, `a ${typeof v}`);
+    }
+  };
+  return walk(value, '');
+}
+
+function kindOf(v: object, proto: { constructor?: { name?: string } } | null): string {
+  if (v instanceof Date) return 'a Date';
+  if (v instanceof Map) return 'a Map';
+  if (v instanceof Set) return 'a Set';
+  return `an instance of ${proto?.constructor?.name ?? 'a class'}`;
+}
+
+function fixFor(v: object): string {
+  if (v instanceof Date) return '; store date.toISOString()';
+  if (v instanceof Map) return '; store Object.fromEntries(map)';
+  if (v instanceof Set) return '; store Array.from(set)';
+  return '; store its fields as a plain object';
+}

@@ -1,0 +1,59 @@
+import { segmentOf } from './base-context.js';
+import type { RunContext } from './contexts.js';
+import { markOwnError } from './errors.js';
+import type { GenerateResult } from './model.js';
+import { ModelCallContext, modelTurn } from './model-call.js';
+import type { RunResult } from './result.js';
+import { ToolTurn } from './tool-turn.js';
+
+/**
+ * The terminal of the `run` stack: model ↔ tools until a reply has no tool calls, a layer ends
+ * the run, a stop condition holds, the signal aborts, or a call waits for a human.
+ *
+ * The transcript says what comes next, so a resumed or retried segment needs no other
+ * bookkeeping: a last reply with tool calls means "settle those calls" (the ledger makes sure
+ * none runs twice), a last reply without them means "done", anything else means "ask the model".
+ *
+ * Each turn's stack is awaited here, not inside an async helper: every async level between the
+ * loop and a stack would cost a promise and a microtask per step (see `npm run bench`).
+ */
+export async function runLoop(ctx: RunContext): Promise<RunResult> {
+  const segment = segmentOf(ctx);
+  const { state } = segment;
+  for (;;) {
+    // The segment failed while this loop ran on (an orphaned next()): nothing it does would count.
+    if (segment.writer.closed) return segment.finish('aborted');
+    const last = state.messages[state.messages.length - 1];
+    if (last?.role === 'assistant') {
+      if (last.toolCalls === undefined || last.toolCalls.length === 0) return segment.finish('final');
+      const turn = new ToolTurn(segment, last.toolCalls);
+      // A turn of one call (the common case) needs no pool.
+      const only = turn.only();
+      if (only !== undefined) turn.settle(only, await turn.outcome(only));
+      else await turn.settleAll();
+      if (turn.end()) return segment.finish('approval');
+      continue;
+    }
+    const stop = segment.stopReason();
+    if (stop !== undefined) return segment.finish(stop);
+    const call = modelTurn(segment);
+    let reply: GenerateResult | undefined;
+    try {
+      reply = await segment.stacks.model(call);
+      ModelCallContext.keep(call, reply);
+    } catch (error) {
+      // A stack that failed leaves no reply; a failure while keeping the reply leaves it in place.
+      if (reply === undefined) ModelCallContext.drop(call);
+      if (segment.aborted) return segment.finish('aborted');
+      throw error;
+    }
+    if (segment.ended !== undefined) return segment.finish('hook_end');
+  }
+}
+
+/** The loop as the `run` stack's terminal: what it throws is koagent's, not a run layer's. */
+export function loopStep(ctx: RunContext): Promise<RunResult> {
+  return runLoop(ctx).catch((error: unknown) => {
+    throw markOwnError(error);
+  });
+}

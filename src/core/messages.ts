@@ -1,0 +1,111 @@
+/**
+ * A tool call inside an assistant message, as the model wrote it: `args` is an object, or the
+ * raw JSON text a provider got. (The criogen dialect's `ToolCall` is a hook's view of a call.)
+ *
+ * @example const calls: AssistantToolCall[] = [{ id: 'call_1', name: 'search', args: { query: 'koa' } }];
+ */
+export interface AssistantToolCall {
+  id: string;
+  name: string;
+  args: unknown;
+}
+
+export interface SystemMessage {
+  role: 'system';
+  content: string;
+}
+
+export interface UserMessage {
+  role: 'user';
+  content: string;
+}
+
+export interface AssistantMessage {
+  role: 'assistant';
+  content: string;
+  toolCalls?: AssistantToolCall[];
+}
+
+/** The result of one tool call, as the model sees it: `content` is text (JSON for non-strings). */
+export interface ToolMessage {
+  role: 'tool';
+  toolCallId: string;
+  name: string;
+  content: string;
+  metadata?: Record<string, unknown>;
+}
+
+/**
+ * One transcript entry. Plain JSON, so a transcript can be stored and resumed anywhere.
+ *
+ * @example const m: Message = { role: 'user', content: 'Hello' };
+ */
+export type Message = SystemMessage | UserMessage | AssistantMessage | ToolMessage;
+
+/** What `run`, `send` and `stream` accept: a user's text, or messages to append. */
+export type RunInput = string | Message | Message[];
+
+const ROLES = new Set(['system', 'user', 'assistant', 'tool']);
+
+const SHAPE = "{ role: 'system' | 'user' | 'assistant' | 'tool', content: string }";
+
+/**
+ * What is wrong with `value` as a transcript message, naming it by `path`; undefined when it is
+ * one. An assistant message's tool calls need ids and names, a tool message its call's id and
+ * the tool's name: the model matches a result to its call by them.
+ */
+export function messageProblem(value: unknown, path: string): string | undefined {
+  if (typeof value !== 'object' || value === null || !ROLES.has((value as Message).role)) return `${path} is not a message: expected ${SHAPE}`;
+  const message = value as Message;
+  if (message.role === 'assistant') return assistantProblem(message, path);
+  if (typeof message.content !== 'string') return `${path}.content must be a string`;
+  if (message.role === 'tool' && (typeof message.toolCallId !== 'string' || typeof message.name !== 'string')) {
+    return `${path} is a tool message without toolCallId and name (strings): the model matches a tool result to its call by them`;
+  }
+  return undefined;
+}
+
+/** What is wrong with `value` as an assistant message (a reply), naming it by `path`. */
+export function assistantProblem(value: unknown, path: string): string | undefined {
+  const m = value as Partial<AssistantMessage> | null;
+  if (typeof m !== 'object' || m === null || m.role !== 'assistant' || typeof m.content !== 'string') {
+    return `${path} must be an assistant message { role: 'assistant', content: string, toolCalls? }, got ${shown(value)}`;
+  }
+  const calls = m.toolCalls;
+  if (calls !== undefined && (!Array.isArray(calls) || calls.some((c) => typeof c !== 'object' || c === null || typeof c.id !== 'string' || typeof c.name !== 'string'))) {
+    return `${path}.toolCalls must be a list of { id: string, name: string, args }`;
+  }
+  return undefined;
+}
+
+function shown(value: unknown): string {
+  try {
+    const text = JSON.stringify(value);
+    return text === undefined ? String(value) : text.length > 80 ? `${text.slice(0, 77)}...` : text;
+  } catch {
+    return String(value);
+  }
+}
+
+/** Turn run input into messages, naming exactly what is wrong with bad input. */
+export function inputMessages(input: RunInput): Message[] {
+  if (typeof input === 'string') return [{ role: 'user', content: input }];
+  const list = Array.isArray(input) ? input : [input];
+  list.forEach((m, i) => {
+    const where = Array.isArray(input) ? `input[${i}]` : 'input';
+    if (typeof m !== 'object' || m === null || !ROLES.has((m as Message).role)) {
+      throw new TypeError(`${where} is not a message: expected { role: 'user' | 'system' | 'assistant' | 'tool', content: string }`);
+    }
+    if (typeof m.content !== 'string') throw new TypeError(`${where}.content must be a string`);
+  });
+  return list;
+}
+
+/** The text of the last assistant message, scanning back from the end (once per run). */
+export function lastAssistantText(messages: readonly Message[]): string {
+  for (let i = messages.length - 1; i >= 0; i--) {
+    const m = messages[i];
+    if (m.role === 'assistant') return m.content;
+  }
+  return '';
+}

@@ -1,0 +1,48 @@
+import type { LayerFn } from './compose.js';
+import type { ModelContext, RunContext, ToolContext } from './contexts.js';
+import type { GenerateResult } from './model.js';
+import type { ToolOutcome } from './outcome.js';
+import type { RunResult } from './result.js';
+
+/**
+ * A middleware: a plain object with any of the three hook points, each `(ctx, next) => outcome`.
+ * Code before `await next()` runs on the way in (registration order), code after it on the way
+ * out (reverse order).
+ *
+ * @example agent.use({ name: 'timer', async tool(ctx, next) {
+ *   const t0 = performance.now(); const outcome = await next();
+ *   ctx.metadata.toolMs = performance.now() - t0; return outcome; } });
+ */
+export interface Middleware {
+  /** Shown in errors, events and traces. Defaults to `middleware#<position>`. */
+  name?: string;
+  run?: LayerFn<RunContext, RunResult>;
+  model?: LayerFn<ModelContext, GenerateResult>;
+  tool?: LayerFn<ToolContext, ToolOutcome>;
+  /**
+   * `model` layers only: hold streamed text until this layer has returned the reply, so a
+   * consumer never sees text this layer would change (redaction, output guardrails).
+   */
+  holdStream?: boolean;
+  /**
+   * `tool` layers only: the layer may run before argument validation, so it sees calls as the
+   * model wrote them — an unknown tool name, arguments that do not fit — and may repair them;
+   * validation judges what it passes on. Validation runs just before the first tool layer
+   * without it (criogen Hooks have it; native middleware and AgentHooks do not).
+   */
+  rawCalls?: boolean;
+  /** Whether the layer also runs inside sub-agents of this agent (default `inherit`). */
+  scope?: 'inherit' | 'lead-only';
+}
+
+/**
+ * Identity function that exists for type inference only.
+ *
+ * @example export const logTools = defineMiddleware({ name: 'log-tools', tool: (ctx, next) => next() });
+ */
+export function defineMiddleware<M extends Middleware>(middleware: M): M {
+  return middleware;
+}
+
+/** A middleware with its name settled (its own, or its position), ready to be layers. */
+export type NamedMiddleware = Middleware & { name: string };

@@ -1,0 +1,105 @@
+import { KoagentError } from './errors.js';
+
+/**
+ * What went wrong between koagent and a model server: `http` (the server answered with an error
+ * status), `network` (no answer, or the connection broke mid-reply), `malformed` (a success
+ * status with a body that is not the protocol's shape), `stream` (the server reported an error
+ * inside a reply it had started to stream).
+ */
+export type ProviderErrorKind = 'http' | 'network' | 'malformed' | 'stream';
+
+/** The fields of a `ProviderError`; `message` is built from them. */
+export interface ProviderErrorDetails {
+  /** The provider's `name` (e.g. `openai`), and the model id when there is one. */
+  provider: string;
+  modelId?: string;
+  kind: ProviderErrorKind;
+  /** The HTTP status, when the server answered. */
+  status?: number;
+  /** The server's own error message, kept verbatim (e.g. OpenAI's `error.message`). */
+  providerMessage: string;
+  /** The server's error code or type, when it gave one (e.g. `rate_limit_exceeded`). */
+  providerCode?: string;
+  /** Whether the same request may succeed later: 408, 409, 429, 5xx and network failures. */
+  retryable: boolean;
+  /** How long the server asked us to wait (`Retry-After` / `retry-after-ms`), in milliseconds. */
+  retryAfterMs?: number;
+  /** What to do about it, when we know (e.g. which variable to set for a 401). */
+  hint?: string;
+  cause?: unknown;
+}
+
+/**
+ * The one error a koagent model provider throws for a failed request. Its `code` is
+ * `model_error`; a run it fails rejects with a `RunFailedError` whose `cause` is this error.
+ * The built-in `retryMiddleware` retries exactly the errors whose `retryable` is true.
+ *
+ * @example if (ProviderError.is(err.cause) && err.cause.status === 429) console.log(err.cause.retryAfterMs);
+ */
+export class ProviderError extends KoagentError {
+  readonly provider: string;
+  readonly modelId?: string;
+  readonly kind: ProviderErrorKind;
+  readonly status?: number;
+  readonly providerMessage: string;
+  readonly providerCode?: string;
+  readonly retryable: boolean;
+  readonly retryAfterMs?: number;
+
+  constructor(details: ProviderErrorDetails) {
+    super('model_error', describeFailure(details), 'cause' in details ? { cause: details.cause } : {});
+    this.name = 'ProviderError';
+    this.provider = details.provider;
+    this.kind = details.kind;
+    this.providerMessage = details.providerMessage;
+    this.retryable = details.retryable;
+    if (details.modelId !== undefined) this.modelId = details.modelId;
+    if (details.status !== undefined) this.status = details.status;
+    if (details.providerCode !== undefined) this.providerCode = details.providerCode;
+    if (details.retryAfterMs !== undefined) this.retryAfterMs = details.retryAfterMs;
+    Object.defineProperty(this, PROVIDER_MARK, { value: true });
+  }
+
+  /** True for a `ProviderError` from any copy of koagent (a marker, not `instanceof`). */
+  static override is(value: unknown): value is ProviderError {
+    return typeof value === 'object' && value !== null && (value as Record<symbol, unknown>)[PROVIDER_MARK] === true;
+  }
+}
+
+const PROVIDER_MARK = Symbol.for('koagent.provider-error');
+
+function describeFailure(d: ProviderErrorDetails): string {
+  const who = d.modelId === undefined ? d.provider : `${d.provider} (${d.modelId})`;
+  const what = { http: `HTTP ${d.status}`, network: 'network failure', malformed: 'malformed response', stream: 'error event in the stream' }[d.kind];
+  const retry = d.retryable ? `retryable${d.retryAfterMs !== undefined ? `, the server asks to wait ${d.retryAfterMs} ms` : ''}` : 'not retryable';
+  return `${who}: ${what}: ${d.providerMessage} (${retry})${d.hint !== undefined ? `. ${d.hint}` : ''}`;
+}
+
+/** Statuses worth trying again: timeouts, conflicts, rate limits and server errors. */
+export function isRetryableStatus(status: number): boolean {
+  return status === 408 || status === 409 || status === 429 || status >= 500;
+}
+
+/** Something with a `get(name)` for headers: a fetch `Headers`, or a plain lower-case record. */
+export type HeaderSource = { get(name: string): string | null } | Record<string, string | undefined>;
+
+/**
+ * How long the server asked us to wait, from `retry-after-ms` (OpenAI's, in milliseconds) or
+ * `Retry-After` (seconds, or an HTTP date). Undefined when neither is there or readable.
+ */
+export function retryAfterMs(headers: HeaderSource | undefined, now: number = Date.now()): number | undefined {
+  if (headers === undefined) return undefined;
+  const get = (name: string): string | undefined => {
+    if (typeof (headers as { get?: unknown }).get === 'function') return (headers as { get(n: string): string | null }).get(name) ?? undefined;
+    const record = headers as Record<string, string | undefined>;
+    const key = Object.keys(record).find((k) => k.toLowerCase() === name);
+    return key === undefined ? undefined : record[key];
+  };
+  const ms = Number(get('retry-after-ms'));
+  if (get('retry-after-ms') !== undefined && Number.isFinite(ms) && ms >= 0) return Math.ceil(ms);
+  const value = get('retry-after')?.trim();
+  if (value === undefined || value === '') return undefined;
+  if (/^\d+(\.\d+)?$/.test(value)) return Math.ceil(Number(value) * 1000);
+  const date = Date.parse(value);
+  return Number.isNaN(date) ? undefined : Math.max(0, date - now);
+}

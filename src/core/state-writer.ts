@@ -1,0 +1,225 @@
+import type { AssistantMessage, Message, ToolMessage } from './messages.js';
+import type { TokenUsage } from './model.js';
+import type { ApprovalDecision, PendingApproval, RunState, RunStatus, StopReason, Usage } from './state.js';
+
+/**
+ * The one writer of a run's state: every change a segment makes to it goes through here — the
+ * transcript, the reply of a model call, the ledger, held results, pending approvals and
+ * decisions, child runs, hook state, usage and status. One place to read what can change, and
+ * the place a durable store checkpoints.
+ *
+ * Once the segment is over (it failed while some orphaned `next()` still ran), `close()` makes
+ * every later write a no-op: nothing that outlives a segment may change its state.
+ *
+ * @example const writer = new StateWriter(state); writer.beginSegment(); writer.append({ role: 'user', content: 'Hi' });
+ */
+export class StateWriter {
+  #closed = false;
+
+  constructor(readonly state: RunState) {}
+
+  get closed(): boolean {
+    return this.#closed;
+  }
+
+  /** No more writes: the segment is over. */
+  close(): void {
+    this.#closed = true;
+  }
+
+  // --- segments and status ---------------------------------------------------------------
+
+  /** A segment starts: count it, mark the run running, forget the last segment's error. */
+  beginSegment(): number {
+    const { state } = this;
+    state.segment++;
+    state.status = 'running';
+    delete state.error;
+    return state.segment;
+  }
+
+  /** The segment ended without failing: how, and with what output. */
+  end(status: Exclude<RunStatus, 'running' | 'failed'>, stopReason: StopReason, output: unknown): void {
+    if (this.#closed) return;
+    const { state } = this;
+    state.status = status;
+    state.stopReason = stopReason;
+    state.output = output;
+  }
+
+  /** The segment failed; the state says with which error, and nothing writes to it after. */
+  fail(error: { code: string; message: string; layer?: string }): void {
+    if (this.#closed) return;
+    this.state.status = 'failed';
+    this.state.error = error;
+    this.#closed = true;
+  }
+
+  // --- the transcript --------------------------------------------------------------------
+
+  append(message: Message): void {
+    if (!this.#closed) this.state.messages.push(message);
+  }
+
+  /** Replace the transcript's contents in place: everyone holding the array sees the new ones. */
+  setMessages(messages: readonly Message[]): void {
+    const live = this.state.messages;
+    if (this.#closed || messages === live) return;
+    // Copied first: `messages` may read through to the live array (a read-only view of it).
+    const next = messages.slice();
+    live.length = 0;
+    // A loop, not push(...next): spreading a long transcript into arguments can overflow the stack.
+    for (const message of next) live.push(message);
+  }
+
+  /** A model turn starts: the step count the run's `maxSteps` compares with. */
+  nextStep(): number {
+    return ++this.state.steps;
+  }
+
+  /**
+   * Put `message` where the call's reply `previous` is (usually last), or at the end if it has
+   * none. Returns the message, which is now the call's reply.
+   */
+  placeReply(previous: AssistantMessage | undefined, message: AssistantMessage): AssistantMessage {
+    if (this.#closed) return message;
+    const messages = this.state.messages;
+    if (previous === message && messages[messages.length - 1] === message) return message;
+    const at = previous === undefined ? -1 : messages.lastIndexOf(previous);
+    if (at === -1) messages.push(message);
+    else messages[at] = message;
+    return message;
+  }
+
+  /** Take a call's reply out of the transcript (the call failed, or is being retried). */
+  withdrawReply(previous: AssistantMessage | undefined): void {
+    if (this.#closed || previous === undefined) return;
+    const messages = this.state.messages;
+    const at = messages.lastIndexOf(previous);
+    if (at !== -1) messages.splice(at, 1);
+  }
+
+  /**
+   * The reply a model call ends with: in the transcript, its tool calls given ids unique in the
+   * run (some servers repeat `call_0` each turn) and entered in the ledger as `pending` — the
+   * ids key the ledger and the idempotency keys, so they must not collide.
+   */
+  keepReply(previous: AssistantMessage | undefined, message: AssistantMessage): void {
+    if (this.#closed) return;
+    const calls = message.toolCalls;
+    if (calls !== undefined) {
+      const { ledger, steps } = this.state;
+      for (let i = 0; i < calls.length; i++) {
+        const call = calls[i];
+        const given = typeof call.id === 'string' && call.id !== '' ? call.id : undefined;
+        if (given === undefined || ledger[given] !== undefined) call.id = `call_${steps}_${i}${given === undefined ? '' : `_${given}`}`;
+        ledger[call.id] = 'pending';
+      }
+    }
+    this.placeReply(previous, message);
+  }
+
+  // --- tool calls and the ledger ---------------------------------------------------------
+
+  /** The tool's `execute` is about to be entered: from now on the call never runs again by itself. */
+  callRunning(id: string): void {
+    if (!this.#closed) this.state.ledger[id] = 'running';
+  }
+
+  /**
+   * A call settled with `message` as what the model reads: `done` in the ledger, the result held
+   * with it until the turn ends, counted, and its human decision (if any) used up.
+   */
+  callSettled(id: string, message: ToolMessage): void {
+    if (this.#closed) return;
+    const { state } = this;
+    state.ledger[id] = 'done';
+    state.settled[id] = message;
+    state.usage.toolCalls++;
+    if (state.decisions[id] !== undefined) delete state.decisions[id];
+  }
+
+  /** Every call of the turn settled: their results enter the transcript, in the model's order. */
+  endTurn(callIds: readonly string[]): void {
+    if (this.#closed) return;
+    const { state } = this;
+    const held = state.settled;
+    for (const id of callIds) state.messages.push(held[id]);
+    state.settled = {};
+  }
+
+  /** Some calls of the turn wait for a human: the run suspends with them. */
+  suspendTurn(pending: PendingApproval[]): void {
+    if (!this.#closed) this.state.pendingApprovals = pending;
+  }
+
+  /**
+   * A call suspended with a child run: keep the child's state and the ids its approvals are
+   * listed under here; the call is `pending` again, so resuming runs it (and resumes the child).
+   */
+  suspendChild(id: string, child: unknown, approvals: Record<string, string>): void {
+    if (this.#closed) return;
+    this.state.children[id] = { state: child, approvals };
+    this.state.ledger[id] = 'pending';
+  }
+
+  /** The child run behind a call is over (it completed or failed): its state goes. */
+  dropChild(id: string): void {
+    if (!this.#closed && this.state.children[id] !== undefined) delete this.state.children[id];
+  }
+
+  // --- resume ----------------------------------------------------------------------------
+
+  /**
+   * The decisions a resume brings: each pending approval's answer goes to its call, or to the
+   * child run the approval came from; the pending list is emptied.
+   */
+  takeDecisions(decisions: ReadonlyMap<string, { approval: PendingApproval; decision: ApprovalDecision; approved: boolean }>): void {
+    const { state } = this;
+    state.pendingApprovals = [];
+    state.decisions = {};
+    for (const child of Object.values(state.children)) delete child.decisions;
+    const routes = new Map<string, [string, string]>();
+    for (const [callId, child] of Object.entries(state.children)) {
+      for (const [listed, own] of Object.entries(child.approvals)) routes.set(listed, [callId, own]);
+    }
+    for (const [id, { approval, decision, approved }] of decisions) {
+      const route = routes.get(id);
+      if (route !== undefined) {
+        const child = state.children[route[0]];
+        (child.decisions ??= {})[route[1]] = decision;
+        continue;
+      }
+      const reason = typeof decision === 'object' ? decision.reason : undefined;
+      state.decisions[id] = { approved, toolName: approval.toolName, args: approval.args, ...(reason !== undefined ? { reason: String(reason) } : {}) };
+    }
+  }
+
+  // --- usage and hook state --------------------------------------------------------------
+
+  /** One model call's tokens, added to the run's usage. */
+  countModelCall(usage: TokenUsage | undefined): void {
+    if (this.#closed) return;
+    const total = this.state.usage;
+    total.modelCalls++;
+    const input = usage?.inputTokens ?? 0;
+    const output = usage?.outputTokens ?? 0;
+    total.inputTokens += input;
+    total.outputTokens += output;
+    total.totalTokens += input + output;
+  }
+
+  /** Usage spent elsewhere on the run's behalf (a sub-agent's run), added to the run's. */
+  addUsage(used: Usage): void {
+    if (this.#closed) return;
+    const total = this.state.usage;
+    for (const key of USAGE_KEYS) total[key] += used[key];
+  }
+
+  /** A hook's or layer's own state, already checked to be plain JSON. */
+  setHookState(name: string, value: unknown): void {
+    if (!this.#closed) this.state.hookState[name] = value;
+  }
+}
+
+const USAGE_KEYS = ['inputTokens', 'outputTokens', 'totalTokens', 'modelCalls', 'toolCalls'] as const;

@@ -1,0 +1,117 @@
+import type { Message, ToolMessage } from './messages.js';
+
+export type RunStatus = 'running' | 'completed' | 'suspended' | 'failed';
+
+/**
+ * Why a segment stopped: `final` (a reply without tool calls), `hook_end` (a layer ended the
+ * run), `max_steps`, `aborted`, `approval` (suspended), a limit (`limit:model_calls`,
+ * `limit:tool_calls`, `limit:tokens`), or a stop condition (`stop_when`, or the reason it gave).
+ */
+export type StopReason = 'final' | 'hook_end' | 'max_steps' | 'aborted' | 'approval' | 'stop_when' | `limit:${string}` | `stop:${string}`;
+
+/**
+ * Checked before each model turn, as data in the agent's `stopWhen`: return `true` (stop reason
+ * `stop_when`) or a stop reason of your own to end the segment there, anything else to go on.
+ *
+ * @example stopWhen: [stepCountIs(8), (state) => state.usage.totalTokens > 20_000 && 'stop:token_budget']
+ */
+export type StopCondition = (state: Readonly<RunState>) => boolean | StopReason | undefined | null;
+
+/** Token and call counts, summed over every model call of the run (side calls included). */
+export interface Usage {
+  inputTokens: number;
+  outputTokens: number;
+  totalTokens: number;
+  modelCalls: number;
+  toolCalls: number;
+}
+
+/** A tool call waiting for a human. `args` are those the layers produced, not the model's raw ones. */
+export interface PendingApproval {
+  toolCallId: string;
+  toolName: string;
+  args: unknown;
+  reason?: string;
+  /** Names of sub-agents down to the one whose call this is (empty for the agent's own calls). */
+  path?: string[];
+}
+
+/** A human's answer to one pending approval. */
+export type ApprovalDecision = boolean | { approved: boolean; reason?: string };
+
+/**
+ * Each tool call of the run, by id: `pending` (received, not started), `running` (the tool's
+ * `execute` was entered), `done` (its result is recorded). Nothing re-executes a call past
+ * `pending`, whatever path reaches it again.
+ */
+export type LedgerEntry = 'pending' | 'running' | 'done';
+
+/**
+ * Everything needed to continue a run, as plain JSON: write it anywhere, resume it in another
+ * process with `agent.resume(state, decisions)`.
+ */
+export interface RunState {
+  version: 1;
+  runId: string;
+  sessionId: string;
+  agentName: string;
+  status: RunStatus;
+  /** Segments started so far (a run, each resume, each retry). */
+  segment: number;
+  stopReason?: StopReason;
+  output?: unknown;
+  messages: Message[];
+  /** Model turns the loop has taken (what `maxSteps` counts). */
+  steps: number;
+  usage: Usage;
+  pendingApprovals: PendingApproval[];
+  /** Decisions given to `resume`, kept until their calls settle. */
+  decisions: Record<string, { approved: boolean; reason?: string; toolName?: string; args?: unknown }>;
+  /** Results of the current turn's settled calls, held until every call of the turn is settled. */
+  settled: Record<string, ToolMessage>;
+  ledger: Record<string, LedgerEntry>;
+  /** What each hook saved with `{ state }`, by hook name. */
+  hookState: Record<string, unknown>;
+  /**
+   * Calls that suspended with a child state (a sub-agent waiting for a human), by tool call id:
+   * that state, the ids its approvals are listed under here mapped to its own ids, and the
+   * decisions `resume` routed to it.
+   */
+  children: Record<string, ChildSuspension>;
+  error?: { code: string; message: string; layer?: string };
+}
+
+/** A call's suspended child run (see `RunState.children`). Opaque to the core: only its tool reads `state`. */
+export interface ChildSuspension {
+  state: unknown;
+  /** The id each of its pending approvals has in this run's `pendingApprovals` → its id in the child. */
+  approvals: Record<string, string>;
+  decisions?: Record<string, ApprovalDecision>;
+}
+
+/**
+ * One segment of one run, as `claimResume` is asked to claim it before `agent.resume` starts the
+ * next segment. Claim it atomically in a store every resuming process shares, and answer false
+ * when it was claimed before: then no two processes continue the same state.
+ *
+ * @example claimResume: ({ runId, segment }) => db.insertIfAbsent('resumes', `${runId}#${segment}`)
+ */
+export interface ResumeClaim {
+  runId: string;
+  /** The segment the state ended (`state.segment`); the resume starts `segment + 1`. */
+  segment: number;
+  agentName: string;
+  sessionId: string;
+}
+
+export function emptyUsage(): Usage {
+  return { inputTokens: 0, outputTokens: 0, totalTokens: 0, modelCalls: 0, toolCalls: 0 };
+}
+
+/** A new run's state: nothing done yet, `messages` as its opening transcript. */
+export function newState(runId: string, sessionId: string, agentName: string, messages: Message[]): RunState {
+  return {
+    version: 1, runId, sessionId, agentName, status: 'running', segment: 0, messages, steps: 0,
+    usage: emptyUsage(), pendingApprovals: [], decisions: {}, settled: {}, ledger: {}, hookState: {}, children: {},
+  };
+}

@@ -1,0 +1,98 @@
+import { z } from 'zod';
+import { approvalBreach, isApproved, type Decision } from './approved-call.js';
+import { CallContext } from './base-context.js';
+import type { Tool, ToolContext } from './contexts.js';
+import type { AssistantToolCall } from './messages.js';
+import { toolError, type ToolOutcome } from './outcome.js';
+import type { Segment } from './segment.js';
+import type { ApprovalDecision } from './state.js';
+import { exceptionOutcome } from './tool-exception.js';
+
+/** What koagent's own tool steps keep about one call; not part of the public context. */
+export interface CallState {
+  /** The schema's output for the current args, as the tool receives it. */
+  parsed: unknown;
+  /** A human's decision, when this call is being resumed. */
+  decision: Decision | undefined;
+  /** Set by an `ask` permission rule: a human must decide. */
+  ask: { reason?: string } | undefined;
+  /** The execution in flight, or one that succeeded: a retry reaching the tool gets its outcome. */
+  executed: Promise<ToolOutcome> | undefined;
+  /** The last execution failed, so a retry may run the tool again. */
+  failed: boolean;
+}
+
+/** The context of one tool call: the layers, koagent's steps and the tool all share it. */
+export class ToolCallContext extends CallContext implements ToolContext {
+  readonly toolCallId: string;
+  toolName: string;
+  args: Record<string, unknown>;
+  readonly toolCall: AssistantToolCall;
+  tool: Tool | undefined = undefined;
+  readonly idempotencyKey: string;
+  readonly resumedAfterApproval: boolean;
+  readonly step: number;
+  declare readonly child?: { readonly state: unknown; readonly decisions: Readonly<Record<string, ApprovalDecision>> };
+  readonly #call: CallState;
+
+  constructor(segment: Segment, call: AssistantToolCall, args: Record<string, unknown>, decision: Decision | undefined) {
+    super(segment);
+    const { state } = segment;
+    this.toolCallId = call.id;
+    this.toolName = call.name;
+    this.args = args;
+    this.toolCall = call;
+    this.idempotencyKey = `${state.runId}:${call.id}`;
+    const child = state.children[call.id];
+    // A call whose child paused runs again to resume it, after a human decided: a re-fire too.
+    this.resumedAfterApproval = isApproved(decision) || child !== undefined;
+    this.step = state.steps;
+    if (child !== undefined) (this as { child?: unknown }).child = { state: child.state, decisions: child.decisions ?? {} };
+    this.#call = { parsed: undefined, decision, ask: undefined, executed: undefined, failed: false };
+  }
+
+  deny(reason: string, by?: string): ToolOutcome {
+    if (typeof reason !== 'string') throw new TypeError('ctx.deny(reason, by?): reason must be a string (the model reads it)');
+    const message = reason === '' ? `Denied by ${by ?? 'a layer'}` : reason;
+    if (by === undefined) return toolError('denied', message);
+    // Recorded now under `by`; the stack's check would otherwise record it under the layer's name.
+    CallContext.segmentOf(this).recordPermission(this, { decision: 'deny', source: 'hook', hook: by, reason: message });
+    return toolError('denied', message, by);
+  }
+
+  replaceArgs(args: Record<string, unknown>, by: string): ToolOutcome | undefined {
+    const tool = this.tool;
+    if (typeof args !== 'object' || args === null || Array.isArray(args)) {
+      return toolError('validation', `Invalid arguments for ${this.toolName} from hook ${by}: { input } must be an object of arguments, got ${shown(args)}; the tool did not run`, by);
+    }
+    const breach = approvalBreach(this.#call.decision, this.toolName, args, by);
+    if (breach !== undefined) return toolError('denied', breach, by);
+    if (tool !== undefined) {
+      const parsed = tool.input.safeParse(args);
+      if (!parsed.success) return toolError('validation', `Invalid arguments for ${tool.name} from hook ${by} ({ input }): ${z.prettifyError(parsed.error)}; the tool did not run`, by);
+      this.#call.parsed = parsed.data;
+    }
+    this.args = args;
+    return undefined;
+  }
+
+  errorOutcome(error: unknown, by: string): ToolOutcome {
+    return exceptionOutcome(CallContext.segmentOf(this).agent.onToolException, this, error, by);
+  }
+
+  /** What koagent's own steps keep about the call. */
+  static callState(ctx: ToolContext): CallState {
+    return (ctx as ToolCallContext).#call;
+  }
+}
+
+
+function shown(value: unknown): string {
+  try {
+    const text = JSON.stringify(value);
+    if (text !== undefined) return text.length > 120 ? `${text.slice(0, 117)}...` : text;
+  } catch {
+    // not JSON: fall through to the type
+  }
+  return typeof value === 'function' ? 'a function' : String(value);
+}

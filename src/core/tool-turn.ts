@@ -1,0 +1,180 @@
+import { humanDenial, startingArgs } from './approved-call.js';
+import { argsObject } from './arguments.js';
+import type { AssistantToolCall, ToolMessage } from './messages.js';
+import { errorContent, resultContent, toolError, type ChildOutcome, type ToolFailure, type ToolOutcome } from './outcome.js';
+import type { Segment } from './segment.js';
+import type { PendingApproval } from './state.js';
+import { ToolCallContext } from './tool-context.js';
+
+/**
+ * The tool calls of one model reply, sent through the `tool` stack up to `toolConcurrency` at a
+ * time. Each settled call's result is written to the state at once (held until the turn ends),
+ * so a segment that cannot finish the turn — a call waits for a human, or the run fails —
+ * leaves the next one only the rest to settle. The results enter the transcript together, in
+ * the order the model made the calls.
+ *
+ * The loop drives it, so that a turn of one call (the common case) costs no async function of
+ * its own: the loop awaits that call's stack directly.
+ *
+ * @example const turn = new ToolTurn(segment, reply.toolCalls); await turn.settleAll(); const waiting = turn.end();
+ */
+export class ToolTurn {
+  /** Indexes of the calls this segment must settle (an earlier one may have settled some). */
+  private readonly todo: number[] = [];
+  private readonly pending: { at: number; approval: PendingApproval }[] = [];
+
+  constructor(private readonly segment: Segment, private readonly calls: AssistantToolCall[]) {
+    const held = segment.state.settled;
+    for (let i = 0; i < calls.length; i++) if (held[calls[i].id] === undefined) this.todo.push(i);
+  }
+
+  /** The one call left to settle, when exactly one is. */
+  only(): number | undefined {
+    return this.todo.length === 1 ? this.todo[0] : undefined;
+  }
+
+  /** Call `i` through the `tool` stack (not async: the caller awaits the stack's own promise). */
+  outcome(i: number): ToolOutcome | Promise<ToolOutcome> {
+    return callOutcome(this.segment, this.calls[i]);
+  }
+
+  /** Call `i` settled with `outcome`: its result is written, or its request for a human kept. */
+  settle(i: number, outcome: ToolOutcome): void {
+    const { segment } = this;
+    const call = this.calls[i];
+    if (outcome.requiresApproval === true) {
+      const asked = outcome.child !== undefined ? childApprovals(segment, call, outcome.child, this.pending) : [ownApproval(call, outcome)];
+      for (const approval of asked) {
+        this.pending.push({ at: i, approval });
+        if (segment.listening) segment.publish({ type: 'approval.requested', ...approval });
+      }
+      return;
+    }
+    const message = toolMessage(call, outcome);
+    segment.writer.callSettled(call.id, message);
+    if (segment.listening) {
+      const error = message.metadata?.error as ToolFailure | undefined;
+      if (error !== undefined) segment.publish({ type: 'tool.error', toolCallId: call.id, toolName: call.name, kind: error.kind, message: error.message, ...(error.by !== undefined ? { by: error.by } : {}) });
+      else segment.publish({ type: 'tool.done', toolCallId: call.id, toolName: call.name, result: message.content, ...replaced(outcome) });
+    }
+  }
+
+  /** Settle every call left, up to `toolConcurrency` at a time. */
+  settleAll(): Promise<void> {
+    return pool(this.todo, this.segment.agent.toolConcurrency, async (i) => this.settle(i, await this.outcome(i)));
+  }
+
+  /**
+   * Every call settled: the results enter the transcript, or, if some call waits for a human,
+   * the run suspends with them. Returns true when some call waits.
+   */
+  end(): boolean {
+    const { writer } = this.segment;
+    if (this.pending.length > 0) {
+      // Keep the model's order, whatever order the calls finished in (a stable sort).
+      const pending = this.pending.slice().sort((a, b) => a.at - b.at).map((p) => p.approval);
+      writer.suspendTurn(pending);
+      return true;
+    }
+    writer.endTurn(this.calls.map((call) => call.id));
+    return false;
+  }
+}
+
+/**
+ * Run `fn` over `items`, at most `limit` at once. After a failure no new item starts; those
+ * already running finish (and record their results), then the first error is thrown.
+ */
+async function pool<T>(items: T[], limit: number, fn: (item: T) => Promise<void>): Promise<void> {
+  let next = 0;
+  let failure: { error: unknown } | undefined;
+  const worker = async () => {
+    while (failure === undefined && next < items.length) {
+      const item = items[next++];
+      try {
+        await fn(item);
+      } catch (error) {
+        failure ??= { error };
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+  if (failure !== undefined) throw failure.error;
+}
+
+/**
+ * Send one call through the `tool` stack, unless it must not run: it was interrupted while
+ * running, the run was cancelled, a human denied it, or its arguments are no JSON object.
+ * Not async, so the stack's own promise is what the turn awaits.
+ */
+function callOutcome(segment: Segment, call: AssistantToolCall): ToolOutcome | Promise<ToolOutcome> {
+  const { state } = segment;
+  const decision = state.decisions[call.id];
+  if (decision !== undefined) {
+    segment.recordPermission(
+      { toolName: decision.toolName ?? call.name, toolCallId: call.id, args: decision.args ?? call.args },
+      { decision: decision.approved ? 'allow' : 'deny', source: 'approval', ...(decision.reason !== undefined ? { reason: decision.reason } : {}) },
+    );
+  }
+  if (state.ledger[call.id] === 'running') {
+    return toolError('execution', `This call had started when the run was interrupted and may have taken effect; it is not run again (idempotency key ${state.runId}:${call.id})`);
+  }
+  if (segment.aborted) return toolError('aborted', 'The run was cancelled before this call ran');
+  const denied = humanDenial(decision);
+  if (denied !== undefined) return denied;
+  if (segment.listening) segment.publish({ type: 'tool.start', toolCallId: call.id, toolName: call.name, args: call.args });
+  const args = argsObject(startingArgs(decision, call.name, call.args));
+  if (typeof args === 'string') return toolError('validation', `Invalid arguments for ${call.name}: ${args}`);
+  return segment.stacks.tool(new ToolCallContext(segment, call, args, decision));
+}
+
+/** What a call that needs a human asks them: the tool and the arguments the layers produced. */
+function ownApproval(call: AssistantToolCall, outcome: ToolOutcome): PendingApproval {
+  const ask = outcome.approval ?? { toolName: call.name, args: call.args };
+  return { toolCallId: call.id, toolName: ask.toolName, args: ask.args, ...(ask.reason !== undefined ? { reason: ask.reason } : {}) };
+}
+
+/**
+ * A child run behind this call waits for a human: keep its state, and list its approvals as
+ * the run's own, each under an id unique in the run (`<call id>/<its id>` where that is free),
+ * with the route back to the child kept in the state — never read out of the id, which the
+ * model wrote. The call stays unsettled; resuming runs it again, which resumes the child.
+ */
+function childApprovals(segment: Segment, call: AssistantToolCall, child: ChildOutcome, pending: readonly { approval: PendingApproval }[]): PendingApproval[] {
+  const { ledger } = segment.state;
+  const taken = new Set(pending.map((p) => p.approval.toolCallId));
+  const routes: Record<string, string> = {};
+  const listed = child.approvals.map((p) => {
+    let id = `${call.id}/${p.toolCallId}`;
+    for (let n = 2; ledger[id] !== undefined || taken.has(id); n++) id = `${call.id}/${p.toolCallId}#${n}`;
+    taken.add(id);
+    routes[id] = p.toolCallId;
+    return { ...p, toolCallId: id };
+  });
+  segment.writer.suspendChild(call.id, child.state, routes);
+  return listed;
+}
+
+function replaced(outcome: ToolOutcome): { replacedBy?: string; replacedByHook?: string } {
+  return outcome.replacedBy === undefined ? {} : { replacedBy: outcome.replacedBy, replacedByHook: outcome.replacedBy };
+}
+
+/** The transcript entry for a settled call: what the model reads, and why, in metadata. */
+export function toolMessage(call: AssistantToolCall, outcome: ToolOutcome): ToolMessage {
+  let error = outcome.error;
+  let content = '';
+  if (error === undefined) {
+    try {
+      content = resultContent(outcome.result);
+    } catch (problem) {
+      const source = outcome.replacedBy === undefined ? `${call.name} returned a result` : `the result ${outcome.replacedBy} gave for ${call.name}`;
+      error = { kind: 'execution', message: `${source} that cannot be sent to the model: ${(problem as Error).message}` };
+    }
+  }
+  if (error !== undefined) {
+    return { role: 'tool', toolCallId: call.id, name: call.name, content: errorContent(error), metadata: { error: { ...error } } };
+  }
+  const message: ToolMessage = { role: 'tool', toolCallId: call.id, name: call.name, content };
+  if (outcome.replacedBy !== undefined) message.metadata = replaced(outcome);
+  return message;
+}

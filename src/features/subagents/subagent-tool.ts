@@ -1,0 +1,126 @@
+import { z } from 'zod';
+import { segmentOf } from '../../core/base-context.js';
+import type { SubagentInfo, Tool, ToolContext } from '../../core/contexts.js';
+import { RunFailedError } from '../../core/errors.js';
+import type { EventListener, PermissionListener } from '../../core/events.js';
+import type { NamedMiddleware } from '../../core/middleware.js';
+import type { RunResult } from '../../core/result.js';
+import type { AgentCore } from '../../core/segment.js';
+import type { ApprovalDecision, RunState, Usage } from '../../core/state.js';
+import { defineTool } from '../../tools/define.js';
+import { suspendWith } from '../../tools/execute.js';
+import { parentSpanOf, type Span } from '../tracing.js';
+
+/**
+ * How an agent appears as another agent's tool.
+ *
+ * @example researcher.asTool({ name: 'research', description: 'Researches a topic and reports back' })
+ */
+export interface SubagentToolOptions {
+  /** The tool's name (default: the agent's name). */
+  name?: string;
+  description: string;
+}
+
+/** How a parent's call runs its sub-agent: inside the parent's run, hearing what it hears. */
+export interface ChildRunOptions {
+  sessionId: string;
+  signal: AbortSignal;
+  metadata: Record<string, unknown>;
+  listeners: readonly EventListener[];
+  permissionListeners: readonly PermissionListener[];
+  /** The parent segment's mode (a streamed run streams its sub-agents too). */
+  mode: number;
+  subagent: SubagentInfo;
+  /** The parent's layers, run outermost in the child's run. */
+  inherited: readonly NamedMiddleware[];
+  parentSpan: Span | undefined;
+}
+
+/** What the sub-agent tool needs of the agent it runs. */
+export interface ChildRunner {
+  readonly name: string;
+  /** A new run for `input`, or, with `resume`, the child run the call suspended with. */
+  runChild(input: string, resume: { state: RunState; decisions: Record<string, ApprovalDecision> } | undefined, options: ChildRunOptions): Promise<RunResult>;
+}
+
+const input = z.object({ task: z.string().describe('What the sub-agent should do, in full') });
+
+/**
+ * A tool that runs `runner`'s agent for a call of the current run: a run of its own (own run
+ * id, same session), inside the parent's inherited layers, hearing the parent's event and
+ * permission listeners, cancelled with the call. Its usage adds to the parent's. If it
+ * suspends for approval, the call suspends with it, and resuming the parent resumes it.
+ */
+export function subagentTool(runner: ChildRunner, options: SubagentToolOptions): Tool {
+  if (typeof options !== 'object' || options === null || typeof options.description !== 'string') {
+    throw new TypeError(`agent.asTool(options): give { description } telling the lead model what ${runner.name} does`);
+  }
+  return defineTool({
+    name: options.name ?? runner.name,
+    description: options.description,
+    input,
+    async execute({ task }, ctx) {
+      const parent = segmentOf(ctx);
+      const resume = ctx.child === undefined ? undefined : { state: ctx.child.state as RunState, decisions: { ...ctx.child.decisions } };
+      const before = resume?.state.usage;
+      let result: RunResult;
+      try {
+        result = await runner.runChild(task, resume, {
+          sessionId: ctx.sessionId,
+          signal: ctx.signal,
+          metadata: { ...ctx.metadata },
+          listeners: parent.options.listeners,
+          permissionListeners: parent.options.permissionListeners,
+          mode: parent.mode,
+          subagent: subagentInfo(runner.name, ctx),
+          inherited: inheritable(parent.agent),
+          parentSpan: parentSpanOf(ctx),
+        });
+      } catch (error) {
+        // A failed child run spent tokens too; its state is of no further use to this call.
+        if (error instanceof RunFailedError) parent.writer.addUsage(spent(error.state.usage, before));
+        parent.writer.dropChild(ctx.toolCallId);
+        throw error;
+      }
+      parent.writer.addUsage(spent(result.usage, before));
+      if (result.status === 'suspended') {
+        const approvals = result.pendingApprovals.map((p) => ({ ...p, path: [runner.name, ...(p.path ?? [])] }));
+        return suspendWith({ state: result.state, approvals });
+      }
+      parent.writer.dropChild(ctx.toolCallId);
+      // A cancelled child run has no answer: its last text would pass for one. Throwing while the
+      // call's signal is aborted settles the call as `aborted`.
+      if (result.stopReason === 'aborted') throw new Error(`${runner.name} was cancelled before it answered`);
+      return result.text;
+    },
+  });
+}
+
+// Per parent agent (and its inherited layers), one list: the child agent builds its stacks
+// once per list it is given.
+const inherited = new WeakMap<AgentCore, readonly NamedMiddleware[]>();
+
+/** The layers of `agent` its sub-agents run outermost (all but `scope: 'lead-only'` ones). */
+function inheritable(agent: AgentCore): readonly NamedMiddleware[] {
+  let layers = inherited.get(agent);
+  if (layers === undefined) inherited.set(agent, (layers = agent.layers.filter((mw) => mw.scope !== 'lead-only')));
+  return layers;
+}
+
+function subagentInfo(name: string, ctx: ToolContext): SubagentInfo {
+  const above = ctx.subagent;
+  return { name, depth: (above?.depth ?? 0) + 1, parentRunId: ctx.runId, path: [...(above?.path ?? [ctx.agentName]), name] };
+}
+
+/** What the child run used in this segment (a resumed one counted its earlier segments already). */
+function spent(used: Usage, before: Usage | undefined): Usage {
+  if (before === undefined) return used;
+  return {
+    inputTokens: used.inputTokens - before.inputTokens,
+    outputTokens: used.outputTokens - before.outputTokens,
+    totalTokens: used.totalTokens - before.totalTokens,
+    modelCalls: used.modelCalls - before.modelCalls,
+    toolCalls: used.toolCalls - before.toolCalls,
+  };
+}

@@ -1,0 +1,79 @@
+// Run state is plain JSON however a segment ends, and a state read back from storage is checked
+// field by field.
+import { describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { createAgent, defineTool, KoagentError, type RunState } from '../../src/index.js';
+import { checkState } from '../../src/core/resume.js';
+import { newState } from '../../src/core/state.js';
+import { mockModel } from '../../src/testing/index.js';
+import { add, rejection } from '../support/core.js';
+
+const roundTrip = (state: RunState) => JSON.parse(JSON.stringify(state)) as RunState;
+
+describe('the state of a segment is plain JSON', () => {
+  it('when it completed with tool calls and errors along the way', async () => {
+    const broken = defineTool({ name: 'broken', description: 'd', input: z.object({}), execute: () => new Map() });
+    const model = mockModel([{ toolCalls: [{ name: 'add', args: { a: 1, b: 1 } }, { name: 'broken', args: {} }, { name: 'nope', args: '[' }] }, 'ok']);
+    const { state } = await createAgent({ model, tools: [add, broken] }).run('Hi');
+    expect(roundTrip(state)).toStrictEqual(state);
+    expect(state).toMatchObject({ version: 1, status: 'completed', stopReason: 'final', steps: 2, segment: 1, pendingApprovals: [] });
+  });
+
+  it('when it stopped at maxSteps, was ended by a layer, or was aborted', async () => {
+    const looping = mockModel([{ toolCalls: [{ name: 'add', args: { a: 1, b: 1 } }] }]);
+    const states = [
+      (await createAgent({ model: looping, tools: [add], maxSteps: 1 }).run('Hi')).state,
+      (await createAgent({ model: mockModel([]) }).use({ name: 'end', model: async (ctx) => ctx.end({ reason: 'done' }) }).run('Hi')).state,
+      (await createAgent({ model: mockModel(['x']) }).run('Hi', { signal: AbortSignal.abort() })).state,
+    ];
+    expect(states.map((s) => s.stopReason)).toEqual(['max_steps', 'hook_end', 'aborted']);
+    for (const state of states) expect(roundTrip(state)).toStrictEqual(state);
+  });
+
+  it('when it failed: the error\'s state records the code and the layer', async () => {
+    const error = await rejection(createAgent({ model: mockModel(['x']) }).use({ name: 'breaker', model: async () => { throw new Error('no'); } }).run('Hi'));
+    expect(error.state).toMatchObject({ status: 'failed', error: { code: 'hook_failed', layer: 'breaker' } });
+    expect(roundTrip(error.state)).toStrictEqual(error.state);
+  });
+});
+
+describe('a new state', () => {
+  it('starts empty, running, at segment 0', () => {
+    const messages = [{ role: 'user' as const, content: 'Hi' }];
+    const state = newState('run_1', 'session_1', 'agent', messages);
+    expect(state).toStrictEqual({
+      version: 1, runId: 'run_1', sessionId: 'session_1', agentName: 'agent', status: 'running', segment: 0, messages, steps: 0,
+      usage: { inputTokens: 0, outputTokens: 0, totalTokens: 0, modelCalls: 0, toolCalls: 0 },
+      pendingApprovals: [], decisions: {}, settled: {}, ledger: {}, hookState: {}, children: {},
+    });
+    expect(state.messages).toBe(messages);
+  });
+});
+
+describe('checking a stored state', () => {
+  const good = () => roundTrip(newState('run_1', 'session_1', 'agent', []));
+
+  it('accepts a state as the runtime wrote it', () => {
+    const state = good();
+    expect(checkState(state)).toBe(state);
+  });
+
+  it.each([
+    ['not an object', () => 'state', /state is not an object/],
+    ['a wrong version', () => ({ ...good(), version: 2 }), /state\.version is 2, expected 1/],
+    ['messages that are not an array', () => ({ ...good(), messages: {} }), /state\.messages should be an array/],
+    ['usage that is not an object', () => ({ ...good(), usage: [] }), /state\.usage should be an object/],
+    ['a missing runId', () => { const s: Partial<RunState> = good(); delete s.runId; return s; }, /state\.runId should be a string/],
+    ['steps that are not a number', () => ({ ...good(), steps: '3' }), /state\.steps should be a number/],
+  ])('rejects %s with invalid_resume naming the field', (_what, make, message) => {
+    let caught: unknown;
+    try {
+      checkState(make());
+    } catch (error) {
+      caught = error;
+    }
+    expect(KoagentError.is(caught) && caught.code).toBe('invalid_resume');
+    expect((caught as Error).message).toMatch(message);
+    expect((caught as Error).message).toMatch(/pass the `state` of a RunResult or of a RunFailedError, unchanged/);
+  });
+});

@@ -1,0 +1,147 @@
+// The AgentHook dialect around model calls: preGenerate and postGenerate, the live request and
+// transcript, ctx.emit and ctx.generate. Test names quote the seed (000_…txt) or DESIGN.md §3.
+import { describe, expect, it } from 'vitest';
+import { createAgent, type AgentHook, type GenerateHookContext, type GenerateResult } from '../../../src/index.js';
+import { mockModel } from '../../../src/testing/index.js';
+import { callTool, eventLog, searchTool } from './fixtures.js';
+
+describe('preGenerate and postGenerate', () => {
+  it('"preGenerate(ctx): before each model call"; "postGenerate(ctx, result): after each model call resolves, with its GenerateResult"', async () => {
+    const log: string[] = [];
+    const replies: GenerateResult[] = [];
+    const hook: AgentHook = {
+      name: 'count',
+      preGenerate(ctx) { log.push(`pre ${ctx.step}`); },
+      postGenerate(ctx, result) { log.push(`post ${ctx.step}`); replies.push(result); },
+    };
+    const result = await createAgent({ model: mockModel([callTool('search', { query: 'q' }), 'done']), tools: [searchTool().tool], hooks: [hook] }).run('go');
+    expect(log).toEqual(['pre 1', 'post 1', 'pre 2', 'post 2']);
+    expect(replies.map((r) => r.message)).toEqual(result.messages.filter((m) => m.role === 'assistant'));
+    expect(replies[1]).toMatchObject({ finishReason: 'stop', usage: { inputTokens: expect.any(Number), outputTokens: expect.any(Number) } });
+  });
+
+  it('"request (the live GenerateOptions about to be sent)": changing a request field changes what the model is sent', async () => {
+    const model = mockModel(['hi']);
+    const hook: AgentHook = { name: 'tune', preGenerate(ctx) { ctx.request.temperature = 0; ctx.request.headers = { 'x-trace': 'abc' }; } };
+    await createAgent({ model, hooks: [hook], modelSettings: { temperature: 0.7 } }).run('go');
+    expect(model.calls[0].request).toMatchObject({ temperature: 0, headers: { 'x-trace': 'abc' } });
+  });
+
+  it('"ctx.messages is the live transcript; ctx.request is the live request. A message pushed in preGenerate stays in the transcript" (DESIGN §3)', async () => {
+    const model = mockModel(['hi']);
+    let seen: GenerateHookContext | undefined;
+    const hook: AgentHook = {
+      name: 'note',
+      preGenerate(ctx) { seen = ctx; ctx.messages.push({ role: 'system', content: 'Answer briefly.' }); },
+    };
+    const result = await createAgent({ model, hooks: [hook] }).run('go');
+    expect(seen!.messages).toBe(result.messages);
+    expect(seen!.request.messages).toBe(result.messages);
+    expect(model.calls[0].messages.at(-1)).toEqual({ role: 'system', content: 'Answer briefly.' });
+    expect(result.messages.map((m) => m.role)).toEqual(['user', 'system', 'assistant']);
+  });
+
+  it('the common fields are there on a GenerateHookContext: agentId, agentName, sessionId, metadata; subagent unset in a lead agent', async () => {
+    let seen: GenerateHookContext | undefined;
+    const hook: AgentHook = { name: 'look', postGenerate(ctx) { seen = ctx; } };
+    await createAgent({ name: 'writer', model: mockModel(['hi']), hooks: [hook], metadata: { tier: 'gold' } }).run('go', { sessionId: 'sess-1' });
+    expect(seen).toMatchObject({ agentId: 'writer', agentName: 'writer', sessionId: 'sess-1', metadata: { tier: 'gold' } });
+    expect(seen!.subagent).toBeUndefined();
+  });
+
+  it('what preGenerate and postGenerate return is ignored ("Nothing; mutate ctx.messages or ctx.request, or throw"), so an arrow function returning push()\'s count is fine', async () => {
+    const notes: string[] = [];
+    const hook: AgentHook = { name: 'arrow', preGenerate: () => notes.push('pre'), postGenerate: () => ({ result: 'ignored' }) };
+    const result = await createAgent({ model: mockModel(['hi']), hooks: [hook] }).run('go');
+    expect(result.text).toBe('hi');
+    expect(notes).toEqual(['pre']);
+  });
+
+  it('a model call that fails does not reach postGenerate: the run fails with the provider\'s error', async () => {
+    const log: string[] = [];
+    const hook: AgentHook = { name: 'watch', preGenerate() { log.push('pre'); }, postGenerate() { log.push('post'); } };
+    const error = await createAgent({ model: mockModel([{ error: 'rate limited' }]), hooks: [hook] }).run('go').catch((e) => e);
+    expect(error).toMatchObject({ code: 'model_error' });
+    expect(log).toEqual(['pre']);
+  });
+});
+
+describe('ctx.emit', () => {
+  it('"ctx.emit exists when the run has listeners (createAgent({ onEvent }))", and what it emits joins the run\'s events', async () => {
+    const log = eventLog();
+    const hook: AgentHook = {
+      name: 'compactor',
+      preGenerate(ctx) { ctx.emit?.({ type: 'compaction.start', messages: ctx.messages.length, tokens: 10 }); },
+      preToolCall(ctx) { ctx.emit?.({ type: 'audit.tool', tool: ctx.toolName }); },
+    };
+    const result = await createAgent({ model: mockModel([callTool('search', { query: 'q' }), 'ok']), tools: [searchTool().tool], hooks: [hook], onEvent: log.onEvent }).run('go');
+    expect(log.ofType('compaction.start')).toEqual([
+      expect.objectContaining({ type: 'compaction.start', messages: 1, tokens: 10, runId: result.runId }),
+      expect.objectContaining({ type: 'compaction.start', messages: 3, tokens: 10, runId: result.runId }),
+    ]);
+    expect(log.events.filter((e) => (e.type as string) === 'audit.tool')).toEqual([expect.objectContaining({ tool: 'search', runId: result.runId })]);
+  });
+
+  it('an onEvent given to one run makes ctx.emit exist for that run', async () => {
+    const present: boolean[] = [];
+    const hook: AgentHook = { name: 'probe', preGenerate(ctx) { present.push(typeof ctx.emit === 'function'); } };
+    const agent = createAgent({ model: mockModel(['a', 'b']), hooks: [hook] });
+    await agent.run('one');
+    await agent.run('two', { onEvent: () => undefined });
+    expect(present).toEqual([false, true]);
+  });
+
+  it('"ctx.emit exists when the run … is streamed": a streamed run\'s hooks get it, and what they emit comes out of the stream', async () => {
+    const present: boolean[] = [];
+    const hook: AgentHook = { name: 'probe', preGenerate(ctx) { present.push(typeof ctx.emit === 'function'); ctx.emit?.({ type: 'probe.seen' }); } };
+    const stream = createAgent({ model: mockModel(['hi']), hooks: [hook] }).stream('go');
+    const types: string[] = [];
+    for await (const event of stream) types.push(event.type);
+    expect(present).toEqual([true]);
+    expect(types).toContain('probe.seen');
+    expect((await stream.result).text).toBe('hi');
+  });
+
+  it('"ctx.emit exists" only then: without listeners it is absent, on model and tool contexts alike', async () => {
+    const present: boolean[] = [];
+    const hook: AgentHook = { name: 'probe', preGenerate(ctx) { present.push('emit' in ctx); }, preToolCall(ctx) { present.push('emit' in ctx); } };
+    await createAgent({ model: mockModel([callTool('search', { query: 'q' }), 'ok']), tools: [searchTool().tool], hooks: [hook] }).run('go');
+    expect(present).toEqual([false, false, false]);
+  });
+});
+
+describe('ctx.generate', () => {
+  it('"preGenerate also gets ctx.generate(provider, request, purpose): a side model call" that "counts in the run\'s usage"', async () => {
+    const summarizer = mockModel([{ text: 'a summary', usage: { inputTokens: 100, outputTokens: 7 } }]);
+    let summary = '';
+    const hook: AgentHook = {
+      name: 'summarize',
+      async preGenerate(ctx) {
+        const side = await ctx.generate(summarizer, { messages: [{ role: 'user', content: 'Summarize the chat' }] }, 'summary');
+        summary = side.message.content;
+      },
+    };
+    const model = mockModel([{ text: 'hi', usage: { inputTokens: 5, outputTokens: 1 } }]);
+    const result = await createAgent({ model, hooks: [hook] }).run('go');
+    expect(summary).toBe('a summary');
+    expect(summarizer.calls[0].messages).toEqual([{ role: 'user', content: 'Summarize the chat' }]);
+    expect(result.usage).toMatchObject({ modelCalls: 2, inputTokens: 105, outputTokens: 8, totalTokens: 113 });
+  });
+
+  it('"counts in the run\'s usage and budgets": a side call counts toward limits.modelCalls', async () => {
+    const hook: AgentHook = { name: 'side', async preGenerate(ctx) { await ctx.generate(mockModel(['aside']), { messages: [] }, 'aside'); } };
+    const model = mockModel([callTool('search', { query: 'q' }), 'done']);
+    const result = await createAgent({ model, tools: [searchTool().tool], hooks: [hook], limits: { modelCalls: 2 } }).run('go');
+    // One turn plus its side call reach the budget of 2, so the second turn never happens.
+    expect(model.calls).toHaveLength(1);
+    expect(result.stopReason).toBe('limit:model_calls');
+  });
+
+  it('"gets its own chat span tagged with the purpose": its model.start and model.done events carry the purpose', async () => {
+    const log = eventLog();
+    const hook: AgentHook = { name: 'classify', async preGenerate(ctx) { await ctx.generate(mockModel(['safe']), { messages: ctx.messages }, 'classifier'); } };
+    await createAgent({ model: mockModel(['hi']), hooks: [hook], onEvent: log.onEvent }).run('go');
+    const calls = log.events.filter((e) => e.type === 'model.start' || e.type === 'model.done').map((e) => `${e.type} ${(e as { purpose: string }).purpose}`);
+    expect(calls).toEqual(['model.start turn', 'model.start classifier', 'model.done classifier', 'model.done turn']);
+  });
+});
