@@ -25,11 +25,19 @@ function scripted(steps: number): ModelProvider {
   };
 }
 
+/** A layer that only passes the call on: `return next()`. */
 const noop = (i: number): Middleware => ({ name: `noop${i}`, model: (_ctx, next) => next(), tool: (_ctx, next) => next() });
 
-async function koagent(steps: number, layers: number): Promise<void> {
+/** The layer as users write it: await the inner outcome, look at it, return it. */
+async function awaitingLayer<T>(_ctx: unknown, next: () => Promise<T>): Promise<T> {
+  const out = await next();
+  return out;
+}
+const awaiting = (i: number): Middleware => ({ name: `awaiting${i}`, model: awaitingLayer, tool: awaitingLayer });
+
+async function koagent(steps: number, layers: number, layer: (i: number) => Middleware = noop): Promise<void> {
   const agent = createAgent({ model: scripted(steps), maxSteps: steps + 1, tools: [defineTool({ name: 'add', description: 'Add', input, execute: add })] });
-  for (let i = 0; i < layers; i++) agent.use(noop(i));
+  for (let i = 0; i < layers; i++) agent.use(layer(i));
   const result = await agent.run('go');
   if (result.usage.toolCalls !== steps) throw new Error('bench: wrong number of tool calls');
 }
@@ -40,9 +48,10 @@ type ToolCtx = { args: unknown; content?: string };
 
 /**
  * The floor: the same work, hand-written, no framework. With `layers` > 0, the model and tool
- * work are wrapped in that many no-op koa-compose layers (raw koa-compose's own cost).
+ * work are wrapped in that many koa-compose layers (raw koa-compose's own cost): pass-through
+ * ones, or, with `awaits`, the awaiting layer users write.
  */
-async function handWritten(steps: number, layers: number): Promise<void> {
+async function handWritten(steps: number, layers: number, awaits = false): Promise<void> {
   const provider = scripted(steps);
   const tools = [{ name: 'add', description: 'Add', parameters: z.toJSONSchema(input) }];
   const messages: Msg[] = [{ role: 'user', content: 'go' }];
@@ -51,7 +60,7 @@ async function handWritten(steps: number, layers: number): Promise<void> {
     const parsed = input.safeParse(ctx.args);
     ctx.content = parsed.success ? JSON.stringify(add(parsed.data)) : 'invalid';
   };
-  const noops = Array.from({ length: layers }, () => (_ctx: unknown, next: () => Promise<unknown>) => next());
+  const noops = Array.from({ length: layers }, () => (awaits ? awaitingLayer : (_ctx: unknown, next: () => Promise<unknown>) => next()));
   const callModel = layers === 0 ? modelWork : koaCompose<ModelCtx>([...noops, modelWork]);
   const callTool = layers === 0 ? toolWork : koaCompose<ToolCtx>([...noops, toolWork]);
   for (;;) {
@@ -95,25 +104,34 @@ const zero = variant('koagent, 0 layers', S, (s) => koagent(s, 0));
 const one = variant('koagent, 1 no-op layer on model and tool', S, (s) => koagent(s, 1));
 const koa1 = variant('hand-written + 1 raw koa-compose layer', S, (s) => handWritten(s, 1));
 const ten = variant('koagent, 10 no-op layers on model and tool', S, (s) => koagent(s, 10));
+const awaitOne = variant('koagent, 1 awaiting layer on model and tool', S, (s) => koagent(s, 1, awaiting));
+const awaitTen = variant('koagent, 10 awaiting layers on model and tool', S, (s) => koagent(s, 10, awaiting));
+const koaAwaitOne = variant('hand-written + 1 awaiting koa-compose layer', S, (s) => handWritten(s, 1, true));
+const koaAwaitTen = variant('hand-written + 10 awaiting koa-compose layers', S, (s) => handWritten(s, 10, true));
 // The scaling pair is measured on its own, so the long runs' garbage does not weigh on the rest.
 const small = variant(`koagent, 10 layers, S = ${S}`, S, (s) => koagent(s, 10));
 const big = variant(`koagent, 10 layers, S = ${S * 10}`, S * 10, (s) => koagent(s, 10));
 
 console.log(`koagent bench: S = ${S} model steps with one tool call each, best of ${ROUNDS} interleaved rounds (Node ${process.version})\n`);
 await measure([floor, koa1, koa10, zero, one, ten], ROUNDS);
+await measure([koaAwaitOne, koaAwaitTen, awaitOne, awaitTen], ROUNDS);
 await measure([small, big], Math.max(10, Math.round(ROUNDS / 2)));
-for (const v of [floor, koa1, koa10, zero, one, ten, small, big]) console.log(`${v.label.padEnd(46)} ${v.best.toFixed(2).padStart(7)} µs/step`);
+for (const v of [floor, koa1, koa10, zero, one, ten, koaAwaitOne, koaAwaitTen, awaitOne, awaitTen, small, big]) console.log(`${v.label.padEnd(48)} ${v.best.toFixed(2).padStart(7)} µs/step`);
 
 // The marginal cost of a layer: from 1 to 10 layers on each of the two stacks (18 layer calls a
 // step), so what any layer at all costs once (e.g. copying tool arguments for layers to edit)
 // is not spread over the layers.
 const perLayer = (ten.best - one.best) / 18;
 const perKoaLayer = (koa10.best - koa1.best) / 18;
+const perAwaiting = (awaitTen.best - awaitOne.best) / 18;
+const perKoaAwaiting = (koaAwaitTen.best - koaAwaitOne.best) / 18;
 const rows: [string, number, string, boolean][] = [
   ['per-layer cost / raw koa-compose per-layer cost', perLayer / perKoaLayer, '≤ 2', perLayer / perKoaLayer <= 2],
+  ['awaiting layer / koa-compose awaiting layer', perAwaiting / perKoaAwaiting, '≤ 2', perAwaiting / perKoaAwaiting <= 2],
   ['0-layer loop / hand-written floor', zero.best / floor.best, '≤ 3', zero.best / floor.best <= 3],
   ['10 layers, µs per step', ten.best, '≤ 5', ten.best <= 5],
   [`µs/step at S = ${S * 10} / at S = ${S}`, big.best / small.best, '≤ 1.2', big.best / small.best <= 1.2],
 ];
-console.log(`\none layer call: koagent ${(perLayer * 1000).toFixed(0)} ns, raw koa-compose ${(perKoaLayer * 1000).toFixed(0)} ns\n`);
-for (const [what, value, target, ok] of rows) console.log(`${what.padEnd(48)} ${value.toFixed(2).padStart(6)}  target ${target.padEnd(6)} ${ok ? 'met' : 'NOT MET'}`);
+console.log(`\none pass-through layer call: koagent ${(perLayer * 1000).toFixed(0)} ns, raw koa-compose ${(perKoaLayer * 1000).toFixed(0)} ns`);
+console.log(`one awaiting layer call: koagent ${(perAwaiting * 1000).toFixed(0)} ns, raw koa-compose ${(perKoaAwaiting * 1000).toFixed(0)} ns\n`);
+for (const [what, value, target, ok] of rows) console.log(`${what.padEnd(50)} ${value.toFixed(2).padStart(6)}  target ${target.padEnd(6)} ${ok ? 'met' : 'NOT MET'}`);

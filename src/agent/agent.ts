@@ -248,7 +248,7 @@ export class Agent {
     segment.publish({ type: 'run.start', sessionId: state.sessionId, segment: number, resumed });
     try {
       const result = await segment.stacks.run(ctx);
-      // A run layer that settled the segment without the loop: the state says how it ended.
+      // A run layer that ended the segment without the loop: the state says how it ended.
       if (state.status === 'running') segment.writer.end(result.status, result.stopReason, state.output);
       segment.publish({ type: 'run.end', status: result.status, stopReason: result.stopReason });
       endRunSpan(span, result.status, result.stopReason);

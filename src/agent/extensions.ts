@@ -100,13 +100,13 @@ export function toMiddleware(extensions: readonly Extension[]): NamedMiddleware[
 
 /**
  * A native middleware as a layer source. Its hook points are read through the prototype chain
- * and bound to the object itself, so a class instance works and `this` is that instance (a
- * spread copy would drop prototype methods).
+ * and called on the object itself (`self`), so a class instance works and `this` is that
+ * instance (a spread copy would drop prototype methods).
  */
 function namedMiddleware(mw: Middleware, fallbackName: string): NamedMiddleware {
-  const named: NamedMiddleware = { name: mw.name ?? fallbackName, holdStream: mw.holdStream, rawCalls: mw.rawCalls, scope: mw.scope };
-  if (typeof mw.run === 'function') named.run = mw.run.bind(mw);
-  if (typeof mw.model === 'function') named.model = mw.model.bind(mw);
-  if (typeof mw.tool === 'function') named.tool = mw.tool.bind(mw);
+  const named: NamedMiddleware = { name: mw.name ?? fallbackName, holdStream: mw.holdStream, rawCalls: mw.rawCalls, scope: mw.scope, self: mw };
+  if (typeof mw.run === 'function') named.run = mw.run;
+  if (typeof mw.model === 'function') named.model = mw.model;
+  if (typeof mw.tool === 'function') named.tool = mw.tool;
   return named;
 }

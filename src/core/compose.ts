@@ -1,5 +1,5 @@
 import koaCompose from 'koa-compose';
-import { blame, KoagentError } from './errors.js';
+import { blame, errorOrigin, KoagentError } from './errors.js';
 
 /** `next()` for a layer: runs everything inside it and resolves to the inner outcome. */
 export type Next<T> = () => Promise<T>;
@@ -9,12 +9,25 @@ export type LayerFn<C, T> = (ctx: C, next: Next<T>) => Promise<T> | T;
 
 /**
  * One layer of a stack. A user's layer is checked on every call; koagent's own steps are
- * `trusted`: koa-compose calls them as they are, at no cost beyond its own dispatch.
+ * `trusted`: called as they are, at no cost beyond the dispatch. A trusted step may pass the
+ * context to `next` (`next(ctx)`), which lets koagent chain a stack of its own steps without a
+ * closure per call. A trusted step with user layers inside it calls `next` synchronously.
  */
-export interface Layer<C, T> {
+export type Layer<C, T> = CheckedLayer<C, T> | TrustedLayer<C, T>;
+
+/** A user's layer: checked on every call. `self` is what `this` is when `fn` runs (its object). */
+export interface CheckedLayer<C, T> {
   name: string;
   fn: LayerFn<C, T>;
-  trusted?: boolean;
+  self?: unknown;
+  trusted?: false;
+}
+
+/** One of koagent's own steps. */
+export interface TrustedLayer<C, T> {
+  name: string;
+  fn: (ctx: C, next: (ctx: C) => Promise<T>) => Promise<T>;
+  trusted: true;
 }
 
 /**
@@ -26,102 +39,198 @@ export type ReturnCheck<C, T> = (ctx: C, out: T, layer: string, nextCalled: bool
 type Dispatch<C, T> = (ctx: C) => Promise<T>;
 type KoaLayer<C> = (ctx: C, next: () => Promise<unknown>) => unknown;
 
-/** What a checked layer knows of its own `next()`: one per layer call. */
-interface Frame {
-  /** A `next()` of this layer has not settled yet. */
-  pending: boolean;
-  /** Set when this layer passed its `next()` promise straight back: its caller settles with it. */
-  up: Frame | undefined;
-}
-
 /**
- * The frame of the checked layer whose `next()` is being dispatched right now. koa-compose calls
- * the next layer synchronously, so the checked layer directly inside takes it at its start: the
- * inner layer reports back when it settles, and the outer one needs no reaction of its own.
+ * Of one stack call, the layers whose promise was not checked when it resolved, innermost first:
+ * `name, returned, next` triples. The call's result is checked once; only when it fails do these
+ * say who is to blame.
  */
-let handoff: Frame | undefined;
+type Records = unknown[];
 
-/** A call settled: its caller's frame, and those of pass-through layers above it, are free again. */
-function release(frame: Frame | undefined): void {
-  for (let f = frame; f !== undefined; f = f.up) f.pending = false;
-}
+/** The records of the stack call being dispatched now (koa-compose enters layers synchronously). */
+let records: Records | undefined;
 
 /**
  * Compose layers around a terminal step into one function, built once per stack. koa-compose
  * dispatches; each checked layer is wrapped so that:
- * - it may call `next()` again once the previous call settled (retry, fallback): the rest of
+ * - it may call `next()` again once the previous call is over (retry, fallback): the rest of
  *   the stack is dispatched again, through a koa-compose of the layers inside it;
  * - calling `next()` while an earlier call is pending rejects with a clear error;
  * - an error it throws itself is attributed to it (an error it passes on keeps its origin);
  * - what it returns is checked (`undefined` is refused, naming the layer).
+ *
+ * A layer that settles the call itself is checked at once. One that awaits its `next()` (the
+ * usual `const out = await next(); …; return out;`) costs no promise of its own: the stack's
+ * result is checked when it is known, and a bad value or an error is traced back to the layer
+ * that produced it, innermost first.
  */
 export function compose<C, T>(layers: readonly Layer<C, T>[], terminal: Dispatch<C, T>, check?: ReturnCheck<C, T>): Dispatch<C, T> {
-  if (layers.length === 0) return terminal;
+  // koagent's own steps alone (no user layer): each calls the next directly, nothing to check.
+  if (layers.every((layer) => layer.trusted === true)) return chainSteps(layers as TrustedLayer<C, T>[], terminal);
   const chain: KoaLayer<C>[] = [];
   // The rest of the stack from position i, composed on first use (a retry is rare).
   const rests: (Dispatch<C, T> | undefined)[] = [];
   const rest = (i: number): Dispatch<C, T> => (rests[i] ??= koaCompose(chain.slice(i)) as Dispatch<C, T>);
   layers.forEach((layer, i) => {
-    if (layer.trusted === true) return chain.push(layer.fn as KoaLayer<C>);
-    // A layer directly inside that is not checked will not report back: then this one watches.
-    const inner = layers[i + 1];
-    const watches = inner === undefined || inner.trusted === true;
-    return chain.push(checked(layer, check, () => rest(i + 1), watches));
+    // koa-compose's `next` takes no argument and ignores one, so `next(ctx)` works here too.
+    chain.push(layer.trusted === true ? (layer.fn as unknown as KoaLayer<C>) : checked(layer, check, () => rest(i + 1)));
   });
   chain.push((ctx) => terminal(ctx));
-  return koaCompose(chain) as Dispatch<C, T>;
+  const dispatch = koaCompose(chain) as Dispatch<C, T>;
+  return (ctx) => {
+    const mine: Records = [];
+    const outer = records;
+    records = mine;
+    const result = dispatch(ctx);
+    records = outer;
+    // Only pass-through layers (or none) were met: nothing they could have made needs a check.
+    if (mine.length === 0) return result;
+    return result.then((out) => verify(ctx, out, mine, check), (error: unknown) => traceError(error, mine));
+  };
 }
 
-function checked<C, T>(layer: Layer<C, T>, check: ReturnCheck<C, T> | undefined, rest: () => Dispatch<C, T>, watches: boolean): KoaLayer<C> {
-  const { fn, name } = layer;
+function chainSteps<C, T>(steps: readonly TrustedLayer<C, T>[], terminal: Dispatch<C, T>): Dispatch<C, T> {
+  let inner = terminal;
+  for (let i = steps.length - 1; i >= 0; i--) {
+    const { fn } = steps[i];
+    const next = inner;
+    inner = (ctx) => fn(ctx, next);
+  }
+  return inner;
+}
+
+function checked<C, T>(layer: CheckedLayer<C, T>, check: ReturnCheck<C, T> | undefined, rest: () => Dispatch<C, T>): KoaLayer<C> {
+  const { fn, name, self } = layer;
   return (ctx, koaNext) => {
-    const caller = handoff;
-    handoff = undefined;
-    // Both fields set from the start, so all frames share one shape.
-    const frame: Frame = { pending: false, up: undefined };
     // The promise the last next() returned; undefined until the first call.
     let last: Promise<T> | undefined;
+    // What the layer returned; RUNNING while its own code runs before its first await. A second
+    // next() then cannot follow a finished first one: it is concurrent, whatever the first holds.
+    let returned: unknown = RUNNING;
+    // This stack call's records, taken when the layer returns (pass-through layers never need them).
+    let mine: Records | undefined;
     const next: Next<T> = () => {
-      if (frame.pending) return concurrent(name);
-      frame.pending = true;
-      handoff = frame;
-      const inner = (last === undefined ? koaNext() : rest()(ctx)) as Promise<T>;
-      handoff = undefined;
-      // The report is the first reaction on the promise, so it runs before this layer resumes.
-      if (watches) inner.then(() => release(frame), () => release(frame));
-      return (last = inner);
+      if (last !== undefined) return (last = returned === RUNNING ? concurrent(name) : again(last, name, rest(), ctx, mine!));
+      if (returned === RUNNING) return (last = koaNext() as Promise<T>);
+      // Called after an await: what runs inside records into this stack call's list.
+      const outer = records;
+      records = mine;
+      last = koaNext() as Promise<T>;
+      records = outer;
+      return last;
     };
-    let returned: Promise<T> | T;
     try {
-      returned = fn(ctx, next);
+      returned = fn.call(self, ctx, next);
     } catch (error) {
-      release(caller);
+      returned = undefined;
       return Promise.reject(blame(error, name));
     }
-    // `return next()` passes the inner promise straight back: what it holds was checked inside,
-    // so this layer costs no promise of its own.
-    if (returned === last && returned !== undefined) {
-      frame.up = caller;
-      return returned;
-    }
-    return Promise.resolve(returned).then((out: T) => {
-      let value = out;
+    // `return next()` passes the inner promise straight back: it can hold nothing this layer made.
+    if (returned === last && returned !== undefined) return returned;
+    if (typeof (returned as PromiseLike<T> | undefined)?.then !== 'function') {
+      // A value, not a promise: checked now.
       try {
-        if (out === undefined) {
-          throw new KoagentError('hook_failed', `${name} returned nothing; a middleware must return the outcome (usually \`return next()\`)`, { layer: name });
-        }
-        if (check !== undefined) value = check(ctx, out, name, last !== undefined);
+        return Promise.resolve(checkedValue(returned as T, ctx, name, check, last !== undefined));
       } catch (error) {
-        release(caller);
-        throw blame(error, name);
+        return Promise.reject(blame(error, name));
       }
-      release(caller);
-      return value;
+    }
+    const promise = returned as Promise<T>;
+    const list = (mine = records!);
+    if (last !== undefined) {
+      // It awaits the next() it called: checked with the stack's result.
+      list.push(name, promise, last);
+      return promise;
+    }
+    // It has not called next() yet: it may settle the call itself, which is checked as it comes.
+    // Marked now, so the stack's result is checked too (the layer may still call next()).
+    list.push(EAGER, promise, undefined);
+    return promise.then((out) => {
+      if (last === undefined) return checkedValue(out, ctx, name, check, false);
+      list.push(name, promise, last);
+      return out;
     }, (error: unknown) => {
-      release(caller);
-      throw blame(error, name);
+      if (last === undefined) throw blame(error, name);
+      list.push(name, promise, last);
+      throw error;
     });
   };
+}
+
+function checkedValue<C, T>(out: T, ctx: C, name: string, check: ReturnCheck<C, T> | undefined, nextCalled: boolean): T {
+  if (out === undefined) throw nothing(name);
+  return check === undefined ? out : check(ctx, out, name, nextCalled);
+}
+
+function nothing(name: string): KoagentError {
+  return new KoagentError('hook_failed', `${name} returned nothing; a middleware must return the outcome (usually \`return next()\`)`, { layer: name });
+}
+
+/** The stack's result, checked; a bad one is traced back to the layer that returned it. */
+async function verify<C, T>(ctx: C, out: T, mine: Records, check: ReturnCheck<C, T> | undefined): Promise<T> {
+  let problem: unknown;
+  try {
+    return checkedValue(out, ctx, '(a layer)', check, true);
+  } catch (error) {
+    problem = error;
+  }
+  const culprit = await producer(mine, (state) => 'value' in state && state.value === out);
+  if (culprit === undefined) throw problem;
+  try {
+    checkedValue(out, ctx, culprit, check, true);
+  } catch (error) {
+    throw blame(error, culprit);
+  }
+  throw problem;
+}
+
+/** The stack failed: an error nobody has claimed is blamed on the layer that threw it. */
+async function traceError(error: unknown, mine: Records): Promise<never> {
+  if (errorOrigin(error) === undefined) {
+    const culprit = await producer(mine, (state) => 'error' in state && state.error === error);
+    if (culprit !== undefined) throw blame(error, culprit);
+  }
+  throw error;
+}
+
+/** What a layer has "returned" while its own synchronous code still runs. */
+const RUNNING = Symbol('running');
+
+/** A placeholder record of a layer that had not called next() when it returned its promise. */
+const EAGER = Symbol('eager');
+
+type Settled = { value: unknown } | { error: unknown } | { pending: true };
+const PENDING = Symbol('pending');
+const pendingMarker = Promise.resolve(PENDING);
+
+/** How a promise stands now, without waiting for it: a resolved or rejected one's reaction is queued before the marker's. */
+function stateOf(promise: Promise<unknown>): Promise<Settled> {
+  return Promise.race([promise, pendingMarker]).then(
+    (value): Settled => (value === PENDING ? { pending: true } : { value }),
+    (error: unknown): Settled => ({ error }),
+  );
+}
+
+/** The innermost recorded layer whose own promise came to `matches` while its next() did not. */
+async function producer(mine: Records, matches: (state: Settled) => boolean): Promise<string | undefined> {
+  for (let i = 0; i < mine.length; i += 3) {
+    if (mine[i] === EAGER) continue;
+    if (matches(await stateOf(mine[i + 1] as Promise<unknown>)) && !matches(await stateOf(mine[i + 2] as Promise<unknown>))) return mine[i] as string;
+  }
+  return undefined;
+}
+
+/**
+ * A later `next()`: allowed once the previous one is over, and then the rest of the stack is
+ * dispatched again. `Promise.race` tells whether it is: a finished promise's reaction is queued
+ * before the marker's.
+ */
+async function again<C, T>(previous: Promise<T>, name: string, rest: Dispatch<C, T>, ctx: C, mine: Records): Promise<T> {
+  if ('pending' in (await stateOf(previous))) return concurrent(name);
+  const outer = records;
+  records = mine;
+  const result = rest(ctx);
+  records = outer;
+  return result;
 }
 
 function concurrent<T>(name: string): Promise<T> {

@@ -44,5 +44,8 @@ export function defineMiddleware<M extends Middleware>(middleware: M): M {
   return middleware;
 }
 
-/** A middleware with its name settled (its own, or its position), ready to be layers. */
-export type NamedMiddleware = Middleware & { name: string };
+/**
+ * A middleware with its name settled (its own, or its position), ready to be layers. `self` is
+ * the object its functions are called on (`this`): the user's own object or class instance.
+ */
+export type NamedMiddleware = Middleware & { name: string; self?: object };

@@ -12,7 +12,7 @@ const NO_USAGE = Object.freeze({ inputTokens: 0, outputTokens: 0 });
 export class ModelCallContext extends CallContext implements ModelContext {
   /** The reply this call has in the transcript, so a retry or a replacement takes its place. */
   #reply: AssistantMessage | undefined;
-  /** The stack has settled: a provider call still running (an orphaned `next()`) must not touch the run. */
+  /** The stack is done: a provider call still running (an orphaned `next()`) must not touch the run. */
   #closed = false;
 
   constructor(segment: Segment, public request: GenerateOptions, readonly step: number, readonly purpose: string) {
@@ -54,19 +54,30 @@ export class ModelCallContext extends CallContext implements ModelContext {
     CallContext.segmentOf(this).writer.setMessages(messages);
   }
 
-  /** The terminal of the `model` stack: ask the agent's model, and put its reply in the transcript. */
-  static async terminal(ctx: ModelContext): Promise<GenerateResult> {
+  /**
+   * The terminal of the `model` stack: ask the agent's model, and put its reply in the
+   * transcript. Not async: the provider call's own promise is what the layers await.
+   */
+  static terminal(ctx: ModelContext): Promise<GenerateResult> {
     const call = ctx as ModelCallContext;
     const segment = CallContext.segmentOf(call);
     // A retry asks again from the same transcript: the earlier attempt's reply leaves it first.
     segment.writer.withdrawReply(call.#reply);
     call.#reply = undefined;
-    const result = await callProvider({ segment, provider: segment.agent.provider, request: call.request, purpose: call.purpose, turn: call });
-    if (!call.#closed) call.#reply = segment.writer.placeReply(call.#reply, result.message);
-    return result;
+    return callProvider({ segment, provider: segment.agent.provider, request: call.request, purpose: call.purpose, turn: call });
   }
 
-  /** The `model` stack settled: keep the reply its outermost layer returned. */
+  /** A turn's provider call came back: count it and place its reply, unless the stack is done already. */
+  static replied(turn: ModelContext, result: GenerateResult): void {
+    const call = turn as ModelCallContext;
+    // A reply that arrives after its turn was given up (an orphaned next()) changes nothing.
+    if (call.#closed) return;
+    const { writer } = CallContext.segmentOf(call);
+    writer.countModelCall(result.usage);
+    call.#reply = writer.placeReply(call.#reply, result.message);
+  }
+
+  /** The `model` stack is done: keep the reply its outermost layer returned. */
   static keep(call: ModelCallContext, result: GenerateResult): void {
     call.#closed = true;
     const segment = CallContext.segmentOf(call);
@@ -85,10 +96,6 @@ export class ModelCallContext extends CallContext implements ModelContext {
     call.#reply = undefined;
   }
 
-  /** Whether a provider call of this turn may still change the run (the stack has not settled). */
-  static open(call: ModelContext): boolean {
-    return !(call as ModelCallContext).#closed;
-  }
 }
 
 /**
@@ -109,28 +116,28 @@ export function modelTurn(segment: Segment): ModelCallContext {
 
 /**
  * One call of a provider, for a turn or a side call: through the `provider` stack (spans,
- * streaming), checked, and counted in the run's usage. What it throws is the provider's.
+ * streaming), checked, and counted in the run's usage (a turn's reply also placed in the
+ * transcript). What it throws is the provider's.
  */
 async function callProvider(call: ProviderCall): Promise<GenerateResult> {
-  const { segment, provider } = call;
+  const { segment, provider, request } = call;
   let result: GenerateResult;
   try {
     result = await segment.stacks.provider(call);
+    // A reply that arrives after its call was given up (a timeout) must not enter the transcript.
+    request.signal?.throwIfAborted();
+    checkReply(result, provider);
   } catch (error) {
     throw markProviderError(error, providerName(provider));
   }
-  // A reply that arrives after its turn was given up (an orphaned next()) changes nothing.
-  if (call.turn === undefined || ModelCallContext.open(call.turn)) segment.writer.countModelCall(result.usage);
+  if (call.turn === undefined) segment.writer.countModelCall(result.usage);
+  else ModelCallContext.replied(call.turn, result);
   return result;
 }
 
-/** The terminal of the `provider` stack: the provider's own `generate`, its reply checked. */
-export async function generateReply(call: ProviderCall): Promise<GenerateResult> {
-  const result = await call.provider.generate(call.request);
-  // A reply that arrives after its call was given up (a timeout) must not enter the transcript.
-  call.request.signal?.throwIfAborted();
-  checkReply(result, call.provider);
-  return result;
+/** The terminal of the `provider` stack: the provider's own `generate`. */
+export function generateReply(call: ProviderCall): Promise<GenerateResult> {
+  return call.provider.generate(call.request);
 }
 
 /** A side model call (`ctx.generate`): straight to a provider, counted in the run's usage. */

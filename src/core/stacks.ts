@@ -47,7 +47,7 @@ function layersOf<C, T>(middleware: readonly NamedMiddleware[], point: 'run' | '
   const layers: Layer<C, T>[] = [];
   for (const mw of middleware) {
     const fn = mw[point] as LayerFn<C, T> | undefined;
-    if (fn !== undefined) layers.push({ name: mw.name, fn });
+    if (fn !== undefined) layers.push({ name: mw.name, fn, self: mw.self });
   }
   return layers;
 }
@@ -78,7 +78,7 @@ const copyArgs: ToolLayer = {
   trusted: true,
   fn(ctx, next) {
     if (ctx.args === ctx.toolCall.args || ctx.args === ctx.state.decisions[ctx.toolCallId]?.args) ctx.args = copyJson(ctx.args);
-    return next();
+    return next(ctx);
   },
 };
 

@@ -127,24 +127,29 @@ export class StateWriter {
   }
 
   /**
-   * A call settled with `message` as what the model reads: `done` in the ledger, the result held
-   * with it until the turn ends, counted, and its human decision (if any) used up.
+   * A call settled with `message` as what the model reads: `done` in the ledger, counted, its
+   * human decision (if any) used up, and its result held until the turn ends — or, for the
+   * turn's only call, in the transcript at once (the turn ends with it).
    */
-  callSettled(id: string, message: ToolMessage): void {
+  callSettled(id: string, message: ToolMessage, alone: boolean): void {
     if (this.#closed) return;
     const { state } = this;
     state.ledger[id] = 'done';
-    state.settled[id] = message;
+    if (alone) state.messages.push(message);
+    else state.settled[id] = message;
     state.usage.toolCalls++;
     if (state.decisions[id] !== undefined) delete state.decisions[id];
   }
 
-  /** Every call of the turn settled: their results enter the transcript, in the model's order. */
-  endTurn(callIds: readonly string[]): void {
+  /** Every call of the turn settled: the held results enter the transcript, in the model's order. */
+  endTurn(calls: readonly { id: string }[]): void {
     if (this.#closed) return;
     const { state } = this;
     const held = state.settled;
-    for (const id of callIds) state.messages.push(held[id]);
+    for (let i = 0; i < calls.length; i++) {
+      const message = held[calls[i].id];
+      if (message !== undefined) state.messages.push(message);
+    }
     state.settled = {};
   }
 

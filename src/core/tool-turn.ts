@@ -21,7 +21,8 @@ import { ToolCallContext } from './tool-context.js';
 export class ToolTurn {
   /** Indexes of the calls this segment must settle (an earlier one may have settled some). */
   private readonly todo: number[] = [];
-  private readonly pending: { at: number; approval: PendingApproval }[] = [];
+  /** Calls that wait for a human, with their position in the reply (made on the first one). */
+  private pending: { at: number; approval: PendingApproval }[] | undefined;
 
   constructor(private readonly segment: Segment, private readonly calls: AssistantToolCall[]) {
     const held = segment.state.settled;
@@ -43,15 +44,16 @@ export class ToolTurn {
     const { segment } = this;
     const call = this.calls[i];
     if (outcome.requiresApproval === true) {
-      const asked = outcome.child !== undefined ? childApprovals(segment, call, outcome.child, this.pending) : [ownApproval(call, outcome)];
+      const pending = (this.pending ??= []);
+      const asked = outcome.child !== undefined ? childApprovals(segment, call, outcome.child, pending) : [ownApproval(call, outcome)];
       for (const approval of asked) {
-        this.pending.push({ at: i, approval });
+        pending.push({ at: i, approval });
         if (segment.listening) segment.publish({ type: 'approval.requested', ...approval });
       }
       return;
     }
     const message = toolMessage(call, outcome);
-    segment.writer.callSettled(call.id, message);
+    segment.writer.callSettled(call.id, message, this.calls.length === 1);
     if (segment.listening) {
       const error = message.metadata?.error as ToolFailure | undefined;
       if (error !== undefined) segment.publish({ type: 'tool.error', toolCallId: call.id, toolName: call.name, kind: error.kind, message: error.message, ...(error.by !== undefined ? { by: error.by } : {}) });
@@ -70,13 +72,12 @@ export class ToolTurn {
    */
   end(): boolean {
     const { writer } = this.segment;
-    if (this.pending.length > 0) {
+    if (this.pending !== undefined) {
       // Keep the model's order, whatever order the calls finished in (a stable sort).
-      const pending = this.pending.slice().sort((a, b) => a.at - b.at).map((p) => p.approval);
-      writer.suspendTurn(pending);
+      writer.suspendTurn(this.pending.sort((a, b) => a.at - b.at).map((p) => p.approval));
       return true;
     }
-    writer.endTurn(this.calls.map((call) => call.id));
+    if (this.calls.length > 1) writer.endTurn(this.calls);
     return false;
   }
 }

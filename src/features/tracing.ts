@@ -67,7 +67,7 @@ export const providerSpanLayer: Layer<ProviderCall, GenerateResult> = {
     const span = modelSpan(call.provider, call.request, call.purpose, parent)!;
     let result: GenerateResult;
     try {
-      result = await inSpan(span, next);
+      result = await inSpan(span, () => next(call));
     } catch (error) {
       endModelSpan(span, undefined, error);
       throw error;
@@ -86,7 +86,7 @@ export const toolSpanLayer: Layer<ToolContext, ToolOutcome> = {
     toolSpans.set(ctx, span);
     let outcome: ToolOutcome;
     try {
-      outcome = await inSpan(span, next);
+      outcome = await inSpan(span, () => next(ctx));
     } catch (error) {
       endToolSpan(span, undefined, error);
       throw error;

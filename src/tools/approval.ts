@@ -20,7 +20,7 @@ export const approvalStep: Layer<ToolContext, ToolOutcome> = {
     if (call.decision?.approved) {
       // Resumed after a human said yes: it runs only as the call they approved.
       const breach = approvalBreach(call.decision, ctx.toolName, ctx.args);
-      if (breach === undefined) return next();
+      if (breach === undefined) return next(ctx);
       segmentOf(ctx).recordPermission(ctx, { decision: 'deny', source: 'approval', reason: breach });
       return toolError('denied', breach, 'approval');
     }
@@ -36,7 +36,7 @@ export const approvalStep: Layer<ToolContext, ToolOutcome> = {
         reason = `needsApproval threw: ${(error as Error)?.message ?? String(error)}`;
       }
     }
-    if (!needed) return next();
+    if (!needed) return next(ctx);
     return {
       result: undefined,
       requiresApproval: true,

@@ -32,13 +32,13 @@ export const guardrailsStep: Layer<ToolContext, ToolOutcome> = {
   trusted: true,
   async fn(ctx, next) {
     const { input, output } = ctx.tool!.guardrails;
-    if (input.length === 0 && output.length === 0) return next();
+    if (input.length === 0 && output.length === 0) return next(ctx);
     const args = ToolCallContext.callState(ctx).parsed;
     for (let i = 0; i < input.length; i++) {
       const stop = await check(() => input[i](args, ctx), guardName(input[i], 'input', i));
       if (stop !== undefined) return stop;
     }
-    const outcome = await next();
+    const outcome = await next(ctx);
     if (outcome.error !== undefined || outcome.requiresApproval) return outcome;
     for (let i = 0; i < output.length; i++) {
       const stop = await check(() => output[i](outcome.result, args, ctx), guardName(output[i], 'output', i));

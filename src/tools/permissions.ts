@@ -118,7 +118,7 @@ export function permissionsStep(option: PermissionsOption | undefined): Layer<To
         return toolError('denied', why, matched ? `rule:${matched.name}` : 'permissions:default');
       }
       if (decision === 'ask') call.ask = { reason: matched?.reason };
-      return next();
+      return next(ctx);
     },
   };
 }

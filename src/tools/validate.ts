@@ -22,7 +22,7 @@ function invalid(tool: Tool, error: z.ZodError, via = ''): ToolOutcome {
  * well-formed calls. The message says so when a layer made the call what it is: after the user
  * layers (`changed`), or when one ahead of validation renamed it.
  */
-function check(ctx: ToolContext, tools: ReadonlyMap<string, Tool>, afterLayers: boolean, next: () => Promise<ToolOutcome>): Promise<ToolOutcome> {
+function check(ctx: ToolContext, tools: ReadonlyMap<string, Tool>, afterLayers: boolean, next: (ctx: ToolContext) => Promise<ToolOutcome>): Promise<ToolOutcome> {
   const changed = afterLayers || ctx.toolName !== ctx.toolCall.name;
   let tool = ctx.tool;
   if (tool === undefined || tool.name !== ctx.toolName) {
@@ -35,7 +35,7 @@ function check(ctx: ToolContext, tools: ReadonlyMap<string, Tool>, afterLayers: 
   const parsed = tool.input.safeParse(args);
   if (!parsed.success) return Promise.resolve(invalid(tool, parsed.error, changed ? ' (as changed by a layer)' : ''));
   ToolCallContext.callState(ctx).parsed = parsed.data;
-  return next();
+  return next(ctx);
 }
 
 /** Validation, where the pipeline puts it: just before the first layer that needs a well-formed call. */

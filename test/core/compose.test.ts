@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { compose, type Layer } from '../../src/core/compose.js';
+import { compose, type CheckedLayer, type Layer } from '../../src/core/compose.js';
 import { errorOrigin, KoagentError } from '../../src/core/errors.js';
 
 type Ctx = { log: string[] };
-const layer = (name: string, fn: Layer<Ctx, string>['fn']): Layer<Ctx, string> => ({ name, fn });
+const layer = (name: string, fn: CheckedLayer<Ctx, string>['fn']): CheckedLayer<Ctx, string> => ({ name, fn });
 
 describe('compose: order', () => {
   it('runs code before next() in registration order and code after it in reverse', async () => {
@@ -65,5 +65,82 @@ describe('compose: errors', () => {
     const error = await run({ log: [] }).catch((e) => e);
     expect(error.message).toMatch(/forgetful returned nothing/);
     expect(errorOrigin(error)?.name).toBe('forgetful');
+  });
+});
+
+/** One of koagent's own steps, as the compose runs it: unchecked, passing the call on. */
+const step = (name: string, log: string[]): Layer<Ctx, string> => ({ name, trusted: true, fn: (c, next) => { log.push(name); return next(c); } });
+
+describe('compose: re-entry through koagent\'s own steps', () => {
+  it('lets a checked layer retry through a built-in step and another checked layer (the rest is dispatched again)', async () => {
+    const log: string[] = [];
+    let attempts = 0;
+    const run = compose([
+      layer('retry', async (_c, next) => { try { return await next(); } catch { log.push('retrying'); return next(); } }),
+      step('koagent:step', log),
+      layer('flaky', async (_c, next) => { if (++attempts === 1) throw new Error('first attempt fails'); return next(); }),
+    ], async () => 'done');
+    expect(await run({ log: [] })).toBe('done');
+    expect(attempts).toBe(2);
+    expect(log).toEqual(['koagent:step', 'retrying', 'koagent:step']);
+  });
+
+  it('still refuses a concurrent next() through a built-in step', async () => {
+    const log: string[] = [];
+    const run = compose([
+      layer('eager', async (_c, next) => { const [a] = await Promise.all([next(), next()]); return a; }),
+      step('koagent:step', log),
+      layer('inner', async (_c, next) => next()),
+    ], async () => 'x');
+    const error = await run({ log: [] }).catch((e) => e);
+    expect(errorOrigin(error)).toEqual({ kind: 'layer', name: 'eager' });
+  });
+
+  it('runs a stack of built-in steps alone without koa-compose, in order, as one chain', async () => {
+    const log: string[] = [];
+    const run = compose([step('a', log), step('b', log)], async () => { log.push('terminal'); return 'ok'; });
+    expect(await run({ log: [] })).toBe('ok');
+    expect(log).toEqual(['a', 'b', 'terminal']);
+  });
+});
+
+describe('compose: what awaiting layers return is checked with the stack\'s result', () => {
+  const awaiting = (name: string, after: (out: string) => string = (out) => out) => layer(name, async (_c, next) => after(await next()));
+
+  it('blames an awaiting layer that throws after its next() resolved, through awaiting layers that rethrow', async () => {
+    const run = compose([awaiting('outer'), awaiting('thrower', () => { throw new Error('after next'); }), awaiting('inner')], async () => 'x');
+    const error = await run({ log: [] }).catch((e) => e);
+    expect(error.message).toBe('after next');
+    expect(errorOrigin(error)).toEqual({ kind: 'layer', name: 'thrower' });
+  });
+
+  it('names the awaiting layer that returned nothing, not the awaiting layers that passed it on', async () => {
+    const run = compose([awaiting('outer'), awaiting('forgetful', () => undefined as unknown as string), awaiting('inner')], async () => 'x');
+    const error = await run({ log: [] }).catch((e) => e);
+    expect(error.message).toMatch(/^forgetful returned nothing/);
+    expect(errorOrigin(error)?.name).toBe('forgetful');
+  });
+
+  it('names the layer whose value the check refuses, when layers outside only passed it on', async () => {
+    const check = (_c: Ctx, out: string, name: string) => { if (out === 'bad') throw new TypeError(`${name} returned bad`); return out; };
+    const run = compose([awaiting('outer'), awaiting('spoiler', () => 'bad'), awaiting('inner')], async () => 'good', check);
+    const error = await run({ log: [] }).catch((e) => e);
+    expect(error.message).toBe('spoiler returned bad');
+    expect(errorOrigin(error)?.name).toBe('spoiler');
+  });
+
+  it('blames a layer that settles without next() at once, and lets an outer layer catch it', async () => {
+    const check = (_c: Ctx, out: string, name: string) => { if (out === 'bad') throw new TypeError(`${name} returned bad`); return out; };
+    const run = compose([
+      layer('catcher', async (_c, next) => { try { return await next(); } catch (e) { return `caught: ${(e as Error).message}`; } }),
+      layer('shortcut', async () => 'bad'),
+    ], async () => 'never', check);
+    expect(await run({ log: [] })).toBe('caught: shortcut returned bad');
+  });
+
+  it('checks nothing twice: a stack of pass-through layers hands back the terminal\'s own promise', async () => {
+    const terminal = Promise.resolve('t');
+    const run = compose([layer('a', (_c, next) => next()), layer('b', (_c, next) => next())], () => terminal);
+    expect(run({ log: [] })).toBe(terminal);
   });
 });

@@ -24,7 +24,7 @@ export function streamingProviderLayer(hold: boolean): Layer<ProviderCall, Gener
     trusted: true,
     async fn(call, next) {
       const { turn, provider, request, segment } = call;
-      if (turn === undefined || provider.stream === undefined) return next();
+      if (turn === undefined || provider.stream === undefined) return next(call);
       retract(segment, turn);
       let content = '';
       const toolCalls: AssistantToolCall[] = [];
@@ -53,7 +53,7 @@ export function streamingProviderLayer(hold: boolean): Layer<ProviderCall, Gener
 }
 
 /**
- * Outermost in the `model` stack: once the stack settled, what the consumer saw becomes the
+ * Outermost in the `model` stack: once the stack is done, what the consumer saw becomes the
  * reply the transcript keeps — held text is released, text a layer changed after it streamed
  * is retracted and replaced, and a failed call's text is retracted. So deltas minus
  * retractions always spell the transcript's reply.
@@ -65,7 +65,7 @@ export const streamReleaseLayer: Layer<ModelContext, GenerateResult> = {
     const segment = segmentOf(ctx);
     let result: GenerateResult;
     try {
-      result = await next();
+      result = await next(ctx);
     } catch (error) {
       retract(segment, ctx);
       throw error;

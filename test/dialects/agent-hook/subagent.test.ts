@@ -2,7 +2,7 @@
 // Test names quote the seed (000_…txt).
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { createAgent, defineTool, type AgentHook, type SubagentInfo } from '../../../src/index.js';
+import { createAgent, defineTool, type AgentHook, type PermissionRecord, type SubagentInfo } from '../../../src/index.js';
 import { mockModel } from '../../../src/testing/index.js';
 import { callTool, eventLog } from './fixtures.js';
 
@@ -13,11 +13,11 @@ function shellTool() {
 }
 
 /** A lead agent whose model hands a task to the `researcher` sub-agent, which calls `shell`. */
-function team(hooks: AgentHook[]) {
+function team(hooks: AgentHook[], onPermissionDecision?: (record: PermissionRecord) => void) {
   const shell = shellTool();
   const subModel = mockModel([callTool('shell', { command: 'ls' }), 'sub done']);
   const researcher = createAgent({ name: 'researcher', model: subModel, tools: [shell.tool] });
-  const lead = createAgent({ name: 'lead', model: mockModel([callTool('researcher', { task: 'look around' }), 'lead done']), tools: [researcher.asTool({ description: 'Researches' })], hooks });
+  const lead = createAgent({ name: 'lead', model: mockModel([callTool('researcher', { task: 'look around' }), 'lead done']), tools: [researcher.asTool({ description: 'Researches' })], hooks, onPermissionDecision });
   return { lead, shell, subModel };
 }
 
@@ -28,6 +28,18 @@ describe('AgentHooks inside sub-agents', () => {
     expect(result.text).toBe('lead done');
     expect(shell.ran).toEqual([]);
     expect(subModel.calls[1].messages.at(-1)).toMatchObject({ role: 'tool', content: 'Error (denied): No shell anywhere' });
+  });
+
+  it('"Sub-agents inherit the lead agent\'s hooks and their outcomes": the lead\'s onPermissionDecision records a { deny } made inside the sub-agent, with the agent path', async () => {
+    const records: PermissionRecord[] = [];
+    const events: string[] = [];
+    const { lead } = team([{ name: 'no-shell', preToolCall: (ctx) => (ctx.toolName === 'shell' ? { deny: 'No shell anywhere' } : undefined) }], (r) => records.push(r));
+    await lead.run('go', { onEvent: (e) => { if (e.type === 'permission.decision') events.push(`${e.decision}:${e.toolName}`); } });
+    const denial = records.find((r) => r.decision === 'deny');
+    expect(denial).toMatchObject({ toolName: 'shell', args: { command: 'ls' }, decision: 'deny', source: 'hook', hook: 'no-shell', reason: 'No shell anywhere', agentPath: ['lead', 'researcher'] });
+    // The audit listener and the event stream tell the same story.
+    expect(events).toContain('deny:shell');
+    expect(records.filter((r) => r.agentPath === undefined).map((r) => r.toolName)).toEqual(['researcher']);
   });
 
   it('"ctx.subagent is set when a hook runs inside one, so a hook can return early to see only the top-level run"', async () => {

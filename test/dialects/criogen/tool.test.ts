@@ -30,6 +30,56 @@ async function oneCall(call: MockToolCall, hooks: Hook[], options: Partial<Agent
   return { ...kit, result, message, error: message.metadata?.error as { kind: string; message: string; by?: string } | undefined };
 }
 
+describe('criogen beforeTool: the call as the model wrote it, ahead of validation', () => {
+  it('"name: The tool the model called. Return a call with another name to run that tool instead": a call to an unknown tool reaches the hook, which maps it to a real one', async () => {
+    const seen: ToolCall[] = [];
+    const alias: Hook = { name: 'alias', beforeTool: (call) => { seen.push(call); return call.name === 'web_search' ? { ...call, name: 'search_web' } : undefined; } };
+    const { ran, message, error } = await oneCall({ name: 'web_search', args: { q: 'koa' } }, [alias]);
+    expect(seen).toEqual([{ callId: expect.any(String), name: 'web_search', args: { q: 'koa' } }]);
+    expect(error).toBeUndefined();
+    expect(ran).toEqual(['web:koa']);
+    expect(JSON.parse(message.content)).toEqual({ hits: ['web result for koa'] });
+  });
+
+  it('"args: The arguments the model wrote": arguments that do not fit the schema reach the hook as written, and validation judges what it returns', async () => {
+    const seen: ToolCall[] = [];
+    const repair: Hook = { name: 'repair', beforeTool: (call) => { seen.push(call); return 'query' in call.args ? { ...call, args: { q: call.args.query } } : undefined; } };
+    const { ran, error } = await oneCall({ name: 'search_web', args: { query: 'hooks' } }, [repair]);
+    expect(seen[0].args).toEqual({ query: 'hooks' });
+    expect(error).toBeUndefined();
+    expect(ran).toEqual(['web:hooks']);
+  });
+
+  it('a repair that still does not fit settles the call as a validation error the model reads, without running the tool', async () => {
+    const sloppy: Hook = { name: 'sloppy', beforeTool: (call) => ({ ...call, args: { q: 42 } }) };
+    const { ran, error } = await oneCall({ name: 'search_web', args: { query: 'hooks' } }, [sloppy]);
+    expect(ran).toEqual([]);
+    expect(error).toMatchObject({ kind: 'validation' });
+    expect(error!.message).toMatch(/^Invalid arguments for search_web/);
+  });
+
+  it('an unknown tool nobody repairs settles as not_found, and afterTool sees that error', async () => {
+    const after: unknown[] = [];
+    const watcher: Hook = { name: 'watcher', beforeTool: () => undefined, afterTool: (_call, result) => void after.push(result) };
+    const { error } = await oneCall({ name: 'nope', args: {} }, [watcher]);
+    expect(error).toMatchObject({ kind: 'not_found' });
+    expect(after).toHaveLength(1);
+    expect(after[0]).toBeInstanceOf(ToolError);
+  });
+
+  it('a native middleware registered ahead of the hook needs a well-formed call, so validation runs before both: the hook sees only valid calls', async () => {
+    const seen: string[] = [];
+    const hook: Hook = { name: 'late', beforeTool: (call) => void seen.push(call.name) };
+    const kit = toolkit();
+    const agent = createAgent({ model: mockModel([{ toolCalls: [{ name: 'nope', args: {} }] }, 'Done.']), tools: kit.tools })
+      .use({ name: 'native', tool: (_ctx, next) => next() })
+      .use(hook);
+    const result = await agent.run('Go');
+    expect(seen).toEqual([]);
+    expect(result.messages.find((m): m is ToolMessage => m.role === 'tool')?.metadata?.error).toMatchObject({ kind: 'not_found' });
+  });
+});
+
 describe('criogen beforeTool: a changed ToolCall', () => {
   it('runs another tool when the returned call names it, with the args checked against that tool', async () => {
     const reroute: Hook = { name: 'reroute', beforeTool: (call) => (call.name === 'search_web' ? { ...call, name: 'search_docs', args: { query: String(call.args.q) } } : undefined) };
