@@ -21,7 +21,7 @@ export type { AssistantMessage, AssistantToolCall, Message, RunInput, SystemMess
 export { defineMiddleware, type Middleware } from './core/middleware.js';
 export type { FinishReason, GenerateOptions, GenerateResult, ModelProvider, StreamPart, TokenUsage, ToolSpec } from './core/model.js';
 export { deny, toolError, type ChildOutcome, type ToolFailure, type ToolOutcome } from './core/outcome.js';
-export { ProviderError, type ProviderErrorKind } from './core/provider-error.js';
+export { ProviderError, type ProviderErrorDetails, type ProviderErrorKind } from './core/provider-error.js';
 export type { RunResult } from './core/result.js';
 export type {
   ApprovalDecision,

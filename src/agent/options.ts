@@ -80,7 +80,11 @@ export interface AgentOptions {
   logger?: Logger;
 }
 
-/** Options of one `run`, `send`, `resume` or `stream` call. */
+/**
+ * Options of one `run`, `send`, `resume` or `stream` call.
+ *
+ * @example await agent.run('Hi', { sessionId: user.id, signal: AbortSignal.timeout(30_000), metadata: { userId: user.id } });
+ */
 export interface RunCallOptions {
   sessionId?: string;
   signal?: AbortSignal;

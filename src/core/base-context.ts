@@ -10,12 +10,8 @@ import type { RunState } from './state.js';
  * per call; the segment they belong to is private, reachable only from koagent's own code.
  */
 export abstract class CallContext implements BaseContext {
-  readonly agentId: string;
-  readonly agentName: string;
-  readonly runId: string;
-  readonly sessionId: string;
+  // Fields the hot path reads are own; the others read through to the segment (no copy per call).
   readonly messages: Message[];
-  readonly metadata: Record<string, unknown>;
   signal: AbortSignal;
   readonly state: RunState;
   declare readonly subagent?: SubagentInfo;
@@ -25,16 +21,31 @@ export abstract class CallContext implements BaseContext {
   constructor(segment: Segment) {
     const base = segment.base;
     this.#segment = segment;
-    this.agentId = base.agentId;
-    this.agentName = base.agentName;
-    this.runId = base.runId;
-    this.sessionId = base.sessionId;
     this.messages = segment.state.messages;
-    this.metadata = base.metadata;
     this.signal = base.signal;
     this.state = segment.state;
     if (base.subagent !== undefined) (this as { subagent?: SubagentInfo }).subagent = base.subagent;
     if (base.emit !== undefined) (this as { emit?: unknown }).emit = base.emit;
+  }
+
+  get agentId(): string {
+    return this.#segment.base.agentId;
+  }
+
+  get agentName(): string {
+    return this.#segment.base.agentName;
+  }
+
+  get runId(): string {
+    return this.#segment.base.runId;
+  }
+
+  get sessionId(): string {
+    return this.#segment.base.sessionId;
+  }
+
+  get metadata(): Record<string, unknown> {
+    return this.#segment.base.metadata;
   }
 
   get logger(): Logger {

@@ -27,6 +27,7 @@ export interface SubagentInfo {
  * @example createAgent({ model, logger: { warn: (message) => log.warn(message) } })
  */
 export interface Logger {
+  /** Report something koagent does not raise. */
   warn(message: string, ...details: unknown[]): void;
 }
 
@@ -111,6 +112,7 @@ export interface ModelContext extends BaseContext {
    * @example const { message } = await ctx.generate({ messages: [{ role: 'user', content: 'Classify: …' }] }, 'classify');
    */
   generate(request: SideRequest, purpose: string): Promise<GenerateResult>;
+  /** The same, with a provider of its own (undefined: the agent's model), as the AgentHook dialect calls it. */
   generate(provider: ModelProvider | undefined, request: SideRequest, purpose: string): Promise<GenerateResult>;
   /**
    * Make `message` this call's reply in the transcript now, in place of the one there, so the
@@ -125,7 +127,11 @@ export interface ModelContext extends BaseContext {
   setMessages(messages: readonly Message[]): void;
 }
 
-/** The request of a side call: messages at least; the rest defaults to no tools and the run's signal. */
+/**
+ * The request of a side call (`ctx.generate`): messages at least; the rest defaults to no tools and the run's signal.
+ *
+ * @example const request: SideRequest = { messages: [{ role: 'user', content: 'Summarise: …' }], maxTokens: 200 };
+ */
 export type SideRequest = Partial<GenerateOptions> & Pick<GenerateOptions, 'messages'>;
 
 /**
@@ -180,7 +186,11 @@ export interface ToolContext extends BaseContext {
   errorOutcome(error: unknown, by: string): ToolOutcome;
 }
 
-/** A guardrail's verdict: `{ block: reason }` stops the call; anything else lets it through. */
+/**
+ * A guardrail's verdict: `{ block: reason }` stops the call; anything else lets it through.
+ *
+ * @example const verdict: GuardrailVerdict = { block: 'The amount is over the limit' };
+ */
 export type GuardrailVerdict = { block: string } | void | undefined | null | boolean;
 
 /**
@@ -209,6 +219,7 @@ export interface Tool<S extends z.ZodType = z.ZodType, R = unknown> {
   readonly input: S;
   /** What the model is told about the tool (its JSON schema derived from `input`). */
   readonly spec: ToolSpec;
+  /** Runs the tool with checked arguments; its result is what the model reads. */
   execute(args: z.output<S>, ctx: ToolContext): R | Promise<R>;
   /** Pause for a human before running: always, or when the function says so. */
   readonly needsApproval?: boolean | ((args: z.output<S>, ctx: ToolContext) => boolean | Promise<boolean>);

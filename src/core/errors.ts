@@ -2,7 +2,11 @@ import type { RunState } from './state.js';
 
 const MARK = Symbol.for('koagent.error');
 
-/** Machine-readable reasons a run or a call to the API can fail. */
+/**
+ * Machine-readable reasons a run or a call to the API can fail.
+ *
+ * @example if (KoagentError.is(error) && error.code === 'invalid_resume') return respond(409, error.message);
+ */
 export type ErrorCode =
   | 'hook_failed'
   | 'model_error'
@@ -32,6 +36,7 @@ export class KoagentError extends Error {
     Object.defineProperty(this, MARK, { value: true });
   }
 
+  /** True for an error of koagent's (any subclass, from any copy of the package): a marker, not `instanceof`. */
   static is(value: unknown): value is KoagentError {
     return typeof value === 'object' && value !== null && (value as Record<symbol, unknown>)[MARK] === true;
   }
@@ -40,6 +45,8 @@ export class KoagentError extends Error {
 /**
  * A run that failed. It rejects `run`, `send`, `resume` and `stream().result`, and carries the
  * run's state at the failure, which `agent.resume(error.state)` can continue (a retry).
+ *
+ * @example try { await agent.run('Hi'); } catch (error) { if (error instanceof RunFailedError) await agent.resume(error.state); }
  */
 export class RunFailedError extends KoagentError {
   readonly runId: string;

@@ -3,7 +3,11 @@ import type { FinishReason, TokenUsage } from './model.js';
 import type { ToolErrorKind } from './tool-error.js';
 import type { RunStatus, StopReason } from './state.js';
 
-/** What a permission rule, a hook or a human decided about one call. */
+/**
+ * What a permission rule, a hook or a human decided about one call.
+ *
+ * @example const decision: PermissionDecision = 'ask';
+ */
 export type PermissionDecision = 'allow' | 'deny' | 'ask';
 
 /**
@@ -26,7 +30,11 @@ export interface PermissionRecord {
   agentPath?: string[];
 }
 
-/** Told about every permission decision of a run (its sub-agents' included). */
+/**
+ * Told about every permission decision of a run, its sub-agents' included (the agent's `onPermissionDecision`).
+ *
+ * @example const audit: PermissionListener = (r) => console.log(r.agentPath?.join('/') ?? 'lead', r.toolName, r.decision);
+ */
 export type PermissionListener = (record: PermissionRecord) => void;
 
 interface EventBase {
@@ -40,6 +48,8 @@ interface EventBase {
 /**
  * What `onEvent` listeners and `agent.stream()` consumers receive. Events watch a run; they
  * cannot change it. They carry what the model sees, never a value a layer replaced.
+ *
+ * @example onEvent: (e) => { if (e.type === 'tool.error') console.warn(e.toolName, e.kind, e.message); }
  */
 export type AgentEvent = EventBase &
   (
@@ -59,7 +69,16 @@ export type AgentEvent = EventBase &
     | { type: 'compaction.done'; before: number; after: number; tokensBefore: number; tokensAfter: number }
   );
 
-/** What `ctx.emit` takes: any event with a `type`; the run adds `runId` and `at`. */
+/**
+ * What `ctx.emit` takes: any event with a `type`; the run adds `runId` and `at`.
+ *
+ * @example ctx.emit?.({ type: 'cache.hit', toolName: ctx.toolName });
+ */
 export type EmittedEvent = { type: string; [field: string]: unknown };
 
+/**
+ * Watches a run's events (`onEvent`). One that throws or rejects is logged, and the run goes on.
+ *
+ * @example const log: EventListener = (e) => console.log(e.at, e.type);
+ */
 export type EventListener = (event: AgentEvent) => void;

@@ -10,23 +10,43 @@ export interface AssistantToolCall {
   args: unknown;
 }
 
+/**
+ * Instructions for the model; the agent's `instructions` open every transcript as one.
+ *
+ * @example const m: SystemMessage = { role: 'system', content: 'Answer in French.' };
+ */
 export interface SystemMessage {
   role: 'system';
   content: string;
 }
 
+/**
+ * What the user said.
+ *
+ * @example const m: UserMessage = { role: 'user', content: 'Book a table for two' };
+ */
 export interface UserMessage {
   role: 'user';
   content: string;
 }
 
+/**
+ * A reply of the model: its text, and the tool calls it asks for.
+ *
+ * @example const m: AssistantMessage = { role: 'assistant', content: '', toolCalls: [{ id: 'c1', name: 'search', args: { q: 'koa' } }] };
+ */
 export interface AssistantMessage {
   role: 'assistant';
   content: string;
   toolCalls?: AssistantToolCall[];
 }
 
-/** The result of one tool call, as the model sees it: `content` is text (JSON for non-strings). */
+/**
+ * The result of one tool call, as the model sees it: `content` is text (JSON for non-strings);
+ * `metadata.error` says why a call failed, `metadata.replacedBy` who supplied its result.
+ *
+ * @example const failed = messages.filter((m): m is ToolMessage => m.role === 'tool' && m.metadata?.error !== undefined);
+ */
 export interface ToolMessage {
   role: 'tool';
   toolCallId: string;
@@ -42,7 +62,11 @@ export interface ToolMessage {
  */
 export type Message = SystemMessage | UserMessage | AssistantMessage | ToolMessage;
 
-/** What `run`, `send` and `stream` accept: a user's text, or messages to append. */
+/**
+ * What `run`, `send` and `stream` accept: a user's text, or messages to append.
+ *
+ * @example await agent.run([{ role: 'system', content: 'Be brief.' }, { role: 'user', content: 'Hi' }]);
+ */
 export type RunInput = string | Message | Message[];
 
 const ROLES = new Set(['system', 'user', 'assistant', 'tool']);

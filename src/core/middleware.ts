@@ -1,4 +1,3 @@
-import type { LayerFn } from './compose.js';
 import type { ModelContext, RunContext, ToolContext } from './contexts.js';
 import type { GenerateResult } from './model.js';
 import type { ToolOutcome } from './outcome.js';
@@ -16,9 +15,12 @@ import type { RunResult } from './result.js';
 export interface Middleware {
   /** Shown in errors, events and traces. Defaults to `middleware#<position>`. */
   name?: string;
-  run?: LayerFn<RunContext, RunResult>;
-  model?: LayerFn<ModelContext, GenerateResult>;
-  tool?: LayerFn<ToolContext, ToolOutcome>;
+  /** Around each run segment: `next()` runs the loop (model ↔ tools) and resolves to the segment's result. */
+  run?: (ctx: RunContext, next: () => Promise<RunResult>) => Promise<RunResult> | RunResult;
+  /** Around each model call: `next()` asks the model and resolves to its reply. */
+  model?: (ctx: ModelContext, next: () => Promise<GenerateResult>) => Promise<GenerateResult> | GenerateResult;
+  /** Around each tool call: `next()` runs the rest of the tool pipeline and resolves to the call's outcome. */
+  tool?: (ctx: ToolContext, next: () => Promise<ToolOutcome>) => Promise<ToolOutcome> | ToolOutcome;
   /**
    * `model` layers only: hold streamed text until this layer has returned the reply, so a
    * consumer never sees text this layer would change (redaction, output guardrails).

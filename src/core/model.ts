@@ -1,6 +1,10 @@
 import type { AssistantMessage, Message } from './messages.js';
 
-/** A tool as the model is told about it: JSON schema derived from the tool's zod schema. */
+/**
+ * A tool as the model is told about it: its JSON schema is derived from the tool's zod schema.
+ *
+ * @example const names = request.tools.map((spec: ToolSpec) => spec.name);
+ */
 export interface ToolSpec {
   name: string;
   description: string;
@@ -10,6 +14,8 @@ export interface ToolSpec {
 /**
  * One model request. Middleware on the `model` stack may change any field before `next()`.
  * `messages` is the run's live transcript (not a copy).
+ *
+ * @example model: (ctx, next) => { ctx.request.maxTokens = 512; return next(); }
  */
 export interface GenerateOptions {
   messages: Message[];
@@ -22,22 +28,39 @@ export interface GenerateOptions {
   [option: string]: unknown;
 }
 
-/** Token counts of one model call. */
+/**
+ * Token counts of one model call.
+ *
+ * @example const cost = (u: TokenUsage) => u.inputTokens * 0.15e-6 + u.outputTokens * 0.6e-6;
+ */
 export interface TokenUsage {
   inputTokens: number;
   outputTokens: number;
 }
 
+/**
+ * Why the model stopped: `tool_calls` when it asks for tools, `hook_end` for a reply `ctx.end()` made.
+ *
+ * @example if (result.finishReason === 'length') console.warn('the reply was cut off');
+ */
 export type FinishReason = 'stop' | 'tool_calls' | 'length' | 'content_filter' | 'error' | 'hook_end' | 'other';
 
-/** What a provider's `generate` resolves to. */
+/**
+ * What a provider's `generate` resolves to, and what the `model` stack's `next()` resolves to.
+ *
+ * @example const reply: GenerateResult = { message: { role: 'assistant', content: 'Hi' }, usage: { inputTokens: 3, outputTokens: 1 }, finishReason: 'stop' };
+ */
 export interface GenerateResult {
   message: AssistantMessage;
   usage: TokenUsage;
   finishReason: FinishReason;
 }
 
-/** A piece of a streamed reply (see `ModelProvider.stream`). */
+/**
+ * A piece of a streamed reply (see `ModelProvider.stream`): text deltas, whole tool calls, then the finish.
+ *
+ * @example async function* stream() { yield { type: 'text', delta: 'Hi' } as StreamPart; yield { type: 'finish', usage: { inputTokens: 1, outputTokens: 1 }, finishReason: 'stop' } as StreamPart; }
+ */
 export type StreamPart =
   | { type: 'text'; delta: string }
   | { type: 'tool-call'; id: string; name: string; args: unknown }
@@ -55,6 +78,7 @@ export interface ModelProvider {
   readonly name?: string;
   /** The model id, when the provider has one (e.g. `gpt-5-mini`). */
   readonly modelId?: string;
+  /** Ask the model for one reply to `request`. */
   generate(request: GenerateOptions): Promise<GenerateResult>;
   /** Optional: the same reply as parts, so runs can stream text as it arrives. */
   stream?(request: GenerateOptions): AsyncIterable<StreamPart>;

@@ -35,7 +35,11 @@ export interface ToolOutcome {
   child?: ChildOutcome;
 }
 
-/** See `ToolOutcome.child`. */
+/**
+ * See `ToolOutcome.child`: a child run (a sub-agent) waiting for a human, behind one call.
+ *
+ * @example if (outcome.child) console.log(`${outcome.child.approvals.length} approvals wait inside a sub-agent`);
+ */
 export interface ChildOutcome {
   state: unknown;
   approvals: PendingApproval[];

@@ -5,10 +5,16 @@ import { KoagentError } from './errors.js';
  * status), `network` (no answer, or the connection broke mid-reply), `malformed` (a success
  * status with a body that is not the protocol's shape), `stream` (the server reported an error
  * inside a reply it had started to stream).
+ *
+ * @example if (ProviderError.is(error) && error.kind === 'network') scheduleRetry();
  */
 export type ProviderErrorKind = 'http' | 'network' | 'malformed' | 'stream';
 
-/** The fields of a `ProviderError`; `message` is built from them. */
+/**
+ * The fields of a `ProviderError`; `message` is built from them.
+ *
+ * @example throw new ProviderError({ provider: 'acme', kind: 'http', status: 503, providerMessage: 'overloaded', retryable: true });
+ */
 export interface ProviderErrorDetails {
   /** The provider's `name` (e.g. `openai`), and the model id when there is one. */
   provider: string;

@@ -1,11 +1,18 @@
 import type { Message, ToolMessage } from './messages.js';
 
+/**
+ * Where a run stands: `running` during a segment, then `completed`, `suspended` (waiting for a human) or `failed`.
+ *
+ * @example if (state.status === 'suspended') await notifyReviewer(state.pendingApprovals);
+ */
 export type RunStatus = 'running' | 'completed' | 'suspended' | 'failed';
 
 /**
  * Why a segment stopped: `final` (a reply without tool calls), `hook_end` (a layer ended the
  * run), `max_steps`, `aborted`, `approval` (suspended), a limit (`limit:model_calls`,
  * `limit:tool_calls`, `limit:tokens`), or a stop condition (`stop_when`, or the reason it gave).
+ *
+ * @example if (result.stopReason.startsWith('limit:')) console.warn('budget reached');
  */
 export type StopReason = 'final' | 'hook_end' | 'max_steps' | 'aborted' | 'approval' | 'stop_when' | `limit:${string}` | `stop:${string}`;
 
@@ -17,7 +24,11 @@ export type StopReason = 'final' | 'hook_end' | 'max_steps' | 'aborted' | 'appro
  */
 export type StopCondition = (state: Readonly<RunState>) => boolean | StopReason | undefined | null;
 
-/** Token and call counts, summed over every model call of the run (side calls included). */
+/**
+ * Token and call counts, summed over every model call of the run (side calls and sub-agents included).
+ *
+ * @example console.log(`${result.usage.modelCalls} model calls, ${result.usage.totalTokens} tokens`);
+ */
 export interface Usage {
   inputTokens: number;
   outputTokens: number;
@@ -26,7 +37,11 @@ export interface Usage {
   toolCalls: number;
 }
 
-/** A tool call waiting for a human. `args` are those the layers produced, not the model's raw ones. */
+/**
+ * A tool call waiting for a human. `args` are those the layers produced, not the model's raw ones.
+ *
+ * @example for (const p of result.pendingApprovals) console.log(`${p.toolName}(${JSON.stringify(p.args)})`, p.reason ?? '');
+ */
 export interface PendingApproval {
   toolCallId: string;
   toolName: string;
@@ -36,19 +51,27 @@ export interface PendingApproval {
   path?: string[];
 }
 
-/** A human's answer to one pending approval. */
+/**
+ * A human's answer to one pending approval.
+ *
+ * @example await agent.resume(result.state, { [pending.toolCallId]: { approved: false, reason: 'Not today' } });
+ */
 export type ApprovalDecision = boolean | { approved: boolean; reason?: string };
 
 /**
  * Each tool call of the run, by id: `pending` (received, not started), `running` (the tool's
  * `execute` was entered), `done` (its result is recorded). Nothing re-executes a call past
  * `pending`, whatever path reaches it again.
+ *
+ * @example const interrupted = Object.entries(state.ledger).filter(([, entry]) => entry === 'running');
  */
 export type LedgerEntry = 'pending' | 'running' | 'done';
 
 /**
  * Everything needed to continue a run, as plain JSON: write it anywhere, resume it in another
  * process with `agent.resume(state, decisions)`.
+ *
+ * @example await fs.writeFile('run.json', JSON.stringify(result.state)); const state: RunState = JSON.parse(await fs.readFile('run.json', 'utf8'));
  */
 export interface RunState {
   version: 1;
@@ -81,7 +104,11 @@ export interface RunState {
   error?: { code: string; message: string; layer?: string };
 }
 
-/** A call's suspended child run (see `RunState.children`). Opaque to the core: only its tool reads `state`. */
+/**
+ * A call's suspended child run (see `RunState.children`). Opaque to the core: only its tool reads `state`.
+ *
+ * @example const waiting = Object.keys(state.children); // calls whose sub-agent waits for a human
+ */
 export interface ChildSuspension {
   state: unknown;
   /** The id each of its pending approvals has in this run's `pendingApprovals` → its id in the child. */

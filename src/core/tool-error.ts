@@ -1,6 +1,8 @@
 /**
  * Why a tool call failed. A tool-level failure is not an exception: it is an outcome the model
  * sees as the call's result, and the run goes on.
+ *
+ * @example postToolCall(ctx, { error }) { if (error?.kind === 'guardrail') alert(ctx.toolName); }
  */
 export type ToolErrorKind = 'validation' | 'not_found' | 'denied' | 'guardrail' | 'execution' | 'tool_error' | 'aborted';
 
@@ -22,6 +24,7 @@ export class ToolError extends Error {
     Object.defineProperty(this, MARK, { value: true });
   }
 
+  /** True for a `ToolError` from any copy of koagent (a marker, not `instanceof`). */
   static is(value: unknown): value is ToolError {
     return typeof value === 'object' && value !== null && (value as Record<symbol, unknown>)[MARK] === true;
   }

@@ -7,6 +7,8 @@ import { ToolError } from './tool-error.js';
  * What a tool's exception does, by the agent's `onToolException`: `'model'` (default) gives the
  * model the error as the call's result; `'fail'` fails the run with code `tool_exception`; a
  * function decides per error. A thrown `ToolError` always goes to the model.
+ *
+ * @example createAgent({ model, tools, onToolException: (error) => (error instanceof TypeError ? 'fail' : 'model') })
  */
 export type ToolExceptionPolicy = 'model' | 'fail' | ((error: unknown, ctx: ToolContext) => 'model' | 'fail');
 

@@ -68,7 +68,10 @@ function cutPoint(messages: Message[], head: number, keep: number): number {
  * messages are summarised through `ctx.generate(…, 'compaction')` and replaced, in place, by one
  * summary message. Leading system messages and the most recent messages stay as they are.
  * Emits `compaction.start` and `compaction.done` (with counts before and after). It is
- * `lead-only`: sub-agents of this agent do not inherit it.
+ * `lead-only`: sub-agents of this agent do not inherit it. The agent's `compaction` option
+ * installs it innermost.
+ *
+ * @example agent.use(compactionMiddleware({ maxTokens: 60_000, keepRecent: 8 }));
  */
 export function compactionMiddleware(options: CompactionOptions): Middleware & { name: string } {
   const { maxMessages, maxTokens, prompt = DEFAULT_PROMPT } = options ?? {};

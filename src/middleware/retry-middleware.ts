@@ -1,6 +1,10 @@
 import { ProviderError, type GenerateResult, type Middleware, type ModelContext } from '../api.js';
 
-/** What a retry is about to do, for logging (`onRetry`) and the `model.retry` event. */
+/**
+ * What a retry is about to do, for logging (`onRetry`) and the `model.retry` event.
+ *
+ * @example retryMiddleware({ onRetry: ({ attempt, delayMs, error }) => log.warn(`retry ${attempt} in ${delayMs} ms`, error) })
+ */
 export interface RetryAttempt {
   /** 1 for the first retry, 2 for the second … */
   attempt: number;
@@ -39,7 +43,11 @@ export interface RetryOptions {
   random?: () => number;
 }
 
-/** The default `shouldRetry`: a provider said the same request may succeed later. */
+/**
+ * The default `shouldRetry`: a provider said the same request may succeed later.
+ *
+ * @example retryMiddleware({ shouldRetry: (error) => isRetryableError(error) || isMyGatewayHiccup(error) })
+ */
 export function isRetryableError(error: unknown): boolean {
   if (ProviderError.is(error)) return error.retryable;
   // Errors of other providers that follow the AI SDK's convention say so themselves.

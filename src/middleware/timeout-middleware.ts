@@ -2,13 +2,21 @@ import { KoagentError, toolError, type GenerateResult, type Middleware, type Mod
 
 type Next<T> = () => Promise<T>;
 
-/** Milliseconds a model call and a tool call may take. */
+/**
+ * Milliseconds a model call and a tool call may take.
+ *
+ * @example timeoutMiddleware({ model: 60_000, tool: 15_000 })
+ */
 export interface TimeoutOptions {
   model?: number;
   tool?: number;
 }
 
-/** A model call that took too long. `retryable`, so `retryMiddleware` outside it tries again. */
+/**
+ * A model call that took too long. `retryable`, so `retryMiddleware` outside it tries again.
+ *
+ * @example if (TimeoutError.is(error.cause)) console.warn('the model did not answer in time');
+ */
 export class TimeoutError extends KoagentError {
   readonly retryable = true;
   /** The AI SDK's spelling of `retryable`, which `isRetryableError` (and so `retryMiddleware`) reads. */

@@ -3,14 +3,22 @@ import type { Message, ToolMessage } from '../core/messages.js';
 import type { GenerateOptions } from '../core/model.js';
 import { parseArguments } from './openai-wire.js';
 
-/** The part of the AI SDK's prompt format koagent produces (identical in V2 and V3). */
+/**
+ * The part of the AI SDK's prompt format koagent produces (identical in spec V2 and V3).
+ *
+ * @example const m: AiSdkPromptMessage = { role: 'user', content: [{ type: 'text', text: 'Hi' }] };
+ */
 export type AiSdkPromptMessage =
   | { role: 'system'; content: string }
   | { role: 'user'; content: Array<{ type: 'text'; text: string }> }
   | { role: 'assistant'; content: Array<{ type: 'text'; text: string } | { type: 'tool-call'; toolCallId: string; toolName: string; input: unknown }> }
   | { role: 'tool'; content: Array<{ type: 'tool-result'; toolCallId: string; toolName: string; output: { type: 'text' | 'error-text'; value: string } }> };
 
-/** The call options koagent passes to `doGenerate` / `doStream`. */
+/**
+ * The call options koagent passes to an AI SDK model's `doGenerate` / `doStream`.
+ *
+ * @example const model: AiSdkLanguageModel = { specificationVersion: 'v3', provider: 'x', modelId: 'y', doGenerate: async (options: AiSdkCallOptions) => callMyServer(options.prompt), doStream: async () => { throw new Error('no streaming'); } };
+ */
 export interface AiSdkCallOptions {
   prompt: AiSdkPromptMessage[];
   // `any`: each spec version types these with its own JSONSchema7 / provider-options types, and a

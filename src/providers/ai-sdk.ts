@@ -25,7 +25,9 @@ export interface AiSdkLanguageModel {
   readonly specificationVersion: 'v2' | 'v3';
   readonly provider: string;
   readonly modelId: string;
+  /** The model's one-shot call, as the AI SDK specification defines it. */
   doGenerate(options: AiSdkCallOptions): PromiseLike<{ content: AnyPart[]; finishReason: AnyFinish; usage: V2Usage | V3Usage }>;
+  /** The model's streamed call, as the AI SDK specification defines it. */
   doStream(options: AiSdkCallOptions): PromiseLike<{ stream: ReadableStream<AnyPart> }>;
 }
 

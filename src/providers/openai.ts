@@ -28,7 +28,7 @@ export interface OpenAIProviderOptions {
    * Where `maxTokens` goes: `max_completion_tokens` (default; what OpenAI's current models
    * require) or `max_tokens` (what older OpenAI-compatible servers understand).
    */
-  maxTokensField?: MaxTokensField;
+  maxTokensField?: 'max_completion_tokens' | 'max_tokens';
   /** Fields added as they are to every request body (e.g. `{ reasoning_effort: 'low' }`). */
   extraBody?: Record<string, unknown>;
   /** The `fetch` to use (a proxy agent, a test double); default the global one. */
@@ -45,7 +45,11 @@ export function openai(options: OpenAIProviderOptions): OpenAIChatModel {
   return new OpenAIChatModel(options);
 }
 
-/** What `openai()` returns; see there. */
+/**
+ * What `openai()` returns: a `ModelProvider` for the Chat Completions API.
+ *
+ * @example const model: OpenAIChatModel = openai({ model: 'gpt-5-mini' }); console.log(model.url);
+ */
 export class OpenAIChatModel implements ModelProvider {
   readonly name: string;
   readonly modelId: string;
@@ -88,6 +92,7 @@ export class OpenAIChatModel implements ModelProvider {
     this.#fetch = options.fetch ?? globalThis.fetch;
   }
 
+  /** One Chat Completions request; a failure is a `ProviderError`. */
   async generate(request: GenerateOptions): Promise<GenerateResult> {
     const response = await this.#post(request, false);
     const text = await this.#read(() => response.text(), request.signal);

@@ -1,7 +1,11 @@
 import { isModelProvider, type ModelProvider } from '../core/model.js';
 import { openai, OPENAI_BASE_URL } from './openai.js';
 
-/** The environment a model string is resolved in (`process.env` unless given). */
+/**
+ * The environment a model string is resolved in (`process.env` unless given).
+ *
+ * @example const model = resolveModel('openai:gpt-5-mini', { OPENAI_API_KEY: secret });
+ */
 export type ModelEnv = Readonly<Record<string, string | undefined>>;
 
 /**

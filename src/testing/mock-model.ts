@@ -1,13 +1,22 @@
 import type { AssistantMessage, Message, AssistantToolCall } from '../core/messages.js';
 import type { GenerateOptions, GenerateResult, ModelProvider, StreamPart, TokenUsage } from '../core/model.js';
 
-/** One scripted reply: text, tool calls (with optional text), or an error to throw. */
+/**
+ * One scripted reply: text, tool calls (with optional text), or an error to throw.
+ *
+ * @example const script: MockReply[] = [{ toolCalls: [{ name: 'search', args: { q: 'koa' } }] }, { error: 'overloaded' }, 'Done.'];
+ */
 export type MockReply =
   | string
   | { text: string; toolCalls?: MockToolCall[]; usage?: Partial<TokenUsage> }
   | { toolCalls: MockToolCall[]; text?: string; usage?: Partial<TokenUsage> }
   | { error: string | Error };
 
+/**
+ * A tool call in a script: the tool's name, its arguments (an object, or raw text), and an id if you need one.
+ *
+ * @example const call: MockToolCall = { name: 'search', args: '{"q": "unterminated', id: 'c1' };
+ */
 export interface MockToolCall {
   name: string;
   /** An object, or raw text as a provider would pass it (to test malformed arguments). */
@@ -15,12 +24,21 @@ export interface MockToolCall {
   id?: string;
 }
 
-/** What the mock saw on one call: a snapshot of the messages, and the other request fields. */
+/**
+ * What the mock saw on one call: a snapshot of the messages, and the other request fields.
+ *
+ * @example expect(model.calls[1].messages.at(-1)).toMatchObject({ role: 'tool', name: 'search' });
+ */
 export interface MockCall {
   messages: Message[];
   request: Omit<GenerateOptions, 'messages' | 'signal'>;
 }
 
+/**
+ * Options of `mockModel`: how slowly it answers, and how it streams.
+ *
+ * @example mockModel(['A long answer.'], { latencyMs: 50, streamChunk: 4, deltaLatencyMs: 5 })
+ */
 export interface MockModelOptions {
   /** Wait this long before each reply (abortable by the request's signal). */
   latencyMs?: number;
@@ -30,7 +48,11 @@ export interface MockModelOptions {
   deltaLatencyMs?: number;
 }
 
-/** A scripted provider for tests and offline examples. */
+/**
+ * A scripted provider for tests and offline examples.
+ *
+ * @example const model = mockModel(['Hi']); await createAgent({ model }).run('Hello'); expect(model.remaining).toBe(0);
+ */
 export interface MockModel extends ModelProvider {
   readonly calls: MockCall[];
   /** Script entries not used yet. */

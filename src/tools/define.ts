@@ -13,6 +13,7 @@ export interface ToolDefinition<S extends z.ZodType = z.ZodType, R = unknown> {
   description: string;
   /** A zod schema of an object; the JSON schema the model sees is derived from it. */
   input?: S;
+  /** Does the work: gets the checked arguments (the schema's output) and the call's context; returns the result (JSON) the model reads. */
   execute(args: z.output<S>, ctx: ToolContext): R | Promise<R>;
   /** Pause for a human before running: always, or when the function says so. */
   needsApproval?: boolean | ((args: z.output<S>, ctx: ToolContext) => boolean | Promise<boolean>);

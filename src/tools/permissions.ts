@@ -24,7 +24,11 @@ export interface PermissionRule {
   reason?: string;
 }
 
-/** The agent's `permissions` option: rules, or `{ rules, default }` (the default is `allow`). */
+/**
+ * The agent's `permissions` option: rules, or `{ rules, default }` (the default is `allow`).
+ *
+ * @example createAgent({ model, tools, permissions: { rules: [{ tool: 'read_*', decision: 'allow' }], default: 'ask' } })
+ */
 export type PermissionsOption = PermissionRule[] | { rules: PermissionRule[]; default?: PermissionDecision };
 
 interface CompiledRule {

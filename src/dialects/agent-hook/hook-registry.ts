@@ -5,7 +5,11 @@ const MARK = Symbol.for('koagent.hookRegistry');
 /** The registry's current hooks, read by the agent's hook layer without a copy. */
 const CURRENT: unique symbol = Symbol.for('koagent.hookRegistry.current');
 
-/** Options of `new HookRegistry(options)`. */
+/**
+ * Options of `new HookRegistry(options)`.
+ *
+ * @example const hooks = new HookRegistry({ logger: { warn: (message) => log.warn(message) } });
+ */
 export interface HookRegistryOptions {
   /** Where the warning about a replaced hook goes (default `console`). */
   logger?: Logger;
@@ -56,6 +60,7 @@ export class HookRegistry {
     return this[CURRENT].find((hook) => hook.name === name);
   }
 
+  /** Whether a hook is registered under `name`. */
   has(name: string): boolean {
     return this.get(name) !== undefined;
   }
@@ -74,6 +79,7 @@ export class HookRegistry {
     return true;
   }
 
+  /** Remove every hook. */
   clear(): void {
     this[CURRENT] = Object.freeze([]);
   }

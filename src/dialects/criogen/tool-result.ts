@@ -17,6 +17,7 @@ export class ToolResult {
     Object.defineProperty(this, MARK, { value: true });
   }
 
+  /** True for a `ToolResult` from any copy of koagent (a marker, not `instanceof`). */
   static is(value: unknown): value is ToolResult {
     return typeof value === 'object' && value !== null && (value as Record<symbol, unknown>)[MARK] === true;
   }

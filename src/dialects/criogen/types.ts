@@ -71,10 +71,18 @@ export interface ToolCall {
   args: Record<string, unknown>;
 }
 
-/** What a hook method may return: the value, nothing, or a promise of either. */
+/**
+ * What a hook method may return: the value, nothing, or a promise of either.
+ *
+ * @example const before: (call: ToolCall) => Maybe<ToolCall> = (call) => (call.name === 'a' ? { ...call, name: 'b' } : undefined);
+ */
 export type Maybe<T> = T | void | null | undefined | Promise<T | void | null | undefined>;
 
-/** How a run segment ended, as `onEnd` is told. */
+/**
+ * How a run segment ended, as `onEnd` is told.
+ *
+ * @example onEnd(ctx, outcome: SegmentOutcome) { metrics.increment(`segments.${outcome}`); }
+ */
 export type SegmentOutcome = 'completed' | 'suspended' | 'failed';
 
 /**

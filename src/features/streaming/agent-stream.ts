@@ -57,6 +57,7 @@ export class AgentStream implements AsyncIterable<AgentEvent> {
     return event;
   }
 
+  /** The run's events as they happen; iterate once. Leaving the loop early cancels the run. */
   [Symbol.asyncIterator](): AsyncIterator<AgentEvent> {
     if (this.#iterated) throw new TypeError('agent.stream(): a stream can be iterated once; start another run to iterate again');
     this.#iterated = true;
