@@ -6,6 +6,7 @@ export type {
   BaseContext,
   GuardrailVerdict,
   InputGuardrail,
+  InterruptPolicy,
   Logger,
   ModelContext,
   OutputGuardrail,

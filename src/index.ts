@@ -3,7 +3,7 @@
 // middleware and the OpenAI-compatible provider. Internal helpers stay inside.
 export * from './api.js';
 export { Agent, createAgent } from './agent/agent.js';
-export type { AgentOptions, RunCallOptions } from './agent/options.js';
+export type { AgentOptions, RecoveredRun, RecoverOptions, RunCallOptions, SendOptions } from './agent/options.js';
 export type { AgentHook, GenerateHookContext, PostToolCallOutcome, PreToolCallOutcome, ToolCallHookContext, ToolCallHookResult } from './dialects/agent-hook/agent-hook.js';
 export { HookRegistry, type HookRegistryOptions } from './dialects/agent-hook/hook-registry.js';
 export { ToolResult } from './dialects/criogen/tool-result.js';
@@ -16,5 +16,8 @@ export { isRetryableError, retryMiddleware, type RetryAttempt, type RetryOptions
 export { timeoutMiddleware, TimeoutError, type TimeoutOptions } from './middleware/timeout-middleware.js';
 export { openai, type OpenAIChatModel, type OpenAIProviderOptions } from './providers/openai.js';
 export { registerModelPrefix, resolveModel, type ModelEnv, type ModelFactory } from './providers/registry.js';
+export type { Checkpoint, CheckpointCall } from './core/journaled-writer.js';
+export { memoryStore, type MemoryStoreOptions } from './stores/memory.js';
+export type { ClaimedRun, ClaimOutcome, ClaimRequest, CreateOutcome, Lease, NewRun, RetentionPolicy, RunFilter, RunStore, RunSummary, StoreStats } from './stores/run-store.js';
 export { defineTool, type ToolDefinition } from './tools/define.js';
 export type { PermissionRule, PermissionsOption } from './tools/permissions.js';

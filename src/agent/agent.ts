@@ -11,6 +11,7 @@ import { nextSegment, segmentKey } from '../core/resume.js';
 import { SegmentContext } from '../core/run-context.js';
 import { linkSignal, Segment, STREAMING, TRACING, type AgentCore } from '../core/segment.js';
 import { newState, type ApprovalDecision, type RunState } from '../core/state.js';
+import { storeProblem, type RunStore, type RunSummary } from '../stores/run-store.js';
 import { toolMessage } from '../core/tool-turn.js';
 import type { AgentHook } from '../dialects/agent-hook/agent-hook.js';
 import type { Hook } from '../dialects/criogen/types.js';
@@ -20,8 +21,9 @@ import { endRunSpan, runSpan, traceSegment, type Span } from '../features/tracin
 import { compactionMiddleware } from '../middleware/compaction-middleware.js';
 import { resolveModel } from '../providers/registry.js';
 import { buildAgent } from './build.js';
+import { claimForResume, recoverRuns, sessionToContinue, startRun, storeCall, workerId, type DurableRun } from './durable.js';
 import { extension, toMiddleware, type Extension } from './extensions.js';
-import { checkOptions, hookList, toolMap, type AgentOptions, type RunCallOptions } from './options.js';
+import { checkOptions, hookList, toolMap, type AgentOptions, type RecoveredRun, type RecoverOptions, type RunCallOptions, type SendOptions } from './options.js';
 
 /** A segment as koagent itself starts it: the public call options, plus what streams and sub-agents pass. */
 interface SegmentRequest extends RunCallOptions {
@@ -32,6 +34,8 @@ interface SegmentRequest extends RunCallOptions {
   /** A parent agent's layers, run outermost in this (sub-agent) run. */
   inherited?: readonly NamedMiddleware[];
   parentSpan?: Span;
+  /** The store holding this segment's run, with its lease. */
+  durable?: DurableRun;
 }
 
 /**
@@ -52,8 +56,10 @@ export class Agent {
   /** Cores with a parent agent's layers outermost, one per parent (for sub-agent runs). */
   #childCores = new WeakMap<readonly NamedMiddleware[], AgentCore>();
   readonly #session: { id: string; messages: Message[]; busy: boolean; state?: RunState };
-  /** Segments this agent object resumed, so it never resumes one twice (unless `claimResume` decides). */
+  /** Segments this agent object resumed, so it never resumes one twice (unless `claimResume` or a store decides). */
   readonly #resumed = new Set<string>();
+  /** This agent object as a worker holding leases in a store. */
+  readonly #worker = workerId();
 
   constructor(options: AgentOptions) {
     checkOptions(options);
@@ -109,7 +115,30 @@ export class Agent {
   #fresh(input: RunInput, request: SegmentRequest): Promise<RunResult> {
     const added = inputMessages(input);
     const state = newState(`run_${randomUUID()}`, request.sessionId ?? `session_${randomUUID()}`, this.name, [...this.#opening(), ...added]);
-    return this.#segment(state, added, request, false);
+    const store = this.#storeFor(request);
+    if (store === undefined) return this.#segment(state, added, request, false);
+    return startRun(store, { state, owner: this.#worker }, this.#logger).then((durable) => this.#segment(state, added, { ...request, durable }, false));
+  }
+
+  /** The store a run uses: the call's, else the agent's; none for a sub-agent's run (its parent's call holds it). */
+  #storeFor(request: SegmentRequest): RunStore | undefined {
+    if (request.subagent !== undefined) return undefined;
+    if (request.store !== undefined) {
+      const problem = storeProblem(request.store);
+      if (problem !== undefined) throw new TypeError(`{ store } of this call is not a run store: ${problem}; use memoryStore(), sqliteStore() from koagent/sqlite or postgresStore() from koagent/postgres`);
+      return request.store;
+    }
+    return this.#options.store;
+  }
+
+  #requireStore(request: { store?: RunStore }, what: string): RunStore {
+    const store = request.store ?? this.#options.store;
+    if (store === undefined) throw new TypeError(`${what} needs a run store: createAgent({ store }) with memoryStore(), sqliteStore() from koagent/sqlite or postgresStore() from koagent/postgres, or { store } in this call's options`);
+    return store;
+  }
+
+  get #logger() {
+    return this.#options.logger ?? console;
   }
 
   /**
@@ -137,8 +166,15 @@ export class Agent {
     );
   }
 
-  /** Continue the agent's own session: its history plus `input`. */
-  async send(input: RunInput, options: Omit<RunCallOptions, 'sessionId'> = {}): Promise<RunResult> {
+  /**
+   * Continue a session: its history plus `input`. Without a store, the agent's own session (in
+   * this object's memory). With a store, the session `sessionId` (default: the agent's own) as
+   * the store holds it: its latest run's transcript, so a conversation survives restarts.
+   */
+  async send(input: RunInput, options: SendOptions = {}): Promise<RunResult> {
+    const store = this.#storeFor(options);
+    if (store !== undefined) return this.#sendStored(store, input, options);
+    if (options.sessionId !== undefined) this.#requireStore(options, 'agent.send(input, { sessionId })');
     const session = this.#session;
     if (session.busy) throw new KoagentError('session_busy', 'agent.send(): the previous send() has not finished; await it first (or use agent.run() for independent runs)');
     if (session.state?.status === 'suspended') {
@@ -158,19 +194,67 @@ export class Agent {
     }
   }
 
+  async #sendStored(store: RunStore, input: RunInput, options: SendOptions): Promise<RunResult> {
+    const added = inputMessages(input);
+    const sessionId = options.sessionId ?? this.#session.id;
+    const head = await sessionToContinue(store, sessionId, this.name);
+    // The new run's transcript starts with the session's: the store shares those messages.
+    const base = head === undefined ? undefined : { runId: head.runId, count: head.messages.length };
+    const messages = head === undefined ? this.#opening() : head.messages;
+    closeUnsettledCalls(messages);
+    messages.push(...added);
+    const state = newState(`run_${randomUUID()}`, sessionId, this.name, messages);
+    const durable = await startRun(store, { state, owner: this.#worker, base, expectHead: head?.runId ?? null }, this.#logger);
+    return this.#segment(state, added, { ...options, sessionId, durable }, false);
+  }
+
   /**
    * Continue a run: a suspended one with a decision for each pending approval, or a failed one
-   * (a retry, no decisions). Starts a new segment; no completed tool call runs again.
+   * (a retry, no decisions). Starts a new segment; no completed tool call runs again. With a
+   * store, pass the run's id (or its state): the store's copy continues, and the claim goes
+   * through the store, so exactly one resume of a segment goes ahead in any process.
    */
-  resume(state: RunState, decisions: Record<string, ApprovalDecision> = {}, options: RunCallOptions = {}): Promise<RunResult> {
+  resume(state: RunState | string, decisions: Record<string, ApprovalDecision> = {}, options: RunCallOptions = {}): Promise<RunResult> {
     return this.#resume(state, decisions, options);
   }
 
   // async, so every misuse rejects; all checks run before anything else.
-  async #resume(state: RunState, decisions: Record<string, ApprovalDecision>, request: SegmentRequest): Promise<RunResult> {
+  async #resume(state: RunState | string, decisions: Record<string, ApprovalDecision>, request: SegmentRequest): Promise<RunResult> {
+    const store = this.#storeFor(request);
+    if (store !== undefined) {
+      const claimed = await claimForResume(store, state, decisions, this.name, this.#worker, this.#logger);
+      return this.#segment(claimed.state, [], { ...request, durable: claimed.durable }, true);
+    }
+    if (typeof state === 'string') {
+      throw new KoagentError('invalid_resume', `resume(state): state is not an object but the string ${JSON.stringify(state)}; pass the \`state\` of a RunResult or of a RunFailedError, or, to resume a run by its id, give the agent a run store (createAgent({ store }))`);
+    }
     const next = nextSegment(state, decisions, this.name);
     await this.#claim(next);
     return this.#segment(next, [], request, true);
+  }
+
+  /**
+   * Finish the runs of this agent whose worker died: each run that is `running` in the store
+   * with an expired lease is claimed (exactly one worker gets it) and continued from its last
+   * checkpoint, one after another, until none is left (or `limit` were). A call the ledger has
+   * `done` never runs again; one that was `running` follows its tool's `onInterrupted` policy.
+   *
+   * @example setInterval(() => agent.recover().catch(console.error), 60_000);
+   */
+  async recover(options: RecoverOptions = {}): Promise<RecoveredRun[]> {
+    const store = this.#requireStore(options, 'agent.recover()');
+    return recoverRuns(store, this.name, this.#worker, this.#logger, options.limit, (state, durable) => this.#segment(state, [], { ...options, store, durable }, true));
+  }
+
+  /**
+   * The runs of this agent waiting for a human, from the store, each with its pending approvals:
+   * answer them with `agent.resume(runId, decisions)`, in this process or another.
+   *
+   * @example for (const run of await agent.pendingApprovals()) await agent.resume(run.runId, Object.fromEntries(run.pendingApprovals.map((p) => [p.toolCallId, true])));
+   */
+  async pendingApprovals(options: { store?: RunStore; limit?: number } = {}): Promise<RunSummary[]> {
+    const store = this.#requireStore(options, 'agent.pendingApprovals()');
+    return storeCall(() => store.listRuns({ agentName: this.name, status: 'suspended', limit: options.limit }), 'listing suspended runs');
   }
 
   /** Run this agent for a parent's tool call (see `asTool`): a new run, or the one the call suspended with. */
@@ -241,7 +325,9 @@ export class Agent {
     const tracing = span.isRecording();
     const mode = (request.streaming === true ? STREAMING : 0) | (tracing ? TRACING : 0);
     const metadata = Object.assign({}, o.metadata, request.metadata);
-    const segment = new Segment(core, state, { metadata, signal: request.signal, listeners, permissionListeners, subagent: request.subagent, mode });
+    const { durable } = request;
+    const segment = new Segment(core, state, { metadata, signal: request.signal, listeners, permissionListeners, subagent: request.subagent, mode, sink: durable });
+    durable?.watch(segment);
     traceSegment(segment, span);
     const number = segment.writer.beginSegment();
     const ctx = new SegmentContext(segment, input, number, resumed);
@@ -250,6 +336,8 @@ export class Agent {
       const result = await segment.stacks.run(ctx);
       // A run layer that ended the segment without the loop: the state says how it ended.
       if (state.status === 'running') segment.writer.end(result.status, result.stopReason, state.output);
+      // A durable run's result is given only once its end is stored.
+      if (segment.checkpoints !== undefined) await segment.checkpoints.finish();
       segment.publish({ type: 'run.end', status: result.status, stopReason: result.stopReason });
       endRunSpan(span, result.status, result.stopReason);
       this.#remember(state);
@@ -260,11 +348,15 @@ export class Agent {
       // Whatever still runs in the failed segment (an orphaned next()) may not write to its state, and is cancelled.
       segment.writer.fail(recorded);
       segment.controller.abort(error);
+      // Stored as failed, if the store can; if it cannot, the run stays as of its last
+      // checkpoint, and is recovered once its lease expires.
+      await segment.checkpoints?.finish().catch(() => undefined);
       segment.publish({ type: 'run.end', status: 'failed', error: recorded });
       endRunSpan(span, 'failed', undefined, recorded);
       this.#remember(state);
       throw failure;
     } finally {
+      durable?.stop();
       segment.dispose();
     }
   }

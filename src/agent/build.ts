@@ -1,7 +1,7 @@
 // The agent's build step: the one place that turns options into the core's parts and wires each
 // feature in as layers of the stacks (or stop conditions), so the core itself knows none of them.
 import type { Layer } from '../core/compose.js';
-import type { Tool, ToolContext } from '../core/contexts.js';
+import type { InterruptPolicy, Tool, ToolContext } from '../core/contexts.js';
 import type { NamedMiddleware } from '../core/middleware.js';
 import type { ModelProvider } from '../core/model.js';
 import { generateReply, ModelCallContext } from '../core/model-call.js';
@@ -58,6 +58,7 @@ export function buildAgent(input: BuildInput): AgentCore {
     toolConcurrency: o.toolConcurrency ?? Infinity,
     stopWhen: stopConditions(o),
     onToolException: o.onToolException ?? 'model',
+    interruptPolicy: (name) => interruptPolicy(tools.get(name)),
     logger: o.logger ?? console,
     layers,
     stacks(mode) {
@@ -86,4 +87,9 @@ function stopConditions(o: AgentOptions): StopCondition[] {
   if (o.limits !== undefined) conditions.push(limitsReached(o.limits));
   if (o.stopWhen !== undefined) conditions.push(...(Array.isArray(o.stopWhen) ? o.stopWhen : [o.stopWhen]));
   return conditions;
+}
+
+/** A tool's interruption policy, as declared: `rerun` for an idempotent tool, else `report` (an unknown tool: `report`). */
+function interruptPolicy(tool: Tool | undefined): InterruptPolicy {
+  return tool?.onInterrupted ?? (tool?.idempotent === true ? 'rerun' : 'report');
 }

@@ -1,7 +1,9 @@
 import type { Logger, Tool } from '../core/contexts.js';
+import type { RunFailedError } from '../core/errors.js';
 import type { EventListener, PermissionRecord } from '../core/events.js';
 import type { Middleware } from '../core/middleware.js';
 import type { ModelProvider } from '../core/model.js';
+import type { RunResult } from '../core/result.js';
 import type { ResumeClaim, StopCondition } from '../core/state.js';
 import type { ToolExceptionPolicy } from '../core/tool-exception.js';
 import type { AgentHook } from '../dialects/agent-hook/agent-hook.js';
@@ -9,6 +11,7 @@ import { HookRegistry } from '../dialects/agent-hook/hook-registry.js';
 import type { Hook } from '../dialects/criogen/types.js';
 import type { Limits } from '../features/limits.js';
 import type { CompactionOptions } from '../middleware/compaction-middleware.js';
+import { storeProblem, type RunStore } from '../stores/run-store.js';
 import { isTool } from '../tools/define.js';
 import type { PermissionsOption } from '../tools/permissions.js';
 
@@ -63,8 +66,16 @@ export interface AgentOptions {
    * Called by `resume` before it starts a segment: claim `(runId, segment)` atomically in a store
    * shared by every process that may resume, and return false if it was claimed before (the
    * resume is then refused). Without it, the agent object remembers the segments it resumed.
+   * Not with a `store`: a store claims every resume itself.
    */
   claimResume?: (claim: ResumeClaim) => boolean | Promise<boolean>;
+  /**
+   * Where the agent's runs are kept, durably: each step is checkpointed there, a run whose
+   * process died is continued by `agent.recover()`, suspended runs are resumed by id, and
+   * `send(input, { sessionId })` continues a stored session. `memoryStore()`, `sqliteStore()`
+   * from `koagent/sqlite`, `postgresStore()` from `koagent/postgres`. See docs/durable-runs.md.
+   */
+  store?: RunStore;
   /**
    * What a tool's exception does (a throw in the tool, or in a hook that counts as the tool's):
    * `'model'` (default) gives the model the error as the call's result; `'fail'` fails the run
@@ -92,6 +103,37 @@ export interface RunCallOptions {
   metadata?: Record<string, unknown>;
   /** An extra listener for this run only. */
   onEvent?: EventListener;
+  /** The run store of this run, instead of the agent's `store`. */
+  store?: RunStore;
+}
+
+/**
+ * Options of `agent.send`: those of a run; `sessionId` names the stored session to continue
+ * (it needs a store; default: the agent's own session).
+ *
+ * @example await agent.send('And tomorrow?', { sessionId: `user-\${user.id}` });
+ */
+export type SendOptions = RunCallOptions;
+
+/**
+ * Options of `agent.recover`: those of a run (the recovered segments get them), and how many runs to finish at most.
+ *
+ * @example await agent.recover({ limit: 10, signal: AbortSignal.timeout(60_000) });
+ */
+export interface RecoverOptions extends Omit<RunCallOptions, 'sessionId'> {
+  /** Recover at most this many runs in this call (default: every one there is). */
+  limit?: number;
+}
+
+/**
+ * One run `agent.recover` continued: its result, or the error its segment failed with.
+ *
+ * @example for (const { runId, result, error } of await agent.recover()) console.log(runId, result?.status ?? error?.code);
+ */
+export interface RecoveredRun {
+  runId: string;
+  result?: RunResult;
+  error?: RunFailedError;
 }
 
 function positiveInteger(value: unknown, allowInfinity: boolean): boolean {
@@ -127,6 +169,11 @@ export function checkOptions(options: AgentOptions): void {
   }
   for (const key of ['onPermissionDecision', 'onEvent', 'claimResume'] as const) {
     if (options[key] !== undefined && typeof options[key] !== 'function') fail(`${key} must be a function`);
+  }
+  if (options.store !== undefined) {
+    const problem = storeProblem(options.store);
+    if (problem !== undefined) fail(`store is not a run store: ${problem}; use memoryStore(), sqliteStore() from koagent/sqlite or postgresStore() from koagent/postgres`);
+    if (options.claimResume !== undefined) fail('give claimResume or store, not both: with a store, every resume is claimed through the store');
   }
 }
 

@@ -224,4 +224,19 @@ export interface Tool<S extends z.ZodType = z.ZodType, R = unknown> {
   /** Pause for a human before running: always, or when the function says so. */
   readonly needsApproval?: boolean | ((args: z.output<S>, ctx: ToolContext) => boolean | Promise<boolean>);
   readonly guardrails: { readonly input: InputGuardrail[]; readonly output: OutputGuardrail[] };
+  /** Running it again with the same `idempotencyKey` does no harm (the effect is deduplicated by the key). */
+  readonly idempotent?: boolean;
+  /** What a call interrupted while running does when its run continues: default `'rerun'` for an idempotent tool, else `'report'`. */
+  readonly onInterrupted?: InterruptPolicy;
 }
+
+/**
+ * What happens to a call found `running` when its run continues after an interruption (the
+ * process died, or the segment failed after the tool was entered) — the tool ran zero or one
+ * times, nobody knows which. `'rerun'`: run it again with the same idempotency key (a tool
+ * declared `idempotent`); `'report'`: do not run it, tell the model its outcome is unknown;
+ * `'ask'`: suspend the run and let a human decide whether it runs again.
+ *
+ * @example defineTool({ name: 'wire', description: 'Send money', onInterrupted: 'ask', execute: wire })
+ */
+export type InterruptPolicy = 'rerun' | 'report' | 'ask';

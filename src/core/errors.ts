@@ -15,6 +15,8 @@ export type ErrorCode =
   | 'session_busy'
   | 'tool_exception'
   | 'timeout'
+  | 'lease_lost'
+  | 'store_error'
   | 'internal';
 
 /**

@@ -29,8 +29,11 @@ export async function runLoop(ctx: RunContext): Promise<RunResult> {
       const turn = new ToolTurn(segment, last.toolCalls);
       // A turn of one call (the common case) needs no pool.
       const only = turn.only();
-      if (only !== undefined) turn.settle(only, await turn.outcome(only));
-      else await turn.settleAll();
+      if (only !== undefined) {
+        turn.settle(only, await turn.outcome(only));
+        // A durable run stores each settled call (its `done` and result) before going on.
+        if (segment.checkpoints !== undefined) await segment.checkpoints.flush();
+      } else await turn.settleAll();
       if (turn.end()) return segment.finish('approval');
       continue;
     }

@@ -1,4 +1,5 @@
-import type { Logger, ModelContext, RunContext, SubagentInfo, ToolContext } from './contexts.js';
+import { Checkpoints, type CheckpointSink } from './checkpoints.js';
+import type { InterruptPolicy, Logger, ModelContext, RunContext, SubagentInfo, ToolContext } from './contexts.js';
 import type { AgentEvent, EmittedEvent, EventListener, PermissionListener, PermissionRecord } from './events.js';
 import { copyJson } from './json.js';
 import { lastAssistantText } from './messages.js';
@@ -7,6 +8,7 @@ import type { GenerateOptions, GenerateResult, ModelProvider, ToolSpec } from '.
 import type { ToolOutcome } from './outcome.js';
 import type { RunResult } from './result.js';
 import type { RunState, StopCondition, StopReason } from './state.js';
+import { JournaledWriter } from './journaled-writer.js';
 import { StateWriter } from './state-writer.js';
 import type { ToolExceptionPolicy } from './tool-exception.js';
 
@@ -46,6 +48,8 @@ export interface AgentCore {
   readonly toolConcurrency: number;
   readonly stopWhen: readonly StopCondition[];
   readonly onToolException: ToolExceptionPolicy;
+  /** What a call of this tool found `running` (interrupted) does when the run continues. */
+  interruptPolicy(toolName: string): InterruptPolicy;
   readonly logger: Logger;
   /** The user layers of this agent, outermost first (a parent agent's inherited ones included). */
   readonly layers: readonly NamedMiddleware[];
@@ -60,6 +64,8 @@ export interface SegmentOptions {
   permissionListeners: readonly PermissionListener[];
   subagent?: SubagentInfo;
   mode: number;
+  /** A run store holding this run's lease: the segment's state changes are checkpointed there. */
+  sink?: CheckpointSink;
 }
 
 /** The fields every context of a segment shares, built once per segment. */
@@ -94,6 +100,8 @@ export function linkSignal(outer: AbortSignal | undefined, controller: AbortCont
  */
 export class Segment {
   readonly writer: StateWriter;
+  /** The segment's checkpoints, when its run has a store (undefined otherwise: no cost at all). */
+  readonly checkpoints: Checkpoints | undefined;
   readonly controller = new AbortController();
   readonly base: ContextBase;
   readonly stacks: Stacks;
@@ -105,7 +113,14 @@ export class Segment {
   readonly #unlink: () => void;
 
   constructor(readonly agent: AgentCore, readonly state: RunState, readonly options: SegmentOptions) {
-    this.writer = new StateWriter(state);
+    if (options.sink === undefined) {
+      this.writer = new StateWriter(state);
+      this.checkpoints = undefined;
+    } else {
+      const writer = new JournaledWriter(state);
+      this.writer = writer;
+      this.checkpoints = new Checkpoints(writer, options.sink);
+    }
     this.controller.signal.addEventListener('abort', () => (this.aborted = true), { once: true });
     this.#unlink = linkSignal(options.signal, this.controller);
     this.listening = options.listeners.length > 0;

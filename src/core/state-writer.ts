@@ -127,6 +127,16 @@ export class StateWriter {
   }
 
   /**
+   * A call found `running` (interrupted) whose tool asks a human before it runs again: it is
+   * `pending` once more, and a decision given before the interruption no longer counts.
+   */
+  reopenCall(id: string): void {
+    if (this.#closed) return;
+    this.state.ledger[id] = 'pending';
+    if (this.state.decisions[id] !== undefined) delete this.state.decisions[id];
+  }
+
+  /**
    * A call settled with `message` as what the model reads: `done` in the ledger, counted, its
    * human decision (if any) used up, and its result held until the turn ends — or, for the
    * turn's only call, in the transcript at once (the turn ends with it).

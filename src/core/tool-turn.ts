@@ -63,7 +63,13 @@ export class ToolTurn {
 
   /** Settle every call left, up to `toolConcurrency` at a time. */
   settleAll(): Promise<void> {
-    return pool(this.todo, this.segment.agent.toolConcurrency, async (i) => this.settle(i, await this.outcome(i)));
+    const { checkpoints } = this.segment;
+    if (checkpoints === undefined) return pool(this.todo, this.segment.agent.toolConcurrency, async (i) => this.settle(i, await this.outcome(i)));
+    // A durable run stores each call as it settles: a crash later in the turn keeps it done.
+    return pool(this.todo, this.segment.agent.toolConcurrency, async (i) => {
+      this.settle(i, await this.outcome(i));
+      await checkpoints.flush();
+    });
   }
 
   /**
@@ -110,15 +116,16 @@ async function pool<T>(items: T[], limit: number, fn: (item: T) => Promise<void>
  */
 function callOutcome(segment: Segment, call: AssistantToolCall): ToolOutcome | Promise<ToolOutcome> {
   const { state } = segment;
+  if (state.ledger[call.id] === 'running') {
+    const interrupted = interruptedCall(segment, call);
+    if (interrupted !== undefined) return interrupted;
+  }
   const decision = state.decisions[call.id];
   if (decision !== undefined) {
     segment.recordPermission(
       { toolName: decision.toolName ?? call.name, toolCallId: call.id, args: decision.args ?? call.args },
       { decision: decision.approved ? 'allow' : 'deny', source: 'approval', ...(decision.reason !== undefined ? { reason: decision.reason } : {}) },
     );
-  }
-  if (state.ledger[call.id] === 'running') {
-    return toolError('execution', `This call had started when the run was interrupted and may have taken effect; it is not run again (idempotency key ${state.runId}:${call.id})`);
   }
   if (segment.aborted) return toolError('aborted', 'The run was cancelled before this call ran');
   const denied = humanDenial(decision);
@@ -127,6 +134,29 @@ function callOutcome(segment: Segment, call: AssistantToolCall): ToolOutcome | P
   const args = argsObject(startingArgs(decision, call.name, call.args));
   if (typeof args === 'string') return toolError('validation', `Invalid arguments for ${call.name}: ${args}`);
   return segment.stacks.tool(new ToolCallContext(segment, call, args, decision));
+}
+
+/**
+ * A call that was running when its run was interrupted ran zero or one times. Its tool's
+ * policy decides: `rerun` goes on (undefined: the call runs again, with the same idempotency
+ * key), `report` settles it with an error telling the model the outcome is unknown, `ask`
+ * makes it `pending` again and asks a human whether to run it.
+ */
+function interruptedCall(segment: Segment, call: AssistantToolCall): ToolOutcome | undefined {
+  const key = `${segment.state.runId}:${call.id}`;
+  switch (segment.agent.interruptPolicy(call.name)) {
+    case 'rerun':
+      return undefined;
+    case 'ask':
+      segment.writer.reopenCall(call.id);
+      return {
+        result: undefined,
+        requiresApproval: true,
+        approval: { toolName: call.name, args: call.args, reason: `This call had started when the run was interrupted and may have taken effect (idempotency key ${key}); approve to run it again, deny to tell the model it did not complete` },
+      };
+    default:
+      return toolError('execution', `This call had started when the run was interrupted and may have taken effect; it is not run again (idempotency key ${key})`);
+  }
 }
 
 /** What a call that needs a human asks them: the tool and the arguments the layers produced. */

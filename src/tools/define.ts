@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { InputGuardrail, OutputGuardrail, Tool, ToolContext } from '../core/contexts.js';
+import type { InputGuardrail, InterruptPolicy, OutputGuardrail, Tool, ToolContext } from '../core/contexts.js';
 import type { ToolSpec } from '../core/model.js';
 
 /**
@@ -18,9 +18,23 @@ export interface ToolDefinition<S extends z.ZodType = z.ZodType, R = unknown> {
   /** Pause for a human before running: always, or when the function says so. */
   needsApproval?: boolean | ((args: z.output<S>, ctx: ToolContext) => boolean | Promise<boolean>);
   guardrails?: { input?: InputGuardrail<z.output<S>>[]; output?: OutputGuardrail<z.output<S>, Awaited<R>>[] };
+  /**
+   * Running the tool again with the same `ctx.idempotencyKey` does no harm: it has no effect,
+   * or its effect is deduplicated by that key (as payment APIs do). A call interrupted while
+   * running (the process died) is then run again when its run is recovered.
+   */
+  idempotent?: boolean;
+  /**
+   * What a call of this tool does when it was running when its run was interrupted (it ran
+   * zero or one times): `'rerun'` (only with `idempotent: true`, its default), `'report'` (the
+   * default otherwise: it does not run again, and the model is told its outcome is unknown) or
+   * `'ask'` (the run suspends, and a human decides whether it runs again).
+   */
+  onInterrupted?: InterruptPolicy;
 }
 
 const NAME = /^[A-Za-z0-9_-]{1,64}$/;
+const INTERRUPT_POLICIES: readonly string[] = ['rerun', 'report', 'ask'];
 
 /**
  * Define a tool. Arguments are checked with the zod schema before anything else sees them.
@@ -38,6 +52,14 @@ export function defineTool<S extends z.ZodType = z.ZodObject<{}>, R = unknown>(d
   if (needsApproval !== undefined && typeof needsApproval !== 'boolean' && typeof needsApproval !== 'function') {
     throw new TypeError(`${where}: needsApproval must be a boolean or a function (args, ctx) => boolean`);
   }
+  const { idempotent, onInterrupted } = definition;
+  if (idempotent !== undefined && typeof idempotent !== 'boolean') throw new TypeError(`${where}: idempotent must be true or false`);
+  if (onInterrupted !== undefined && !INTERRUPT_POLICIES.includes(onInterrupted)) {
+    throw new TypeError(`${where}: onInterrupted must be 'rerun', 'report' or 'ask' (got ${JSON.stringify(onInterrupted)})`);
+  }
+  if (onInterrupted === 'rerun' && idempotent !== true) {
+    throw new TypeError(`${where}: onInterrupted: 'rerun' may run a call twice; declare idempotent: true if the tool deduplicates its effect by ctx.idempotencyKey, or use 'report' or 'ask'`);
+  }
   const input = (definition.input ?? z.object({})) as S;
   if (typeof (input as { safeParse?: unknown }).safeParse !== 'function' || !('_zod' in input)) {
     throw new TypeError(`${where}: input must be a zod (v4) schema, e.g. z.object({ query: z.string() })`);
@@ -47,7 +69,8 @@ export function defineTool<S extends z.ZodType = z.ZodObject<{}>, R = unknown>(d
     output: checkGuardrails(where, 'output', guardrails.output) as OutputGuardrail[],
   };
   const spec: ToolSpec = { name, description, parameters: parametersOf(where, input) };
-  return Object.freeze({ name, description, input, spec, execute, needsApproval, guardrails: guards });
+  const policy = { ...(idempotent !== undefined ? { idempotent } : {}), ...(onInterrupted !== undefined ? { onInterrupted } : {}) };
+  return Object.freeze({ name, description, input, spec, execute, needsApproval, guardrails: guards, ...policy });
 }
 
 function checkGuardrails(where: string, which: string, list: unknown): unknown[] {

@@ -7,7 +7,8 @@ import { ToolError } from '../core/tool-error.js';
 
 /**
  * The terminal step of the tool stack. The ledger marks the call `running` first, so no later
- * segment (a resume, a retried segment) runs it again. Within the call, a layer that calls
+ * segment (a resume, a retried segment, a recovery) runs it again, unless its tool's
+ * interruption policy says so (see `InterruptPolicy`). Within the call, a layer that calls
  * `next()` again after a successful execution gets that outcome (the effect happened once);
  * after a failed one it runs the tool again, with the same `idempotencyKey`, since retrying a
  * failed tool is what a retry layer is for.
@@ -16,8 +17,12 @@ export function executeStep(ctx: ToolContext): Promise<ToolOutcome> {
   const call = ToolCallContext.callState(ctx);
   if (call.executed === undefined || call.failed) {
     call.failed = false;
-    segmentOf(ctx).writer.callRunning(ctx.toolCallId);
-    call.executed = execute(ctx, call);
+    const segment = segmentOf(ctx);
+    segment.writer.callRunning(ctx.toolCallId);
+    const { checkpoints } = segment;
+    // Write-ahead: a durable run stores `running` before the tool is entered. If that write
+    // fails (the store is down, another worker took the run), the tool does not run at all.
+    call.executed = checkpoints === undefined ? execute(ctx, call) : checkpoints.flush().then(() => execute(ctx, call));
   }
   return call.executed;
 }

@@ -1,0 +1,160 @@
+// Durable runs, the agent's side: starting a run in a store, claiming one for a resume or a
+// recovery, and holding its lease while a segment runs. The segment itself only sees a
+// CheckpointSink; the store only sees checkpoints and leases.
+import { randomUUID } from 'node:crypto';
+import { hostname } from 'node:os';
+import type { CheckpointSink } from '../core/checkpoints.js';
+import type { Logger } from '../core/contexts.js';
+import { describe, KoagentError, RunFailedError } from '../core/errors.js';
+import type { Checkpoint } from '../core/journaled-writer.js';
+import { nextSegment } from '../core/resume.js';
+import type { RunResult } from '../core/result.js';
+import type { Segment } from '../core/segment.js';
+import type { ApprovalDecision, RunState } from '../core/state.js';
+import type { Lease, NewRun, RunStore } from '../stores/run-store.js';
+
+/** A name for this worker, unique enough to tell its leases from another process's. */
+export function workerId(): string {
+  return `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
+}
+
+/**
+ * One run held by this worker in a store: where its segment's checkpoints go, and the lease
+ * that lets them be written. While the segment runs, the lease is renewed every third of its
+ * duration; if a renewal finds it lost, the segment is cancelled and writes nothing more.
+ */
+export class DurableRun implements CheckpointSink {
+  #timer: ReturnType<typeof setInterval> | undefined;
+
+  constructor(readonly store: RunStore, readonly lease: Lease, private readonly logger: Logger) {}
+
+  write(checkpoint: Checkpoint, final: boolean): Promise<void> {
+    return this.store.checkpoint(this.lease, checkpoint, final);
+  }
+
+  /** The segment has started: keep the lease alive until `stop()`. */
+  watch(segment: Segment): void {
+    const { store, lease } = this;
+    let renewing = false;
+    this.#timer = setInterval(() => {
+      if (renewing) return;
+      renewing = true;
+      store.renew(lease).then(
+        (held) => {
+          if (held) return;
+          const lost = new KoagentError('lease_lost', `run ${lease.runId}: its lease was lost while the segment ran (another worker claimed the run after this one could not renew it in time); this worker stops the run and writes nothing more`);
+          segment.checkpoints?.poison(lost);
+          segment.controller.abort(lost);
+        },
+        // A store that does not answer for a moment: the next renewal tries again, and a
+        // checkpoint that cannot be written fails the segment by itself.
+        (error: unknown) => this.logger.warn(`koagent: renewing the lease of run ${lease.runId} failed (${describe(error)}); trying again`, error),
+      ).finally(() => (renewing = false));
+    }, Math.max(5, Math.floor(store.leaseMs / 3)));
+    // A lease being renewed must not keep the process alive by itself.
+    this.#timer.unref?.();
+  }
+
+  stop(): void {
+    if (this.#timer !== undefined) clearInterval(this.#timer);
+    this.#timer = undefined;
+  }
+}
+
+/** Store a new run and take its lease; a refused start is a clear error. */
+export async function startRun(store: RunStore, run: NewRun, logger: Logger): Promise<DurableRun> {
+  const created = await storeCall(() => store.createRun(run), `starting run ${run.state.runId}`);
+  if ('lease' in created) return new DurableRun(store, created.lease, logger);
+  if (created.refused === 'session_moved') {
+    throw new KoagentError('session_busy', `agent.send(): another run was started in session ${run.state.sessionId} meanwhile (by another process or call); send again to continue after it`);
+  }
+  throw new KoagentError('invalid_resume', `run ${run.state.runId} is already in the store; it was resumed or started before`);
+}
+
+/**
+ * Claim a run for a resume, through the store: exactly one resume of a given segment goes
+ * ahead, in whatever process. The store's copy is what continues (the `state` passed only
+ * names the run and its segment); a state the store does not hold is imported. Returns the
+ * state the next segment starts from and its lease.
+ */
+export async function claimForResume(store: RunStore, given: RunState | string, decisions: Record<string, ApprovalDecision>, agentName: string, owner: string, logger: Logger): Promise<{ state: RunState; durable: DurableRun }> {
+  const refuse = (what: string) => new KoagentError('invalid_resume', `agent.resume(): ${what}`);
+  const runId = typeof given === 'string' ? given : (given as RunState | undefined)?.runId;
+  if (typeof given === 'string' && given === '') throw refuse('the run id is empty; pass the runId of a stored run, or a RunState');
+  if (typeof runId !== 'string') return importState(store, given as RunState, decisions, agentName, owner, logger);
+  const stored = await storeCall(() => store.loadRun(runId), `loading run ${runId}`);
+  if (stored === undefined) {
+    if (typeof given === 'string') throw refuse(`there is no run ${runId} in the store (${store.kind}); it was never stored, or it was deleted or pruned`);
+    return importState(store, given, decisions, agentName, owner, logger);
+  }
+  if (stored.agentName !== agentName) throw refuse(`run ${runId} belongs to agent "${stored.agentName}", not "${agentName}"; resume it with that agent`);
+  if (typeof given !== 'string' && given.segment !== stored.segment) {
+    throw refuse(`this state (run ${runId}, segment ${given.segment}) was already resumed: the store has the run at segment ${stored.segment} (${stored.status}); resume the latest state, or the run by its id`);
+  }
+  if (stored.status === 'running') {
+    throw refuse(`run ${runId} is running in a worker (or its worker died: agent.recover() continues it once its lease expired); it cannot be resumed now`);
+  }
+  const next = nextSegment(stored, decisions, agentName);
+  const claimed = await storeCall(() => store.claimRun(runId, { owner, segment: stored.segment, state: next }), `claiming run ${runId}`);
+  if ('refused' in claimed) {
+    throw refuse(claimed.refused === 'missing'
+      ? `run ${runId} was deleted meanwhile`
+      : `run ${runId} was resumed by someone else meanwhile (it is now ${claimed.status} at segment ${claimed.segment}); resume its latest state`);
+  }
+  return { state: next, durable: new DurableRun(store, claimed.lease, logger) };
+}
+
+/** A state the store has never seen (made without it): checked, and stored as the run. */
+async function importState(store: RunStore, given: RunState, decisions: Record<string, ApprovalDecision>, agentName: string, owner: string, logger: Logger): Promise<{ state: RunState; durable: DurableRun }> {
+  const next = nextSegment(given, decisions, agentName);
+  const durable = await startRun(store, { state: next, owner }, logger);
+  return { state: next, durable };
+}
+
+/**
+ * The session a stored `send` continues: the state of its latest run, or undefined for a new
+ * session. A session of another agent, or whose latest run is not over, is refused.
+ */
+export async function sessionToContinue(store: RunStore, sessionId: unknown, agentName: string): Promise<RunState | undefined> {
+  if (typeof sessionId !== 'string' || sessionId === '') throw new TypeError('agent.send(input, { sessionId }): sessionId must be a non-empty string');
+  const head = await storeCall(() => store.sessionHead(sessionId), `loading session ${sessionId}`);
+  if (head === undefined) return undefined;
+  const busy = (what: string) => new KoagentError('session_busy', `agent.send(): ${what}`);
+  if (head.agentName !== agentName) throw busy(`session ${sessionId} belongs to agent "${head.agentName}", not "${agentName}"`);
+  if (head.status === 'suspended') throw busy(`the last run of session ${sessionId} (${head.runId}) is waiting for approval; finish it with agent.resume('${head.runId}', decisions) first`);
+  if (head.status === 'running') throw busy(`the last run of session ${sessionId} (${head.runId}) is still running (if its process died, agent.recover() finishes it once its lease expired); send when it is over`);
+  return head;
+}
+
+/**
+ * Claim the runs of `agentName` whose lease expired, one at a time, and continue each with
+ * `run` until none is left or `limit` were. A run whose segment fails is reported with its
+ * error, and the next one is taken.
+ */
+export async function recoverRuns(store: RunStore, agentName: string, owner: string, logger: Logger, limit: number | undefined, run: (state: RunState, durable: DurableRun) => Promise<RunResult>): Promise<{ runId: string; result?: RunResult; error?: RunFailedError }[]> {
+  const most = limit ?? Infinity;
+  if (typeof most !== 'number' || !(most >= 1)) throw new TypeError(`agent.recover({ limit }): limit must be a number ≥ 1 (got ${String(limit)})`);
+  const recovered: { runId: string; result?: RunResult; error?: RunFailedError }[] = [];
+  while (recovered.length < most) {
+    const claimed = await storeCall(() => store.claimExpired(agentName, owner), `looking for runs of ${agentName} to recover`);
+    if (claimed === undefined) break;
+    const { runId } = claimed.state;
+    try {
+      recovered.push({ runId, result: await run(claimed.state, new DurableRun(store, claimed.lease, logger)) });
+    } catch (error) {
+      if (!(error instanceof RunFailedError)) throw error;
+      recovered.push({ runId, error });
+    }
+  }
+  return recovered;
+}
+
+/** A store call whose failure is a `store_error` that says what was being done. */
+export async function storeCall<T>(call: () => Promise<T>, what: string): Promise<T> {
+  try {
+    return await call();
+  } catch (error) {
+    if (KoagentError.is(error)) throw error;
+    throw new KoagentError('store_error', `The run store failed while ${what}: ${describe(error)}`, { cause: error });
+  }
+}

@@ -1,0 +1,259 @@
+import type { AssistantMessage, Message, ToolMessage } from './messages.js';
+import type { TokenUsage } from './model.js';
+import type { ApprovalDecision, LedgerEntry, PendingApproval, RunState, RunStatus, StopReason, Usage } from './state.js';
+import { StateWriter } from './state-writer.js';
+
+/**
+ * What changed in a run's state since the last checkpoint, as a store writes it: one
+ * transaction. Values are JSON text already, taken at one instant, so the run can go on
+ * changing its state while the store writes.
+ *
+ * The small fields of the run (status, counters, usage) are always there; the others only
+ * when they changed. A step adds a constant amount to a checkpoint, whatever the run's length:
+ * the messages appended, the ledger entries that moved, the hook states that were set.
+ *
+ * @example const checkpoint = writer.take(); if (checkpoint?.messages) console.log(`${checkpoint.messages.items.length} messages from #${checkpoint.messages.from}`);
+ */
+export interface Checkpoint {
+  status: RunStatus;
+  segment: number;
+  steps: number;
+  /** JSON of `Usage`. */
+  usage: string;
+  stopReason: StopReason | undefined;
+  /** JSON of `RunState.error`, or null when the run has none. */
+  error: string | null;
+  /** JSON of `RunState.output` (null for none), when it changed. */
+  output?: string | null;
+  /** JSON of `PendingApproval[]`, when it changed. */
+  pendingApprovals?: string;
+  /** JSON of `RunState.decisions`, when it changed. */
+  decisions?: string;
+  /** JSON of `RunState.children`, when it changed. */
+  children?: string;
+  /**
+   * The transcript from message `from` on (each message as JSON): the store keeps its first
+   * `from` messages and replaces the rest with `items`. Appending is `from` = the stored count;
+   * a rewrite (`ctx.setMessages`, compaction) starts lower.
+   */
+  messages?: { from: number; items: string[] };
+  /** Ledger entries that changed, each with the call's held result (JSON, or null when none is held). */
+  calls?: CheckpointCall[];
+  /** Hook states that were set (JSON). */
+  hookState?: { name: string; value: string }[];
+}
+
+/**
+ * One ledger entry of a checkpoint (see `Checkpoint.calls`).
+ *
+ * @example const interrupted = checkpoint.calls?.filter((c) => c.entry === 'running').map((c) => c.id);
+ */
+export interface CheckpointCall {
+  id: string;
+  entry: LedgerEntry;
+  /** JSON of the call's result held until its turn ends (`RunState.settled`), or null. */
+  held: string | null;
+}
+
+/**
+ * The state writer of a run that has a store: every change goes through `StateWriter` as
+ * always, and is also noted here, so `take()` can say what changed since the last checkpoint
+ * without comparing the whole state. Runs without a store use the plain `StateWriter`, so they
+ * pay nothing for this.
+ *
+ * The transcript is followed by its length and its last stored message: appends that bypass
+ * the writer (a hook pushing to `ctx.messages`) are found by the length, and a change that
+ * bypassed it below the stored part (a splice) by the last stored message no longer being in
+ * its place — then the whole transcript is written again. Editing a stored message object in
+ * place is not seen: replace the transcript with `ctx.setMessages` instead.
+ */
+export class JournaledWriter extends StateWriter {
+  /** How many messages the store holds, and the last of them. */
+  #stored: number;
+  #tail: Message | undefined;
+  /** The lowest transcript position a writer call changed below the stored count. */
+  #rewriteFrom = Infinity;
+  #dirty = false;
+  #output = false;
+  #pending = false;
+  #decisions = false;
+  #children = false;
+  readonly #calls = new Set<string>();
+  readonly #hooks = new Set<string>();
+
+  /** `state` as the store holds it now: nothing is new yet. */
+  constructor(state: RunState) {
+    super(state);
+    this.#stored = state.messages.length;
+    this.#tail = state.messages[this.#stored - 1];
+  }
+
+  override beginSegment(): number {
+    this.#dirty = true;
+    return super.beginSegment();
+  }
+
+  override end(status: Exclude<RunStatus, 'running' | 'failed'>, stopReason: StopReason, output: unknown): void {
+    if (!this.closed) this.#dirty = this.#output = true;
+    super.end(status, stopReason, output);
+  }
+
+  override fail(error: { code: string; message: string; layer?: string }): void {
+    if (!this.closed) this.#dirty = true;
+    super.fail(error);
+  }
+
+  override setMessages(messages: readonly Message[]): void {
+    if (!this.closed && messages !== this.state.messages) this.#rewriteFrom = 0;
+    super.setMessages(messages);
+  }
+
+  override nextStep(): number {
+    this.#dirty = true;
+    return super.nextStep();
+  }
+
+  override placeReply(previous: AssistantMessage | undefined, message: AssistantMessage): AssistantMessage {
+    if (!this.closed && previous !== undefined && previous !== message) this.#changedAt(this.state.messages.lastIndexOf(previous));
+    return super.placeReply(previous, message);
+  }
+
+  override withdrawReply(previous: AssistantMessage | undefined): void {
+    if (!this.closed && previous !== undefined) this.#changedAt(this.state.messages.lastIndexOf(previous));
+    super.withdrawReply(previous);
+  }
+
+  override keepReply(previous: AssistantMessage | undefined, message: AssistantMessage): void {
+    super.keepReply(previous, message);
+    if (this.closed || message.toolCalls === undefined) return;
+    for (const call of message.toolCalls) this.#call(call.id);
+  }
+
+  override callRunning(id: string): void {
+    if (!this.closed) this.#call(id);
+    super.callRunning(id);
+  }
+
+  override callSettled(id: string, message: ToolMessage, alone: boolean): void {
+    if (!this.closed) {
+      this.#call(id);
+      if (this.state.decisions[id] !== undefined) this.#decisions = true;
+    }
+    super.callSettled(id, message, alone);
+  }
+
+  override endTurn(calls: readonly { id: string }[]): void {
+    // The held results move into the transcript: their ledger rows hold nothing any more.
+    if (!this.closed) for (const id of Object.keys(this.state.settled)) this.#call(id);
+    super.endTurn(calls);
+  }
+
+  override suspendTurn(pending: PendingApproval[]): void {
+    if (!this.closed) this.#dirty = this.#pending = true;
+    super.suspendTurn(pending);
+  }
+
+  override suspendChild(id: string, child: unknown, approvals: Record<string, string>): void {
+    if (!this.closed) {
+      this.#call(id);
+      this.#children = true;
+    }
+    super.suspendChild(id, child, approvals);
+  }
+
+  override dropChild(id: string): void {
+    if (!this.closed && this.state.children[id] !== undefined) this.#dirty = this.#children = true;
+    super.dropChild(id);
+  }
+
+  override reopenCall(id: string): void {
+    if (!this.closed) {
+      this.#call(id);
+      this.#decisions = true;
+    }
+    super.reopenCall(id);
+  }
+
+  override takeDecisions(decisions: ReadonlyMap<string, { approval: PendingApproval; decision: ApprovalDecision; approved: boolean }>): void {
+    this.#dirty = this.#pending = this.#decisions = this.#children = true;
+    super.takeDecisions(decisions);
+  }
+
+  override countModelCall(usage: TokenUsage | undefined): void {
+    this.#dirty = true;
+    super.countModelCall(usage);
+  }
+
+  override addUsage(used: Usage): void {
+    this.#dirty = true;
+    super.addUsage(used);
+  }
+
+  override setHookState(name: string, value: unknown): void {
+    if (!this.closed) {
+      this.#dirty = true;
+      this.#hooks.add(name);
+    }
+    super.setHookState(name, value);
+  }
+
+  #call(id: string): void {
+    this.#dirty = true;
+    this.#calls.add(id);
+  }
+
+  #changedAt(index: number): void {
+    if (index !== -1 && index < this.#rewriteFrom) this.#rewriteFrom = index;
+  }
+
+  /**
+   * What changed since the last `take()`, as the next checkpoint; undefined when nothing did
+   * (unless `always`: then at least the run's small fields). From now on the store is taken
+   * to hold it.
+   */
+  take(always = false): Checkpoint | undefined {
+    const { state } = this;
+    const messages = state.messages;
+    const stored = this.#stored;
+    let from = this.#rewriteFrom < stored ? this.#rewriteFrom : stored;
+    // Changed behind the writer's back below what is stored: write the transcript again.
+    if (from === stored && stored > 0 && (messages.length < stored || messages[stored - 1] !== this.#tail)) from = 0;
+    const transcript = from < stored || messages.length !== stored;
+    if (!always && !this.#dirty && !transcript) return undefined;
+    const checkpoint: Checkpoint = {
+      status: state.status,
+      segment: state.segment,
+      steps: state.steps,
+      usage: JSON.stringify(state.usage),
+      stopReason: state.stopReason,
+      error: state.error === undefined ? null : JSON.stringify(state.error),
+    };
+    if (transcript) {
+      const items: string[] = [];
+      for (let i = from; i < messages.length; i++) items.push(JSON.stringify(messages[i]));
+      checkpoint.messages = { from, items };
+    }
+    if (this.#output) checkpoint.output = state.output === undefined ? null : JSON.stringify(state.output);
+    if (this.#pending) checkpoint.pendingApprovals = JSON.stringify(state.pendingApprovals);
+    if (this.#decisions) checkpoint.decisions = JSON.stringify(state.decisions);
+    if (this.#children) checkpoint.children = JSON.stringify(state.children);
+    if (this.#calls.size > 0) {
+      const calls: CheckpointCall[] = [];
+      for (const id of this.#calls) {
+        const held = state.settled[id];
+        calls.push({ id, entry: state.ledger[id], held: held === undefined ? null : JSON.stringify(held) });
+      }
+      checkpoint.calls = calls;
+      this.#calls.clear();
+    }
+    if (this.#hooks.size > 0) {
+      checkpoint.hookState = [...this.#hooks].map((name) => ({ name, value: JSON.stringify(state.hookState[name] ?? null) }));
+      this.#hooks.clear();
+    }
+    this.#stored = messages.length;
+    this.#tail = messages[messages.length - 1];
+    this.#rewriteFrom = Infinity;
+    this.#dirty = this.#output = this.#pending = this.#decisions = this.#children = false;
+    return checkpoint;
+  }
+}

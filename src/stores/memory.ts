@@ -1,0 +1,230 @@
+import type { Checkpoint } from '../core/journaled-writer.js';
+import type { LedgerEntry, RunState } from '../core/state.js';
+import { applyToRow, assembleState, filterStatuses, leaseLost, leaseOption, partsOf, retentionStatuses, rowOf, stillRunning, summaryOf, type RunRow } from './records.js';
+import type { ClaimedRun, ClaimOutcome, ClaimRequest, CreateOutcome, Lease, NewRun, RetentionPolicy, RunFilter, RunStore, RunSummary, StoreStats } from './run-store.js';
+
+/**
+ * Options of `memoryStore`.
+ *
+ * @example memoryStore({ leaseMs: 200, now: () => clock.now })
+ */
+export interface MemoryStoreOptions {
+  /** How long a lease lasts unless renewed (default 30 s). */
+  leaseMs?: number;
+  /** The store's clock, in milliseconds (default `Date.now`): tests move it to expire leases. */
+  now?: () => number;
+  /** The default policy of `prune()`. */
+  retention?: RetentionPolicy;
+}
+
+interface StoredRun extends RunRow {
+  agentName: string;
+  sessionId: string;
+  messages: string[];
+  calls: Map<string, [LedgerEntry, string | null]>;
+  hooks: Map<string, string>;
+  owner: string | null;
+  token: number;
+  expires: number;
+  createdAt: number;
+  updatedAt: number;
+}
+
+/**
+ * A run store in this process's memory: for tests and examples. It behaves as the database
+ * stores do — leases, fencing, sessions, retention — and keeps every value as JSON text, so
+ * nothing stored shares an object with a live run. It lasts as long as the process.
+ *
+ * @example const store = memoryStore(); const agent = createAgent({ model, store }); await agent.run('Hi');
+ */
+export function memoryStore(options: MemoryStoreOptions = {}): RunStore {
+  return new MemoryStore(options);
+}
+
+class MemoryStore implements RunStore {
+  readonly kind = 'memory';
+  readonly leaseMs: number;
+  readonly #now: () => number;
+  readonly #retention: RetentionPolicy | undefined;
+  readonly #runs = new Map<string, StoredRun>();
+  /** Session id → its latest run. */
+  readonly #heads = new Map<string, string>();
+  #writes = 0;
+  #bytes = 0;
+
+  constructor(options: MemoryStoreOptions) {
+    if (typeof options !== 'object' || options === null) throw new TypeError('memoryStore(options): options must be an object');
+    this.leaseMs = leaseOption(options.leaseMs, 'memoryStore');
+    if (options.now !== undefined && typeof options.now !== 'function') throw new TypeError('memoryStore: now must be a function returning milliseconds');
+    this.#now = options.now ?? Date.now;
+    if (options.retention !== undefined) retentionStatuses(options.retention, 'memoryStore({ retention })');
+    this.#retention = options.retention;
+  }
+
+  get stats(): StoreStats {
+    return { writes: this.#writes, bytes: this.#bytes };
+  }
+
+  #count(...texts: (string | null | undefined)[]): void {
+    this.#writes++;
+    for (const text of texts) if (typeof text === 'string') this.#bytes += text.length;
+  }
+
+  async createRun(run: NewRun): Promise<CreateOutcome> {
+    const { state, owner, base } = run;
+    if (this.#runs.has(state.runId)) return { refused: 'run_exists' };
+    const head = this.#heads.get(state.sessionId);
+    if (run.expectHead !== undefined && (head ?? null) !== run.expectHead) return { refused: 'session_moved' };
+    const row = rowOf(state);
+    const parts = partsOf(state);
+    const shared = base === undefined ? 0 : Math.min(base.count, this.#runs.get(base.runId)?.messages.length ?? 0);
+    // A session's earlier messages are shared with its previous run, not written again.
+    const messages = shared > 0 ? [...this.#runs.get(base!.runId)!.messages.slice(0, shared), ...parts.messages.slice(shared)] : parts.messages;
+    const now = this.#now();
+    this.#runs.set(state.runId, {
+      ...row, agentName: state.agentName, sessionId: state.sessionId, messages,
+      calls: new Map(parts.calls.map(([id, entry, held]) => [id, [entry, held]])), hooks: new Map(parts.hooks),
+      owner, token: 1, expires: now + this.leaseMs, createdAt: now, updatedAt: now,
+    });
+    this.#heads.set(state.sessionId, state.runId);
+    this.#count(row.identity, row.pending, row.decisions, row.children, ...parts.messages.slice(shared));
+    return { lease: { runId: state.runId, owner, token: 1 } };
+  }
+
+  async claimRun(runId: string, claim: ClaimRequest): Promise<ClaimOutcome> {
+    const run = this.#runs.get(runId);
+    if (run === undefined) return { refused: 'missing' };
+    if (run.status !== 'suspended' && run.status !== 'failed') return { refused: 'status', status: run.status, segment: run.segment };
+    if (run.segment !== claim.segment) return { refused: 'segment', status: run.status, segment: run.segment };
+    const row = rowOf(claim.state);
+    Object.assign(run, { status: 'running', pending: row.pending, decisions: row.decisions, children: row.children, error: row.error });
+    return { lease: this.#lease(run, runId, claim.owner) };
+  }
+
+  async claimExpired(agentName: string, owner: string): Promise<ClaimedRun | undefined> {
+    const now = this.#now();
+    let oldest: [string, StoredRun] | undefined;
+    for (const entry of this.#runs) {
+      const run = entry[1];
+      if (run.agentName === agentName && run.status === 'running' && run.expires < now && (oldest === undefined || run.updatedAt < oldest[1].updatedAt)) oldest = entry;
+    }
+    if (oldest === undefined) return undefined;
+    const [runId, run] = oldest;
+    const lease = this.#lease(run, runId, owner);
+    return { lease, state: this.#state(run) };
+  }
+
+  #lease(run: StoredRun, runId: string, owner: string): Lease {
+    run.token++;
+    run.owner = owner;
+    run.expires = this.#now() + this.leaseMs;
+    run.updatedAt = this.#now();
+    this.#count(run.decisions);
+    return { runId, owner, token: run.token };
+  }
+
+  #held(lease: Lease): StoredRun {
+    const run = this.#runs.get(lease.runId);
+    if (run === undefined || run.token !== lease.token || run.owner !== lease.owner) throw leaseLost(lease.runId);
+    return run;
+  }
+
+  async checkpoint(lease: Lease, checkpoint: Checkpoint, final: boolean): Promise<void> {
+    const run = this.#held(lease);
+    applyToRow(run, checkpoint);
+    const { messages, calls, hookState } = checkpoint;
+    if (messages !== undefined) {
+      run.messages.length = Math.min(run.messages.length, messages.from);
+      for (const item of messages.items) run.messages.push(item);
+    }
+    for (const call of calls ?? []) run.calls.set(call.id, [call.entry, call.held]);
+    for (const { name, value } of hookState ?? []) run.hooks.set(name, value);
+    run.updatedAt = this.#now();
+    run.expires = final ? 0 : run.updatedAt + this.leaseMs;
+    if (final) run.owner = null;
+    this.#count(checkpoint.usage, checkpoint.error, checkpoint.output, checkpoint.pendingApprovals, checkpoint.decisions, checkpoint.children,
+      ...(messages?.items ?? []), ...(calls ?? []).flatMap((c) => [c.id, c.entry, c.held]), ...(hookState ?? []).flatMap((h) => [h.name, h.value]));
+  }
+
+  async renew(lease: Lease): Promise<boolean> {
+    const run = this.#runs.get(lease.runId);
+    if (run === undefined || run.token !== lease.token || run.owner !== lease.owner) return false;
+    run.expires = this.#now() + this.leaseMs;
+    return true;
+  }
+
+  #state(run: StoredRun): RunState {
+    return assembleState(run, run.messages, [...run.calls].map(([id, [entry, held]]) => [id, entry, held] as const), run.hooks);
+  }
+
+  async loadRun(runId: string): Promise<RunState | undefined> {
+    const run = this.#runs.get(runId);
+    return run === undefined ? undefined : this.#state(run);
+  }
+
+  async sessionHead(sessionId: string): Promise<RunState | undefined> {
+    const head = this.#heads.get(sessionId);
+    return head === undefined ? undefined : this.loadRun(head);
+  }
+
+  async listRuns(filter: RunFilter = {}): Promise<RunSummary[]> {
+    const statuses = filterStatuses(filter.status);
+    const found: RunSummary[] = [];
+    for (const [runId, run] of this.#runs) {
+      if (filter.agentName !== undefined && run.agentName !== filter.agentName) continue;
+      if (filter.sessionId !== undefined && run.sessionId !== filter.sessionId) continue;
+      if (statuses !== undefined && !statuses.includes(run.status)) continue;
+      found.push(summaryOf(runId, run.agentName, run.sessionId, run, { createdAt: run.createdAt, updatedAt: run.updatedAt, leaseExpiresAt: run.expires }));
+    }
+    return found.sort((a, b) => b.updatedAt - a.updatedAt).slice(0, filter.limit ?? 100);
+  }
+
+  async deleteRun(runId: string): Promise<boolean> {
+    const run = this.#runs.get(runId);
+    if (run === undefined) return false;
+    if (this.#leased(run)) throw stillRunning(runId);
+    this.#delete(runId, run);
+    return true;
+  }
+
+  /** A worker holds the run: it is running and its lease has not expired. */
+  #leased(run: StoredRun): boolean {
+    return run.status === 'running' && run.expires >= this.#now();
+  }
+
+  #delete(runId: string, run: StoredRun): void {
+    this.#runs.delete(runId);
+    if (this.#heads.get(run.sessionId) !== runId) return;
+    // The session goes on from its latest other run, if it has one.
+    let latest: [string, StoredRun] | undefined;
+    for (const entry of this.#runs) if (entry[1].sessionId === run.sessionId && (latest === undefined || entry[1].createdAt >= latest[1].createdAt)) latest = entry;
+    if (latest === undefined) this.#heads.delete(run.sessionId);
+    else this.#heads.set(run.sessionId, latest[0]);
+  }
+
+  async deleteSession(sessionId: string): Promise<number> {
+    const runs = [...this.#runs].filter(([, run]) => run.sessionId === sessionId);
+    const busy = runs.find(([, run]) => this.#leased(run));
+    if (busy !== undefined) throw stillRunning(busy[0]);
+    for (const [runId] of runs) this.#runs.delete(runId);
+    this.#heads.delete(sessionId);
+    return runs.length;
+  }
+
+  async prune(policy: RetentionPolicy | undefined = this.#retention): Promise<number> {
+    const { olderThanMs, statuses } = retentionStatuses(policy, 'store.prune()');
+    const cutoff = this.#now() - olderThanMs;
+    let deleted = 0;
+    for (const [runId, run] of [...this.#runs]) {
+      if (statuses.includes(run.status) && run.updatedAt < cutoff) {
+        this.#delete(runId, run);
+        deleted++;
+      }
+    }
+    return deleted;
+  }
+
+  async close(): Promise<void> {
+    // Nothing to close: the runs live as long as the process.
+  }
+}

@@ -1,0 +1,163 @@
+// The PostgreSQL run store: for many processes on many machines. pg is an optional peer
+// dependency, loaded here only, when a store is made.
+import { createRequire } from 'node:module';
+import type pg from 'pg';
+import { leaseOption, retentionStatuses } from './records.js';
+import type { RetentionPolicy, RunStore, StoreStats } from './run-store.js';
+import { paramBytes, type Dialect, type Op, type Row } from './sql/query.js';
+import { MIGRATIONS, pendingMigrations } from './sql/schema.js';
+import { SqlStore, type SqlRunner } from './sql/sql-store.js';
+
+/**
+ * Options of `postgresStore`: where the database is (a connection string, pool settings, or a
+ * pool of yours), and the store's own settings.
+ *
+ * @example await postgresStore({ connectionString: process.env.DATABASE_URL, leaseMs: 20_000 })
+ */
+export interface PostgresStoreOptions {
+  /** e.g. `postgres://user:password@host:5432/db`. */
+  connectionString?: string;
+  /** Settings of the pool the store makes (`max` connections, ssl …), merged with `connectionString`. */
+  poolConfig?: pg.PoolConfig;
+  /** A pool of yours (then `close()` leaves it open). */
+  pool?: pg.Pool;
+  /** How long a lease lasts unless renewed (default 30 s). Leases are timed by the database server's clock. */
+  leaseMs?: number;
+  /** The default policy of `prune()`. */
+  retention?: RetentionPolicy;
+}
+
+const POSTGRES: Dialect = {
+  name: 'postgres',
+  now: 'CAST(EXTRACT(EPOCH FROM clock_timestamp()) * 1000 AS BIGINT)',
+  lockRow: ' FOR UPDATE',
+  pickRow: ' FOR UPDATE SKIP LOCKED',
+};
+
+/** Any number fits: every koagent lock key starts with this (`koagent` in ASCII, as a bigint). */
+const MIGRATION_LOCK = 0x6b6f6167656e74;
+
+/**
+ * A run store in PostgreSQL: for many workers on many machines. Leases are timed by the
+ * server's clock, a claim locks the run's row and skips rows others are claiming (`FOR UPDATE
+ * SKIP LOCKED`), and every checkpoint is one transaction. Connects and brings the schema up to
+ * date before it resolves. Needs `pg` (8.x).
+ *
+ * @example import { postgresStore } from 'koagent/postgres';
+ *          const store = await postgresStore({ connectionString: process.env.DATABASE_URL });
+ */
+export async function postgresStore(options: PostgresStoreOptions): Promise<RunStore> {
+  if (typeof options !== 'object' || options === null) throw new TypeError('postgresStore(options): give { connectionString } or { pool }');
+  const leaseMs = leaseOption(options.leaseMs, 'postgresStore');
+  if (options.retention !== undefined) retentionStatuses(options.retention, 'postgresStore({ retention })');
+  if (options.pool === undefined && options.connectionString === undefined && options.poolConfig === undefined) {
+    throw new TypeError("postgresStore(options): say where the database is: { connectionString: 'postgres://…' }, { poolConfig }, or { pool }");
+  }
+  const own = options.pool === undefined;
+  const pool = options.pool ?? new (loadDriver().Pool)({ ...options.poolConfig, ...(options.connectionString !== undefined ? { connectionString: options.connectionString } : {}) });
+  // An idle connection the server dropped must not bring the process down.
+  if (own) pool.on('error', () => undefined);
+  const runner = new PostgresRunner(pool, own);
+  try {
+    await migrate(pool);
+  } catch (error) {
+    await runner.close();
+    throw new Error(`postgresStore: cannot prepare the database: ${(error as Error).message}`, { cause: error });
+  }
+  return new SqlStore('postgres', leaseMs, POSTGRES, runner, options.retention);
+}
+
+function loadDriver(): typeof pg {
+  try {
+    return createRequire(import.meta.url)('pg') as typeof pg;
+  } catch (error) {
+    throw new Error('postgresStore needs the pg package (an optional peer dependency of koagent): npm install pg@8', { cause: error });
+  }
+}
+
+/** Bring the schema to the latest version, under a lock so two processes starting at once do not both migrate. */
+export async function migrate(pool: pg.Pool, migrations = MIGRATIONS.postgres): Promise<void> {
+  const client = await pool.connect();
+  try {
+    await client.query('BEGIN');
+    await client.query('SELECT pg_advisory_xact_lock($1)', [MIGRATION_LOCK]);
+    await client.query('CREATE TABLE IF NOT EXISTS koagent_schema (version INTEGER NOT NULL)');
+    const rows = (await client.query('SELECT version FROM koagent_schema')).rows as { version: number }[];
+    const version = rows[0]?.version ?? 0;
+    for (const { version: next, statements } of pendingMigrations(migrations, version, 'postgresStore')) {
+      for (const statement of statements) await client.query(statement);
+      await client.query(rows.length === 0 && next === 1 ? 'INSERT INTO koagent_schema (version) VALUES ($1)' : 'UPDATE koagent_schema SET version = $1', [next]);
+    }
+    await client.query('COMMIT');
+  } catch (error) {
+    await client.query('ROLLBACK').catch(() => undefined);
+    throw error;
+  } finally {
+    client.release();
+  }
+}
+
+/** PostgreSQL errors a transaction may meet by bad luck, not by a fault: it is run again. */
+const TRANSIENT = new Set(['40001', '40P01']);
+
+class PostgresRunner implements SqlRunner {
+  /** Statement names, one per text, so each connection parses a statement once. */
+  readonly #names = new Map<string, string>();
+  #writes = 0;
+  #bytes = 0;
+
+  constructor(private readonly pool: pg.Pool, private readonly own: boolean) {}
+
+  get stats(): StoreStats {
+    return { writes: this.#writes, bytes: this.#bytes };
+  }
+
+  #name(text: string): string {
+    let name = this.#names.get(text);
+    if (name === undefined) this.#names.set(text, (name = `koagent_${this.#names.size}`));
+    return name;
+  }
+
+  async #drive<T>(client: pg.PoolClient, op: Op<T>, counted: boolean): Promise<T> {
+    let step = op.next();
+    while (step.done !== true) {
+      const { text, params } = step.value;
+      if (counted) this.#bytes += paramBytes(params);
+      const result = await client.query({ name: this.#name(text), text, values: params });
+      step = op.next(result.rows as Row[]);
+    }
+    return step.value;
+  }
+
+  async #transaction<T>(begin: string, op: () => Op<T>, counted: boolean): Promise<T> {
+    for (let attempt = 1; ; attempt++) {
+      const client = await this.pool.connect();
+      try {
+        await client.query(begin);
+        const result = await this.#drive(client, op(), counted);
+        await client.query('COMMIT');
+        return result;
+      } catch (error) {
+        await client.query('ROLLBACK').catch(() => undefined);
+        if (attempt < 3 && TRANSIENT.has((error as { code?: string }).code ?? '')) continue;
+        throw error;
+      } finally {
+        client.release();
+      }
+    }
+  }
+
+  async write<T>(op: () => Op<T>): Promise<T> {
+    const result = await this.#transaction('BEGIN', op, true);
+    this.#writes++;
+    return result;
+  }
+
+  read<T>(op: () => Op<T>): Promise<T> {
+    return this.#transaction('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY', op, false);
+  }
+
+  async close(): Promise<void> {
+    if (this.own) await this.pool.end();
+  }
+}

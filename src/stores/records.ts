@@ -1,0 +1,158 @@
+// What every store shares: how a run state is split into what is stored once (its identity)
+// and what checkpoints change, how it is put together again, and the errors and checks of the
+// store options.
+import { KoagentError } from '../core/errors.js';
+import type { Checkpoint } from '../core/journaled-writer.js';
+import type { Message, ToolMessage } from '../core/messages.js';
+import type { LedgerEntry, RunState, RunStatus, StopReason } from '../core/state.js';
+import type { RetentionPolicy, RunSummary } from './run-store.js';
+
+/** The parts of a run state that checkpoints write; everything else is its identity, stored once. */
+const CHANGING = new Set(['status', 'segment', 'steps', 'usage', 'stopReason', 'output', 'error', 'pendingApprovals', 'decisions', 'children', 'messages', 'settled', 'ledger', 'hookState']);
+
+/**
+ * The fields of a state that never change during the run (version, ids, the agent's name, and
+ * any field a later state version adds), as JSON: stored with the run, merged back on loading.
+ */
+export function identityOf(state: RunState): string {
+  const identity: Record<string, unknown> = {};
+  for (const key of Object.keys(state)) if (!CHANGING.has(key)) identity[key] = (state as unknown as Record<string, unknown>)[key];
+  return JSON.stringify(identity);
+}
+
+/** A run's stored fields as text, the way every store keeps them. */
+export interface RunRow {
+  identity: string;
+  status: RunStatus;
+  segment: number;
+  steps: number;
+  usage: string;
+  stopReason: StopReason | null | undefined;
+  output: string | null;
+  error: string | null;
+  pending: string;
+  decisions: string;
+  children: string;
+}
+
+/** The run fields of a whole state, as a new run (or a claim) writes them. */
+export function rowOf(state: RunState): RunRow {
+  return {
+    identity: identityOf(state),
+    status: state.status,
+    segment: state.segment,
+    steps: state.steps,
+    usage: JSON.stringify(state.usage),
+    stopReason: state.stopReason,
+    output: state.output === undefined ? null : JSON.stringify(state.output),
+    error: state.error === undefined ? null : JSON.stringify(state.error),
+    pending: JSON.stringify(state.pendingApprovals),
+    decisions: JSON.stringify(state.decisions),
+    children: JSON.stringify(state.children),
+  };
+}
+
+/** A state's transcript, ledger and hook state as stored rows. */
+export function partsOf(state: RunState): { messages: string[]; calls: [string, LedgerEntry, string | null][]; hooks: [string, string][] } {
+  return {
+    messages: state.messages.map((m) => JSON.stringify(m)),
+    calls: Object.entries(state.ledger).map(([id, entry]) => [id, entry, state.settled[id] === undefined ? null : JSON.stringify(state.settled[id])]),
+    hooks: Object.entries(state.hookState).map(([name, value]) => [name, JSON.stringify(value ?? null)]),
+  };
+}
+
+/** Apply a checkpoint's run fields to a stored row (the fields it leaves out stay). */
+export function applyToRow(row: RunRow, checkpoint: Checkpoint): void {
+  row.status = checkpoint.status;
+  row.segment = checkpoint.segment;
+  row.steps = checkpoint.steps;
+  row.usage = checkpoint.usage;
+  row.stopReason = checkpoint.stopReason;
+  row.error = checkpoint.error;
+  if (checkpoint.output !== undefined) row.output = checkpoint.output;
+  if (checkpoint.pendingApprovals !== undefined) row.pending = checkpoint.pendingApprovals;
+  if (checkpoint.decisions !== undefined) row.decisions = checkpoint.decisions;
+  if (checkpoint.children !== undefined) row.children = checkpoint.children;
+}
+
+/** Put a run state together from its stored row, transcript, ledger rows and hook states. */
+export function assembleState(row: RunRow, messages: Iterable<string>, calls: Iterable<readonly [string, LedgerEntry, string | null]>, hooks: Iterable<readonly [string, string]>): RunState {
+  const ledger: Record<string, LedgerEntry> = {};
+  const settled: Record<string, ToolMessage> = {};
+  for (const [id, entry, held] of calls) {
+    ledger[id] = entry;
+    if (held !== null) settled[id] = JSON.parse(held) as ToolMessage;
+  }
+  const hookState: Record<string, unknown> = {};
+  for (const [name, value] of hooks) hookState[name] = JSON.parse(value);
+  const transcript: Message[] = [];
+  for (const message of messages) transcript.push(JSON.parse(message) as Message);
+  const state = {
+    ...(JSON.parse(row.identity) as Record<string, unknown>),
+    status: row.status,
+    segment: row.segment,
+    messages: transcript,
+    steps: row.steps,
+    usage: JSON.parse(row.usage),
+    pendingApprovals: JSON.parse(row.pending),
+    decisions: JSON.parse(row.decisions),
+    settled,
+    ledger,
+    hookState,
+    children: JSON.parse(row.children),
+  } as RunState;
+  if (row.stopReason != null) state.stopReason = row.stopReason;
+  if (row.output !== null) state.output = JSON.parse(row.output);
+  if (row.error !== null) state.error = JSON.parse(row.error);
+  return state;
+}
+
+/** A run summary from its stored row. */
+export function summaryOf(runId: string, agentName: string, sessionId: string, row: Pick<RunRow, 'status' | 'segment' | 'steps' | 'stopReason' | 'pending' | 'error'>, times: { createdAt: number; updatedAt: number; leaseExpiresAt: number }): RunSummary {
+  const summary: RunSummary = {
+    runId, agentName, sessionId, status: row.status, segment: row.segment, steps: row.steps,
+    pendingApprovals: JSON.parse(row.pending), createdAt: times.createdAt, updatedAt: times.updatedAt,
+    leaseExpiresAt: row.status === 'running' ? times.leaseExpiresAt : 0,
+  };
+  if (row.stopReason != null) summary.stopReason = row.stopReason;
+  if (row.error !== null) summary.error = JSON.parse(row.error);
+  return summary;
+}
+
+/** The error of a write whose lease was lost: another worker holds the run now. */
+export function leaseLost(runId: string): KoagentError {
+  return new KoagentError('lease_lost', `run ${runId}: this worker no longer holds the run's lease (it expired and another worker claimed the run, or the run was deleted); nothing more of this segment is stored`);
+}
+
+/** A delete refused because a worker holds the run. */
+export function stillRunning(runId: string): KoagentError {
+  return new KoagentError('session_busy', `run ${runId} is running and a worker holds its lease; delete it once it has finished (or once its lease expired)`);
+}
+
+const PRUNABLE = new Set(['completed', 'failed', 'suspended']);
+
+/** The statuses a retention policy prunes, checked; a mistake names the policy's field. */
+export function retentionStatuses(policy: RetentionPolicy | undefined, where: string): { olderThanMs: number; statuses: RunStatus[] } {
+  if (policy === undefined) throw new TypeError(`${where}: give a retention policy { olderThanMs, statuses? }, here or as the store's \`retention\` option`);
+  if (typeof policy !== 'object' || policy === null) throw new TypeError(`${where}: the retention policy must be an object { olderThanMs, statuses? }`);
+  const { olderThanMs, statuses = ['completed', 'failed'] } = policy;
+  if (typeof olderThanMs !== 'number' || !(olderThanMs >= 0) || !Number.isFinite(olderThanMs)) {
+    throw new TypeError(`${where}: olderThanMs must be a number of milliseconds ≥ 0 (got ${String(olderThanMs)})`);
+  }
+  if (!Array.isArray(statuses) || statuses.some((s) => !PRUNABLE.has(s))) {
+    throw new TypeError(`${where}: statuses must list some of 'completed', 'failed', 'suspended' (a running run is never pruned), got ${JSON.stringify(statuses)}`);
+  }
+  return { olderThanMs, statuses: [...statuses] };
+}
+
+/** A lease duration option, checked. */
+export function leaseOption(value: unknown, where: string): number {
+  if (value === undefined) return 30_000;
+  if (typeof value !== 'number' || !Number.isFinite(value) || value < 10) throw new TypeError(`${where}: leaseMs must be a number of milliseconds ≥ 10 (got ${String(value)})`);
+  return value;
+}
+
+/** The statuses a filter asks for, as a list (undefined: any). */
+export function filterStatuses(status: RunStatus | RunStatus[] | undefined): RunStatus[] | undefined {
+  return status === undefined ? undefined : Array.isArray(status) ? status : [status];
+}

@@ -1,0 +1,193 @@
+// The contract between the agent and a run store. koagent ships three: memoryStore() (tests),
+// sqliteStore() from koagent/sqlite (the embedded default) and postgresStore() from
+// koagent/postgres (many processes and machines). See docs/durable-runs.md.
+import type { Checkpoint } from '../core/journaled-writer.js';
+import type { PendingApproval, RunState, RunStatus, StopReason } from '../core/state.js';
+
+/**
+ * The right of one worker to write one run, as a claim gave it. `token` is the fencing token:
+ * every claim of the run increments it, and a write carrying an older token is refused, so a
+ * worker that lost its lease (its process stalled, another worker took the run over) cannot
+ * write any more.
+ *
+ * @example const lease: Lease = { runId: 'run_1', owner: 'host:4242:ab12', token: 3 };
+ */
+export interface Lease {
+  readonly runId: string;
+  readonly owner: string;
+  readonly token: number;
+}
+
+/**
+ * A run being started in a store (`RunStore.createRun`).
+ *
+ * @example await store.createRun({ state, owner: 'worker-1', expectHead: null });
+ */
+export interface NewRun {
+  /** The run as it starts: its opening transcript, nothing done yet (or an imported state). */
+  state: RunState;
+  /** The worker that takes the run's first lease. */
+  owner: string;
+  /**
+   * The run continues a session: its first `count` messages are those of run `runId`, which
+   * the store shares rather than writes again (a conversation costs its length once, not once per turn).
+   */
+  base?: { runId: string; count: number };
+  /**
+   * Refuse the run unless the session's latest run is still this one (`null`: unless the
+   * session has no run yet), so two `send`s to one session cannot both go ahead.
+   */
+  expectHead?: string | null;
+}
+
+/**
+ * What `createRun` answers: the new run's lease, or why it was refused.
+ *
+ * @example const created = await store.createRun(run); if ('refused' in created) throw new Error(created.refused);
+ */
+export type CreateOutcome = { lease: Lease } | { refused: 'run_exists' | 'session_moved' };
+
+/**
+ * A resume's claim of a suspended or failed run (`RunStore.claimRun`).
+ *
+ * @example await store.claimRun(state.runId, { owner: 'worker-1', segment: state.segment, state: next });
+ */
+export interface ClaimRequest {
+  owner: string;
+  /** The segment the stored run must still be at: a second resume of the same state is refused. */
+  segment: number;
+  /** The run as the next segment starts it (the decisions taken, no approval pending): written with the claim, in one transaction. */
+  state: RunState;
+}
+
+/**
+ * What `claimRun` answers: the lease, or why the run could not be claimed — it is not in the
+ * store, it moved on past that segment, or it is not suspended or failed (running or completed).
+ *
+ * @example const claimed = await store.claimRun(runId, request); if ('refused' in claimed) console.warn(claimed.refused, claimed.status);
+ */
+export type ClaimOutcome = { lease: Lease } | { refused: 'missing' | 'segment' | 'status'; status?: RunStatus; segment?: number };
+
+/**
+ * A run taken over by recovery: its lease and its state as of its last checkpoint.
+ *
+ * @example const claimed = await store.claimExpired('teller', 'worker-2'); if (claimed) console.log(claimed.state.ledger);
+ */
+export interface ClaimedRun {
+  lease: Lease;
+  state: RunState;
+}
+
+/**
+ * One stored run, without its transcript: what `listRuns` gives.
+ *
+ * @example for (const run of await store.listRuns({ agentName: 'teller', status: 'suspended' })) console.log(run.runId, run.pendingApprovals);
+ */
+export interface RunSummary {
+  runId: string;
+  agentName: string;
+  sessionId: string;
+  status: RunStatus;
+  stopReason?: StopReason;
+  segment: number;
+  steps: number;
+  pendingApprovals: PendingApproval[];
+  error?: { code: string; message: string; layer?: string };
+  /** Milliseconds since the epoch, by the store's clock. */
+  createdAt: number;
+  updatedAt: number;
+  /** While a worker holds the run: when its lease runs out unless renewed (0 when nobody holds it). */
+  leaseExpiresAt: number;
+}
+
+/**
+ * Which runs `listRuns` gives, newest change first.
+ *
+ * @example await store.listRuns({ agentName: 'teller', status: ['failed', 'suspended'], limit: 50 });
+ */
+export interface RunFilter {
+  agentName?: string;
+  sessionId?: string;
+  status?: RunStatus | RunStatus[];
+  /** At most this many (default 100). */
+  limit?: number;
+}
+
+/**
+ * Which finished runs `prune` deletes: those whose last change is older than `olderThanMs`
+ * and whose status is listed (default completed and failed; a suspended run waits for a human,
+ * a running one is never pruned).
+ *
+ * @example await store.prune({ olderThanMs: 30 * 24 * 3600_000 });
+ */
+export interface RetentionPolicy {
+  olderThanMs: number;
+  statuses?: Exclude<RunStatus, 'running'>[];
+}
+
+/**
+ * What a store has written since it was opened: transactions, and bytes of statement
+ * parameters (the JSON text of the state, ids and numbers).
+ *
+ * @example const before = store.stats.bytes; await agent.run('Hi'); console.log(store.stats.bytes - before, 'bytes');
+ */
+export interface StoreStats {
+  readonly writes: number;
+  readonly bytes: number;
+}
+
+/**
+ * Where durable runs live: `createAgent({ store })`. Each step of a run is one checkpoint
+ * (one transaction) holding only what the step changed; the ledger is write-ahead (a call is
+ * stored `running` before its tool is entered); one worker at a time holds a run's lease, and
+ * a run whose worker died is claimed by `agent.recover()` once its lease expired.
+ *
+ * Every method is safe to call from many processes at once (for the SQLite store: processes
+ * on one machine sharing one file; for PostgreSQL: any number of machines).
+ *
+ * @example const agent = createAgent({ model, tools, store: sqliteStore({ path: 'runs.db' }) });
+ */
+export interface RunStore {
+  /** `memory`, `sqlite` or `postgres`. */
+  readonly kind: string;
+  /** How long a lease lasts unless renewed, in milliseconds; a running segment renews it every third of that. */
+  readonly leaseMs: number;
+  readonly stats: StoreStats;
+  /** Store a new run, with its opening transcript, and lease it to `run.owner`. */
+  createRun(run: NewRun): Promise<CreateOutcome>;
+  /** Claim a suspended or failed run for its next segment (a resume); the decisions are written with the claim. */
+  claimRun(runId: string, claim: ClaimRequest): Promise<ClaimOutcome>;
+  /** Claim one run of `agentName` that is running with an expired lease (its worker died), oldest change first. */
+  claimExpired(agentName: string, owner: string): Promise<ClaimedRun | undefined>;
+  /** Write one checkpoint as one transaction, if `lease` still holds (else it rejects with `lease_lost`). `final` gives the lease back. */
+  checkpoint(lease: Lease, checkpoint: Checkpoint, final: boolean): Promise<void>;
+  /** Extend the lease by `leaseMs`; false when it was lost. */
+  renew(lease: Lease): Promise<boolean>;
+  /** A run's state as of its last checkpoint. */
+  loadRun(runId: string): Promise<RunState | undefined>;
+  /** The state of the latest run of a session (what `send` continues). */
+  sessionHead(sessionId: string): Promise<RunState | undefined>;
+  /** Summaries of the runs `filter` names (all by default, up to its `limit`), the latest change first. */
+  listRuns(filter?: RunFilter): Promise<RunSummary[]>;
+  /** Delete one run (refused while a worker holds it); later runs of its session keep their transcripts. True if it existed. */
+  deleteRun(runId: string): Promise<boolean>;
+  /** Delete every run of a session (refused while a worker holds one); how many were deleted. */
+  deleteSession(sessionId: string): Promise<number>;
+  /** Delete old finished runs by `policy` (default: the store's `retention` option); how many were deleted. */
+  prune(policy?: RetentionPolicy): Promise<number>;
+  /** Close the store's connections. */
+  close(): Promise<void>;
+}
+
+/** The methods a run store has: `createAgent` checks a store against them. */
+export const RUN_STORE_METHODS = ['createRun', 'claimRun', 'claimExpired', 'checkpoint', 'renew', 'loadRun', 'sessionHead', 'listRuns', 'deleteRun', 'deleteSession', 'prune', 'close'] as const;
+
+/** What is missing for `value` to be a run store, or undefined when nothing is. */
+export function storeProblem(value: unknown): string | undefined {
+  if (typeof value !== 'object' || value === null) return 'it is not an object';
+  const missing = RUN_STORE_METHODS.filter((name) => typeof (value as Record<string, unknown>)[name] !== 'function');
+  if (missing.length > 0) return `it has no ${missing.join(', ')} method${missing.length > 1 ? 's' : ''}`;
+  const { leaseMs } = value as RunStore;
+  if (typeof leaseMs !== 'number' || !(leaseMs > 0)) return 'its leaseMs is not a positive number';
+  return undefined;
+}

@@ -1,0 +1,57 @@
+// The SQL stores' operations are written once, for SQLite and PostgreSQL alike, as generators:
+// each yields the statements it needs and receives their rows. A driver runs an operation in
+// one transaction — SQLite synchronously (better-sqlite3 inside BEGIN IMMEDIATE), PostgreSQL
+// one awaited query at a time on one pooled connection — so the logic of leases, fencing and
+// shared session transcripts exists in one place.
+
+/** One statement: its text with `$1`, `$2` … placeholders, and their values. */
+export interface Sql {
+  text: string;
+  params: unknown[];
+}
+
+/** A result row, by column name. */
+export type Row = Record<string, unknown>;
+
+/** An operation: yields statements, receives each one's rows, returns its result. */
+export type Op<T> = Generator<Sql, T, Row[]>;
+
+/** What differs between the two databases, as SQL fragments. */
+export interface Dialect {
+  readonly name: 'sqlite' | 'postgres';
+  /** An expression for "now" in milliseconds since the epoch, by the database's clock. */
+  readonly now: string;
+  /** After the SELECT of a row the transaction will change: lock it (PostgreSQL; SQLite's write transaction holds the whole file). */
+  readonly lockRow: string;
+  /** After the SELECT that picks a run to claim: lock it, and skip rows another claim holds. */
+  readonly pickRow: string;
+}
+
+export function sql(text: string, ...params: unknown[]): Sql {
+  return { text, params };
+}
+
+/** A column that holds a number (PostgreSQL gives BIGINT columns as strings). */
+export function num(value: unknown): number {
+  return typeof value === 'number' ? value : Number(value);
+}
+
+/** A column that may be NULL, as text or null. */
+export function text(value: unknown): string | null {
+  return value === null || value === undefined ? null : String(value);
+}
+
+/** `$from, $from+1, …` placeholders for a list of values that starts at parameter `from`. */
+export function placeholders(count: number, from: number): string {
+  return Array.from({ length: count }, (_, i) => `$${from + i}`).join(', ');
+}
+
+/** Bytes a statement sends: its text values and 8 per number (what `StoreStats.bytes` counts). */
+export function paramBytes(params: readonly unknown[]): number {
+  let bytes = 0;
+  for (const value of params) {
+    if (typeof value === 'string') bytes += Buffer.byteLength(value);
+    else if (value !== null && value !== undefined) bytes += 8;
+  }
+  return bytes;
+}

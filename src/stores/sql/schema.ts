@@ -1,0 +1,60 @@
+// The SQL stores' schema, as versioned migrations: migration N brings a database from version
+// N - 1 to N. A store applies the ones its database lacks when it opens, in one transaction
+// that no other process can interleave with (SQLite: BEGIN IMMEDIATE; PostgreSQL: an advisory
+// lock), and refuses a database of a version newer than it knows.
+
+/** One migration: the statements that bring the schema to its version. */
+export type Migration = readonly string[];
+
+const SQLITE_V1: Migration = [
+  `CREATE TABLE koagent_runs (
+    run_id TEXT PRIMARY KEY,
+    agent_name TEXT NOT NULL,
+    session_id TEXT NOT NULL,
+    identity TEXT NOT NULL,
+    status TEXT NOT NULL,
+    segment INTEGER NOT NULL,
+    steps INTEGER NOT NULL,
+    usage TEXT NOT NULL,
+    stop_reason TEXT,
+    output TEXT,
+    error TEXT,
+    pending TEXT NOT NULL,
+    decisions TEXT NOT NULL,
+    children TEXT NOT NULL,
+    message_count INTEGER NOT NULL,
+    base_run TEXT,
+    base_count INTEGER NOT NULL,
+    lease_owner TEXT,
+    lease_token INTEGER NOT NULL,
+    lease_expires INTEGER NOT NULL,
+    created_at INTEGER NOT NULL,
+    updated_at INTEGER NOT NULL
+  )`,
+  'CREATE INDEX koagent_runs_claimable ON koagent_runs (agent_name, status, lease_expires)',
+  'CREATE INDEX koagent_runs_by_session ON koagent_runs (session_id, created_at)',
+  'CREATE INDEX koagent_runs_by_base ON koagent_runs (base_run)',
+  'CREATE INDEX koagent_runs_by_age ON koagent_runs (status, updated_at)',
+  'CREATE TABLE koagent_messages (run_id TEXT NOT NULL, seq INTEGER NOT NULL, message TEXT NOT NULL, PRIMARY KEY (run_id, seq))',
+  'CREATE TABLE koagent_calls (run_id TEXT NOT NULL, call_id TEXT NOT NULL, entry TEXT NOT NULL, held TEXT, PRIMARY KEY (run_id, call_id))',
+  'CREATE TABLE koagent_hook_state (run_id TEXT NOT NULL, name TEXT NOT NULL, value TEXT NOT NULL, PRIMARY KEY (run_id, name))',
+  'CREATE TABLE koagent_sessions (session_id TEXT PRIMARY KEY, agent_name TEXT NOT NULL, head_run TEXT NOT NULL, updated_at INTEGER NOT NULL)',
+];
+
+/** PostgreSQL: the same tables; times and lease tokens as BIGINT. */
+const POSTGRES_V1: Migration = SQLITE_V1.map((statement) => statement
+  .replace(/(lease_token|lease_expires|created_at|updated_at) INTEGER/g, '$1 BIGINT'));
+
+/** Every migration of each database, in order: index i brings the schema to version i + 1. */
+export const MIGRATIONS: Readonly<Record<'sqlite' | 'postgres', readonly Migration[]>> = {
+  sqlite: [SQLITE_V1],
+  postgres: [POSTGRES_V1],
+};
+
+/** The migrations a database at `version` needs, with the version each brings it to; a newer database is refused. */
+export function pendingMigrations(migrations: readonly Migration[], version: number, where: string): { version: number; statements: Migration }[] {
+  if (version > migrations.length) {
+    throw new Error(`${where}: the database has koagent schema version ${version}, newer than this koagent knows (${migrations.length}); a newer koagent wrote it — upgrade koagent to use it`);
+  }
+  return migrations.slice(version).map((statements, i) => ({ version: version + i + 1, statements }));
+}

@@ -1,0 +1,94 @@
+import type { Checkpoint } from '../../core/journaled-writer.js';
+import type { RunState } from '../../core/state.js';
+import { retentionStatuses } from '../records.js';
+import type { ClaimedRun, ClaimOutcome, ClaimRequest, CreateOutcome, Lease, NewRun, RetentionPolicy, RunFilter, RunStore, RunSummary, StoreStats } from '../run-store.js';
+import { deleteRun, deleteSession, PRUNE_BATCH, pruneBatch } from './delete-ops.js';
+import type { Dialect, Op } from './query.js';
+import { listRuns, loadRun, sessionHead } from './read-ops.js';
+import { checkpoint, claimExpired, claimRun, createRun, renew } from './write-ops.js';
+
+/** How a driver runs operations: each in one transaction, a write one that takes the write lock at once. */
+export interface SqlRunner {
+  /**
+   * Run a writing operation in one transaction (all of it, or nothing). `op` makes the
+   * operation, so a driver may run it again after a transient conflict (a deadlock).
+   */
+  write<T>(op: () => Op<T>): Promise<T>;
+  /** Run a reading operation on one consistent snapshot. */
+  read<T>(op: () => Op<T>): Promise<T>;
+  readonly stats: StoreStats;
+  close(): Promise<void>;
+}
+
+/** A run store over SQL: the operations of this folder, run by a driver's runner. */
+export class SqlStore implements RunStore {
+  constructor(
+    readonly kind: 'sqlite' | 'postgres',
+    readonly leaseMs: number,
+    private readonly dialect: Dialect,
+    private readonly runner: SqlRunner,
+    private readonly retention: RetentionPolicy | undefined,
+  ) {}
+
+  get stats(): StoreStats {
+    return this.runner.stats;
+  }
+
+  createRun(run: NewRun): Promise<CreateOutcome> {
+    return this.runner.write(() => createRun(this.dialect, run, this.leaseMs));
+  }
+
+  claimRun(runId: string, claim: ClaimRequest): Promise<ClaimOutcome> {
+    return this.runner.write(() => claimRun(this.dialect, runId, claim, this.leaseMs));
+  }
+
+  claimExpired(agentName: string, owner: string): Promise<ClaimedRun | undefined> {
+    return this.runner.write(() => claimExpired(this.dialect, agentName, owner, this.leaseMs));
+  }
+
+  checkpoint(lease: Lease, cp: Checkpoint, final: boolean): Promise<void> {
+    return this.runner.write(() => checkpoint(this.dialect, lease, cp, final, this.leaseMs));
+  }
+
+  renew(lease: Lease): Promise<boolean> {
+    return this.runner.write(() => renew(this.dialect, lease, this.leaseMs));
+  }
+
+  loadRun(runId: string): Promise<RunState | undefined> {
+    return this.runner.read(() => loadRun(runId));
+  }
+
+  sessionHead(sessionId: string): Promise<RunState | undefined> {
+    return this.runner.read(() => sessionHead(sessionId));
+  }
+
+  listRuns(filter: RunFilter = {}): Promise<RunSummary[]> {
+    if (filter.limit !== undefined && !(Number.isInteger(filter.limit) && filter.limit >= 1)) {
+      return Promise.reject(new TypeError(`store.listRuns({ limit }): limit must be a whole number ≥ 1 (got ${String(filter.limit)})`));
+    }
+    return this.runner.read(() => listRuns(filter));
+  }
+
+  deleteRun(runId: string): Promise<boolean> {
+    return this.runner.write(() => deleteRun(this.dialect, runId));
+  }
+
+  deleteSession(sessionId: string): Promise<number> {
+    return this.runner.write(() => deleteSession(this.dialect, sessionId));
+  }
+
+  async prune(policy: RetentionPolicy | undefined = this.retention): Promise<number> {
+    const { olderThanMs, statuses } = retentionStatuses(policy, 'store.prune()');
+    let total = 0;
+    // In batches, each its own transaction, so other workers are never kept waiting long.
+    for (;;) {
+      const deleted = await this.runner.write(() => pruneBatch(this.dialect, olderThanMs, statuses));
+      total += deleted;
+      if (deleted < PRUNE_BATCH) return total;
+    }
+  }
+
+  close(): Promise<void> {
+    return this.runner.close();
+  }
+}

@@ -1,0 +1,162 @@
+// Writing runs: starting one, claiming one (a resume, a recovery), checkpoints, lease renewal.
+// Every write checks the fencing token first, on the run's row, so a worker that lost its
+// lease writes nothing; in PostgreSQL that SELECT also locks the row until the transaction ends.
+import type { Checkpoint } from '../../core/journaled-writer.js';
+import type { LedgerEntry } from '../../core/state.js';
+import { leaseLost, partsOf, rowOf } from '../records.js';
+import type { ClaimedRun, ClaimOutcome, ClaimRequest, CreateOutcome, Lease, NewRun } from '../run-store.js';
+import { num, sql, type Dialect, type Op } from './query.js';
+import { loadRun, transcriptRange } from './read-ops.js';
+
+/** Insert messages `items` at positions `from`, `from + 1` … of a run's own rows. */
+export function* insertMessages(dialect: Dialect, runId: string, from: number, items: readonly string[]): Op<void> {
+  if (items.length === 0) return;
+  if (dialect.name === 'postgres') {
+    // One statement for the lot: the positions and texts as two arrays.
+    yield sql('INSERT INTO koagent_messages (run_id, seq, message) SELECT $1, s, m FROM unnest($2::int[], $3::text[]) AS t(s, m)', runId, items.map((_, i) => from + i), items);
+    return;
+  }
+  for (let i = 0; i < items.length; i++) yield sql('INSERT INTO koagent_messages (run_id, seq, message) VALUES ($1, $2, $3)', runId, from + i, items[i]);
+}
+
+function* upsertCalls(runId: string, calls: readonly (readonly [string, LedgerEntry, string | null])[]): Op<void> {
+  for (const [id, entry, held] of calls) {
+    yield sql('INSERT INTO koagent_calls (run_id, call_id, entry, held) VALUES ($1, $2, $3, $4) ON CONFLICT (run_id, call_id) DO UPDATE SET entry = excluded.entry, held = excluded.held', runId, id, entry, held);
+  }
+}
+
+function* upsertHooks(runId: string, hooks: readonly (readonly [string, string])[]): Op<void> {
+  for (const [name, value] of hooks) {
+    yield sql('INSERT INTO koagent_hook_state (run_id, name, value) VALUES ($1, $2, $3) ON CONFLICT (run_id, name) DO UPDATE SET value = excluded.value', runId, name, value);
+  }
+}
+
+/**
+ * Store a new run and lease it. The session moves to it first, by a statement that does so
+ * only while the session is as the caller saw it: of two `send`s racing to one session, one
+ * goes ahead and the other is refused, with nothing written.
+ */
+export function* createRun(d: Dialect, run: NewRun, leaseMs: number): Op<CreateOutcome> {
+  const { state, owner, base } = run;
+  const { runId, sessionId } = state;
+  if ((yield sql('SELECT 1 AS found FROM koagent_runs WHERE run_id = $1', runId)).length > 0) return { refused: 'run_exists' };
+  let moved;
+  if (run.expectHead === undefined) {
+    moved = yield sql(`INSERT INTO koagent_sessions (session_id, agent_name, head_run, updated_at) VALUES ($1, $2, $3, ${d.now})
+      ON CONFLICT (session_id) DO UPDATE SET head_run = excluded.head_run, updated_at = excluded.updated_at RETURNING session_id`, sessionId, state.agentName, runId);
+  } else if (run.expectHead === null) {
+    moved = yield sql(`INSERT INTO koagent_sessions (session_id, agent_name, head_run, updated_at) VALUES ($1, $2, $3, ${d.now})
+      ON CONFLICT (session_id) DO NOTHING RETURNING session_id`, sessionId, state.agentName, runId);
+  } else {
+    moved = yield sql(`UPDATE koagent_sessions SET head_run = $2, updated_at = ${d.now} WHERE session_id = $1 AND head_run = $3 RETURNING session_id`, sessionId, runId, run.expectHead);
+  }
+  if (moved.length === 0) return { refused: 'session_moved' };
+  // The messages the run shares with the session's previous run are not written again.
+  let shared = 0;
+  if (base !== undefined) {
+    const rows = yield sql('SELECT message_count FROM koagent_runs WHERE run_id = $1', base.runId);
+    if (rows.length > 0) shared = Math.min(base.count, num(rows[0].message_count));
+  }
+  const row = rowOf(state);
+  const parts = partsOf(state);
+  yield sql(
+    `INSERT INTO koagent_runs (run_id, agent_name, session_id, identity, status, segment, steps, usage, stop_reason, output, error, pending, decisions, children,
+       message_count, base_run, base_count, lease_owner, lease_token, lease_expires, created_at, updated_at)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, 1, ${d.now} + $19, ${d.now}, ${d.now})`,
+    runId, state.agentName, sessionId, row.identity, row.status, row.segment, row.steps, row.usage, row.stopReason ?? null, row.output, row.error,
+    row.pending, row.decisions, row.children, parts.messages.length, shared > 0 ? base!.runId : null, shared, owner, leaseMs,
+  );
+  yield* insertMessages(d, runId, shared, parts.messages.slice(shared));
+  yield* upsertCalls(runId, parts.calls);
+  yield* upsertHooks(runId, parts.hooks);
+  return { lease: { runId, owner, token: 1 } };
+}
+
+/** Claim a suspended or failed run at `claim.segment` for its next segment, with the decisions. */
+export function* claimRun(d: Dialect, runId: string, claim: ClaimRequest, leaseMs: number): Op<ClaimOutcome> {
+  const rows = yield sql(`SELECT status, segment FROM koagent_runs WHERE run_id = $1${d.lockRow}`, runId);
+  if (rows.length === 0) return { refused: 'missing' };
+  const status = rows[0].status as 'running' | 'completed' | 'suspended' | 'failed';
+  const segment = num(rows[0].segment);
+  if (status !== 'suspended' && status !== 'failed') return { refused: 'status', status, segment };
+  if (segment !== claim.segment) return { refused: 'segment', status, segment };
+  const row = rowOf(claim.state);
+  const claimed = yield sql(
+    `UPDATE koagent_runs SET status = 'running', pending = $2, decisions = $3, children = $4, error = $5, lease_owner = $6,
+       lease_token = lease_token + 1, lease_expires = ${d.now} + $7, updated_at = ${d.now} WHERE run_id = $1 RETURNING lease_token`,
+    runId, row.pending, row.decisions, row.children, row.error, claim.owner, leaseMs,
+  );
+  return { lease: { runId, owner: claim.owner, token: num(claimed[0].lease_token) } };
+}
+
+/** Claim the run of `agentName` whose lease expired longest ago, and load it. */
+export function* claimExpired(d: Dialect, agentName: string, owner: string, leaseMs: number): Op<ClaimedRun | undefined> {
+  const picked = yield sql(
+    `SELECT run_id FROM koagent_runs WHERE agent_name = $1 AND status = 'running' AND lease_expires < ${d.now} ORDER BY updated_at, run_id LIMIT 1${d.pickRow}`,
+    agentName,
+  );
+  if (picked.length === 0) return undefined;
+  const runId = String(picked[0].run_id);
+  const claimed = yield sql(
+    `UPDATE koagent_runs SET lease_owner = $2, lease_token = lease_token + 1, lease_expires = ${d.now} + $3, updated_at = ${d.now} WHERE run_id = $1 RETURNING lease_token`,
+    runId, owner, leaseMs,
+  );
+  const state = yield* loadRun(runId);
+  return { lease: { runId, owner, token: num(claimed[0].lease_token) }, state: state! };
+}
+
+/** The run's row, if `lease` still holds it; else the write is refused (`lease_lost`). */
+function* fenced(d: Dialect, lease: Lease): Op<{ messageCount: number; baseCount: number }> {
+  const rows = yield sql(`SELECT lease_token, lease_owner, message_count, base_count FROM koagent_runs WHERE run_id = $1${d.lockRow}`, lease.runId);
+  if (rows.length === 0 || num(rows[0].lease_token) !== lease.token || rows[0].lease_owner !== lease.owner) throw leaseLost(lease.runId);
+  return { messageCount: num(rows[0].message_count), baseCount: num(rows[0].base_count) };
+}
+
+/**
+ * Runs that share this run's messages from position `from` on are given their own copy of
+ * those messages before this run rewrites them (a rare event: a resumed run compacting a
+ * transcript a later run of its session started from).
+ */
+function* detachDependents(d: Dialect, runId: string, from: number): Op<void> {
+  const dependents = yield sql('SELECT run_id, base_count FROM koagent_runs WHERE base_run = $1 AND base_count > $2', runId, from);
+  for (const dependent of dependents) {
+    const upto = num(dependent.base_count);
+    const rows = yield* transcriptRange(runId, from, upto);
+    yield* insertMessages(d, String(dependent.run_id), from, rows.map(([, message]) => message));
+    yield sql('UPDATE koagent_runs SET base_count = $2 WHERE run_id = $1', dependent.run_id, from);
+  }
+}
+
+/** Write one checkpoint: what the step changed, and the lease renewed (or given back when `final`). */
+export function* checkpoint(d: Dialect, lease: Lease, cp: Checkpoint, final: boolean, leaseMs: number): Op<void> {
+  const { runId } = lease;
+  let { messageCount, baseCount } = yield* fenced(d, lease);
+  if (cp.messages !== undefined) {
+    const { from, items } = cp.messages;
+    if (from < messageCount) {
+      yield* detachDependents(d, runId, from);
+      yield sql('DELETE FROM koagent_messages WHERE run_id = $1 AND seq >= $2', runId, from);
+      if (from < baseCount) baseCount = from;
+    }
+    yield* insertMessages(d, runId, from, items);
+    messageCount = from + items.length;
+  }
+  const params: unknown[] = [runId, cp.status, cp.segment, cp.steps, cp.usage, cp.stopReason ?? null, cp.error, messageCount, baseCount];
+  let set = 'status = $2, segment = $3, steps = $4, usage = $5, stop_reason = $6, error = $7, message_count = $8, base_count = $9';
+  for (const [column, value] of [['output', cp.output], ['pending', cp.pendingApprovals], ['decisions', cp.decisions], ['children', cp.children]] as const) {
+    if (value !== undefined) set += `, ${column} = $${params.push(value)}`;
+  }
+  set += final ? ', lease_owner = NULL, lease_expires = 0' : `, lease_expires = ${d.now} + $${params.push(leaseMs)}`;
+  yield sql(`UPDATE koagent_runs SET ${set}, updated_at = ${d.now} WHERE run_id = $1`, ...params);
+  if (cp.calls !== undefined) yield* upsertCalls(runId, cp.calls.map((c) => [c.id, c.entry, c.held] as const));
+  if (cp.hookState !== undefined) yield* upsertHooks(runId, cp.hookState.map((h) => [h.name, h.value] as const));
+}
+
+/** Extend a lease; false when it no longer holds. */
+export function* renew(d: Dialect, lease: Lease, leaseMs: number): Op<boolean> {
+  const rows = yield sql(
+    `UPDATE koagent_runs SET lease_expires = ${d.now} + $4 WHERE run_id = $1 AND lease_token = $2 AND lease_owner = $3 AND status = 'running' RETURNING run_id`,
+    lease.runId, lease.token, lease.owner, leaseMs,
+  );
+  return rows.length > 0;
+}

@@ -1,0 +1,159 @@
+// The SQLite run store: the embedded default, one file, no server. better-sqlite3 is an
+// optional peer dependency, loaded here only, when a store is made.
+import { createRequire } from 'node:module';
+import type BetterSqlite3 from 'better-sqlite3';
+import { leaseOption, retentionStatuses } from './records.js';
+import type { RetentionPolicy, RunStore, StoreStats } from './run-store.js';
+import { paramBytes, type Dialect, type Op, type Row, type Sql } from './sql/query.js';
+import { MIGRATIONS, pendingMigrations } from './sql/schema.js';
+import { SqlStore, type SqlRunner } from './sql/sql-store.js';
+
+/**
+ * Options of `sqliteStore`.
+ *
+ * @example sqliteStore({ path: './data/runs.db', leaseMs: 15_000, retention: { olderThanMs: 7 * 86_400_000 } })
+ */
+export interface SqliteStoreOptions {
+  /** The database file (created if missing). Every process that shares runs opens the same file. */
+  path: string;
+  /** How long a lease lasts unless renewed (default 30 s). */
+  leaseMs?: number;
+  /**
+   * `'normal'` (default): with WAL, a committed checkpoint survives the process dying (kill -9)
+   * but the last ones may be lost if the machine loses power; `'full'`: fsync at every commit,
+   * which survives that too and costs more per step.
+   */
+  synchronous?: 'normal' | 'full';
+  /** How long a write waits for another process's write to finish before failing (default 5000 ms). */
+  busyTimeoutMs?: number;
+  /** The default policy of `prune()`. */
+  retention?: RetentionPolicy;
+}
+
+const SQLITE: Dialect = {
+  name: 'sqlite',
+  now: "CAST(unixepoch('subsec') * 1000 AS INTEGER)",
+  lockRow: '',
+  pickRow: '',
+};
+
+/**
+ * A run store in one SQLite file: the embedded default. WAL mode, a busy timeout, and
+ * `BEGIN IMMEDIATE` for every write transaction, so several processes on one machine can
+ * share the file safely (each checkpoint is one transaction). Needs `better-sqlite3` (12.x).
+ *
+ * @example import { sqliteStore } from 'koagent/sqlite';
+ *          const agent = createAgent({ model, tools, store: sqliteStore({ path: 'runs.db' }) });
+ */
+export function sqliteStore(options: SqliteStoreOptions): RunStore {
+  if (typeof options !== 'object' || options === null || typeof options.path !== 'string' || options.path === '') {
+    throw new TypeError("sqliteStore(options): give { path } naming the database file, e.g. sqliteStore({ path: 'runs.db' })");
+  }
+  const leaseMs = leaseOption(options.leaseMs, 'sqliteStore');
+  const synchronous = options.synchronous ?? 'normal';
+  if (synchronous !== 'normal' && synchronous !== 'full') throw new TypeError(`sqliteStore: synchronous must be 'normal' or 'full' (got ${JSON.stringify(synchronous)})`);
+  const busy = options.busyTimeoutMs ?? 5000;
+  if (typeof busy !== 'number' || !(busy >= 0)) throw new TypeError(`sqliteStore: busyTimeoutMs must be a number ≥ 0 (got ${String(busy)})`);
+  if (options.retention !== undefined) retentionStatuses(options.retention, 'sqliteStore({ retention })');
+  const Database = loadDriver();
+  let db: BetterSqlite3.Database;
+  try {
+    db = new Database(options.path, { timeout: busy });
+    db.pragma('journal_mode = WAL');
+    db.pragma(`synchronous = ${synchronous.toUpperCase()}`);
+    db.pragma(`busy_timeout = ${Math.floor(busy)}`);
+  } catch (error) {
+    throw new Error(`sqliteStore: cannot open ${options.path}: ${(error as Error).message}`, { cause: error });
+  }
+  const runner = new SqliteRunner(db);
+  try {
+    migrate(db, options.path);
+  } catch (error) {
+    db.close();
+    throw error;
+  }
+  return new SqlStore('sqlite', leaseMs, SQLITE, runner, options.retention);
+}
+
+function loadDriver(): typeof BetterSqlite3 {
+  try {
+    return createRequire(import.meta.url)('better-sqlite3') as typeof BetterSqlite3;
+  } catch (error) {
+    throw new Error('sqliteStore needs the better-sqlite3 package (an optional peer dependency of koagent): npm install better-sqlite3@12', { cause: error });
+  }
+}
+
+/** Bring the file's schema to the latest version (its version is SQLite's `user_version`). */
+export function migrate(db: BetterSqlite3.Database, where: string, migrations = MIGRATIONS.sqlite): void {
+  db.transaction(() => {
+    const version = db.pragma('user_version', { simple: true }) as number;
+    for (const { version: next, statements } of pendingMigrations(migrations, version, `sqliteStore(${where})`)) {
+      for (const statement of statements) db.exec(statement);
+      db.pragma(`user_version = ${next}`);
+    }
+  }).immediate();
+}
+
+/** A statement prepared once: SQLite's, and where each `?` takes its value from the `$n` list. */
+interface Prepared {
+  statement: BetterSqlite3.Statement;
+  order: number[];
+}
+
+class SqliteRunner implements SqlRunner {
+  readonly #prepared = new Map<string, Prepared>();
+  #writes = 0;
+  #bytes = 0;
+
+  constructor(private readonly db: BetterSqlite3.Database) {}
+
+  get stats(): StoreStats {
+    return { writes: this.#writes, bytes: this.#bytes };
+  }
+
+  #run(query: Sql, counted: boolean): Row[] {
+    let prepared = this.#prepared.get(query.text);
+    if (prepared === undefined) {
+      // The operations number their placeholders ($1, $2 … as PostgreSQL does); SQLite gets `?` each.
+      const order: number[] = [];
+      const text = query.text.replace(/\$(\d+)/g, (_, n: string) => (order.push(Number(n) - 1), '?'));
+      prepared = { statement: this.db.prepare(text), order };
+      this.#prepared.set(query.text, prepared);
+    }
+    const values = prepared.order.map((i) => query.params[i]);
+    if (counted) this.#bytes += paramBytes(query.params);
+    if (prepared.statement.reader) return prepared.statement.all(...values) as Row[];
+    prepared.statement.run(...values);
+    return [];
+  }
+
+  #drive<T>(op: Op<T>, counted: boolean): T {
+    let step = op.next();
+    while (step.done !== true) step = op.next(this.#run(step.value, counted));
+    return step.value;
+  }
+
+  write<T>(op: () => Op<T>): Promise<T> {
+    try {
+      // BEGIN IMMEDIATE: the write lock is taken at once, so two processes never both read,
+      // then both try to write (which SQLite answers with SQLITE_BUSY).
+      const result = this.db.transaction(() => this.#drive(op(), true)).immediate();
+      this.#writes++;
+      return Promise.resolve(result);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  }
+
+  read<T>(op: () => Op<T>): Promise<T> {
+    try {
+      return Promise.resolve(this.db.transaction(() => this.#drive(op(), false)).deferred());
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  }
+
+  async close(): Promise<void> {
+    if (this.db.open) this.db.close();
+  }
+}
