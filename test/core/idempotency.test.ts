@@ -151,3 +151,36 @@ describe('a context sees the key before the tool runs', () => {
     expect(asked).toEqual(keys);
   });
 });
+
+describe('a call that was running when its segment failed (no store)', () => {
+  /** The run fails in a layer after the tool ran; the retry then finds the call `running`. */
+  async function interrupted(extra: { idempotent?: boolean; onInterrupted?: 'report' | 'ask' | 'rerun' }) {
+    const keys: string[] = [];
+    const tool = defineTool({ name: 'send_email', description: 'Send an e-mail', ...extra, execute: (_a, ctx) => (keys.push(ctx.idempotencyKey), 'sent') });
+    let broken = true;
+    const after: Middleware = { name: 'post-audit', async tool(_ctx, next) { const outcome = await next(); if (broken) throw new Error('audit store down'); return outcome; } };
+    const agent = createAgent({ model: mockModel([...oneCall, 'Sent again.']), tools: [tool], middleware: [after] });
+    const failure = (await agent.run('go').catch((e: unknown) => e)) as RunFailedError;
+    broken = false;
+    return { agent, failure, keys };
+  }
+
+  it('runs again, with the same key, when its tool is idempotent', async () => {
+    const { agent, failure, keys } = await interrupted({ idempotent: true });
+    const done = await agent.resume(failure.state);
+    expect(keys).toEqual([`${failure.runId}:mail`, `${failure.runId}:mail`]);
+    expect(answerTo(done.messages, 'mail').content).toBe('sent');
+  });
+
+  it("suspends for a human when its tool says 'ask'; approved, it runs again", async () => {
+    const { agent, failure, keys } = await interrupted({ onInterrupted: 'ask' });
+    const paused = await agent.resume(failure.state);
+    expect(paused.status).toBe('suspended');
+    expect(paused.pendingApprovals).toMatchObject([{ toolCallId: 'mail', toolName: 'send_email', reason: expect.stringContaining('approve to run it again') }]);
+    expect(paused.state.ledger).toEqual({ mail: 'pending' });
+    const done = await agent.resume(paused.state, { mail: true });
+    expect(keys).toHaveLength(2);
+    expect(answerTo(done.messages, 'mail').content).toBe('sent');
+  });
+});
+

@@ -48,6 +48,9 @@ describe('bad definitions', () => {
     ['a schema JSON schema cannot describe', { name: 'x', description: 'd', input: z.object({ when: z.date() }), execute }, /input cannot be described as JSON schema for the model/],
     ['needsApproval of the wrong type', { name: 'x', description: 'd', execute, needsApproval: 'yes' }, /needsApproval must be a boolean or a function/],
     ['guardrails that are not functions', { name: 'x', description: 'd', execute, guardrails: { input: ['no'] } }, /guardrails\.input must be an array of functions/],
+    ['idempotent that is not a boolean', { name: 'x', description: 'd', execute, idempotent: 'yes' }, /defineTool\("x"\): idempotent must be true or false/],
+    ['an unknown interruption policy', { name: 'x', description: 'd', execute, onInterrupted: 'retry' }, /onInterrupted must be 'rerun', 'report' or 'ask' \(got "retry"\)/],
+    ["onInterrupted: 'rerun' without idempotent", { name: 'x', description: 'd', execute, onInterrupted: 'rerun' }, /onInterrupted: 'rerun' may run a call twice; declare idempotent: true if the tool deduplicates its effect by ctx.idempotencyKey, or use 'report' or 'ask'/],
   ])('rejects %s with a TypeError', (_what, definition, message) => {
     expect(() => defineTool(definition as never)).toThrow(TypeError);
     expect(() => defineTool(definition as never)).toThrow(message);
@@ -61,5 +64,13 @@ describe('bad definitions', () => {
     expect(defineTool({ name: 'a', description: 'd', execute, needsApproval: true }).needsApproval).toBe(true);
     const decide = () => false;
     expect(defineTool({ name: 'b', description: 'd', execute, needsApproval: decide }).needsApproval).toBe(decide);
+  });
+
+  it('keeps what a tool declares about interrupted calls, and leaves it out when nothing is declared', () => {
+    expect(defineTool({ name: 'a', description: 'd', execute, idempotent: true })).toMatchObject({ idempotent: true });
+    expect(defineTool({ name: 'b', description: 'd', execute, onInterrupted: 'ask' })).toMatchObject({ onInterrupted: 'ask' });
+    expect(defineTool({ name: 'c', description: 'd', execute, idempotent: true, onInterrupted: 'rerun' })).toMatchObject({ idempotent: true, onInterrupted: 'rerun' });
+    const plain = defineTool({ name: 'd', description: 'd', execute });
+    expect('idempotent' in plain || 'onInterrupted' in plain).toBe(false);
   });
 });

@@ -1,0 +1,208 @@
+// Durable runs through the agent: checkpoints as the run goes, recovery of a run whose worker
+// died (in this process: its store calls stop answering), the interrupted-call policies, and
+// the lease that keeps a second worker from writing. Real SIGKILLed processes are in
+// test/stores/crash.test.ts and test/stores/chaos.test.ts.
+import { describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { createAgent, defineTool, KoagentError, memoryStore, RunFailedError, type GenerateResult, type InterruptPolicy, type Message, type ModelProvider, type RunStore, type ToolContext } from '../../src/index.js';
+import { mortal, overriding, settle, testClock } from '../support/durable.js';
+
+/** A model that reads the transcript: asks to charge 30 until a result came, then reports it. */
+function cashier(): ModelProvider {
+  return {
+    name: 'cashier',
+    async generate(request): Promise<GenerateResult> {
+      const result = [...request.messages].reverse().find((m): m is Extract<Message, { role: 'tool' }> => m.role === 'tool');
+      const usage = { inputTokens: 1, outputTokens: 1 };
+      if (result === undefined) return { message: { role: 'assistant', content: '', toolCalls: [{ id: 'c1', name: 'charge', args: { amount: 30 } }] }, usage, finishReason: 'tool_calls' };
+      return { message: { role: 'assistant', content: `Result: ${result.content}` }, usage, finishReason: 'stop' };
+    },
+  };
+}
+
+/** Effects outside the store, by idempotency key: what a payment API would remember. */
+class Ledger {
+  readonly executions: string[] = [];
+  readonly charges = new Map<string, number>();
+}
+
+function charge(ledger: Ledger, options: { idempotent?: boolean; onInterrupted?: InterruptPolicy; during?: (ctx: ToolContext) => unknown } = {}) {
+  return defineTool({
+    name: 'charge',
+    description: 'Charge the card',
+    input: z.object({ amount: z.number() }),
+    idempotent: options.idempotent,
+    onInterrupted: options.onInterrupted,
+    async execute({ amount }, ctx) {
+      ledger.executions.push(ctx.idempotencyKey);
+      if (!ledger.charges.has(ctx.idempotencyKey)) ledger.charges.set(ctx.idempotencyKey, amount);
+      await options.during?.(ctx);
+      return { charged: ledger.charges.get(ctx.idempotencyKey) };
+    },
+  });
+}
+
+const teller = (store: RunStore, tool: ReturnType<typeof charge>) => createAgent({ name: 'teller', model: cashier(), tools: [tool], store });
+
+/**
+ * Worker A starts a run and dies where `die` says (during the tool, after its effect); worker B
+ * recovers it once A's lease expired. Returns what B got and the effects.
+ */
+async function crashAndRecover(options: { idempotent?: boolean; onInterrupted?: InterruptPolicy; dieAfterTool?: boolean } = {}) {
+  const clock = testClock();
+  const store = memoryStore({ leaseMs: 1000, now: clock.now });
+  const ledger = new Ledger();
+  const a = mortal(store);
+  const tool = { idempotent: options.idempotent, onInterrupted: options.onInterrupted };
+  void teller(a.store, charge(ledger, { ...tool, during: () => (options.dieAfterTool ? a.die() : (a.die(), new Promise(() => undefined))) })).run('Charge me');
+  await settle();
+  expect(a.dead).toBe(true);
+  const stored = (await store.listRuns())[0];
+  expect(stored.status).toBe('running');
+  // B cannot take the run while A's lease holds.
+  const b = teller(store, charge(ledger, tool));
+  expect(await b.recover()).toEqual([]);
+  clock.advance(1001);
+  const recovered = await b.recover();
+  return { store, ledger, b, recovered, runId: stored.runId };
+}
+
+describe('a durable run', () => {
+  it('stores the call as running before the tool runs, and done with its result right after', async () => {
+    const store = memoryStore();
+    const ledger = new Ledger();
+    const seen: unknown[] = [];
+    const tool = charge(ledger, { during: async (ctx) => seen.push((await store.loadRun(ctx.runId))!.ledger) });
+    const result = await teller(store, tool).run('Charge me');
+    expect(seen).toEqual([{ c1: 'running' }]);
+    const stored = await store.loadRun(result.runId);
+    expect(stored!.ledger).toEqual({ c1: 'done' });
+    expect(stored).toEqual(result.state);
+  });
+
+  it('does not run the tool when its `running` write fails, and keeps the run at its last checkpoint', async () => {
+    const inner = memoryStore({ leaseMs: 1000 });
+    let failWrites = false;
+    const store = overriding(inner, {
+      checkpoint: (...args) => (failWrites ? Promise.reject(new Error('disk full')) : inner.checkpoint(...args)),
+      createRun: (...args) => inner.createRun(...args).then((created) => ((failWrites = true), created)),
+    });
+    const ledger = new Ledger();
+    const failure = await teller(store, charge(ledger)).run('Charge me').catch((e: unknown) => e);
+    expect(failure).toBeInstanceOf(RunFailedError);
+    expect((failure as RunFailedError).code).toBe('store_error');
+    expect((failure as RunFailedError).message).toBe('The run store failed: disk full; the run stays as of its last checkpoint');
+    expect(ledger.executions).toEqual([]);
+    const [stored] = await inner.listRuns();
+    expect(stored).toMatchObject({ status: 'running', steps: 0 });
+  });
+
+  it('rejects its result when the end of the run cannot be stored', async () => {
+    const inner = memoryStore();
+    const store = overriding(inner, {
+      checkpoint: (lease, cp, final) => (final ? Promise.reject(new Error('connection reset')) : inner.checkpoint(lease, cp, final)),
+    });
+    const failure = await teller(store, charge(new Ledger())).run('Charge me').catch((e: unknown) => e);
+    expect((failure as RunFailedError).code).toBe('store_error');
+    expect((await inner.listRuns())[0].status).toBe('running');
+  });
+});
+
+describe('agent.recover()', () => {
+  it('continues a run whose worker died after a tool call was done, without running it again', async () => {
+    const clock = testClock();
+    const store = memoryStore({ leaseMs: 1000, now: clock.now });
+    const ledger = new Ledger();
+    const a = mortal(store);
+    // A dies while asking the model for its second turn: the call is done and stored.
+    let turns = 0;
+    const dying: ModelProvider = { name: 'dying', generate: (request) => (++turns === 2 ? (a.die(), new Promise(() => undefined)) : cashier().generate(request)) };
+    void createAgent({ name: 'teller', model: dying, tools: [charge(ledger)], store: a.store }).run('Charge me');
+    await settle();
+    clock.advance(1001);
+    const [recovered] = await teller(store, charge(ledger)).recover();
+    expect(recovered.result).toMatchObject({ status: 'completed', text: 'Result: {"charged":30}' });
+    expect(ledger.executions).toHaveLength(1);
+    expect(recovered.result!.state.segment).toBe(2);
+    expect(await store.loadRun(recovered.runId)).toEqual(recovered.result!.state);
+  });
+
+  it("reruns a call found running when its tool is idempotent, with the same idempotency key", async () => {
+    const { ledger, recovered, runId } = await crashAndRecover({ idempotent: true });
+    expect(recovered).toHaveLength(1);
+    expect(recovered[0].result!.text).toBe('Result: {"charged":30}');
+    expect(ledger.executions).toEqual([`${runId}:c1`, `${runId}:c1`]);
+    expect([...ledger.charges.values()]).toEqual([30]);
+  });
+
+  it('tells the model the outcome is unknown for a call found running, by default', async () => {
+    const { ledger, recovered, runId } = await crashAndRecover({ dieAfterTool: true });
+    expect(ledger.executions).toEqual([`${runId}:c1`]);
+    expect(recovered[0].result!.text).toBe(`Result: Error (execution): This call had started when the run was interrupted and may have taken effect; it is not run again (idempotency key ${runId}:c1)`);
+  });
+
+  it("asks a human about a call found running when its tool says 'ask', and runs it again only if approved", async () => {
+    const { store, ledger, b, recovered, runId } = await crashAndRecover({ onInterrupted: 'ask' });
+    expect(recovered[0].result).toMatchObject({ status: 'suspended', stopReason: 'approval' });
+    const [waiting] = await b.pendingApprovals();
+    expect(waiting.runId).toBe(runId);
+    expect(waiting.pendingApprovals).toEqual([{ toolCallId: 'c1', toolName: 'charge', args: { amount: 30 }, reason: `This call had started when the run was interrupted and may have taken effect (idempotency key ${runId}:c1); approve to run it again, deny to tell the model it did not complete` }]);
+    expect((await store.loadRun(runId))!.ledger).toEqual({ c1: 'pending' });
+    const approved = await b.resume(runId, { c1: true });
+    expect(approved.text).toBe('Result: {"charged":30}');
+    expect(ledger.executions).toEqual([`${runId}:c1`, `${runId}:c1`]);
+  });
+
+  it("settles a call found running as denied when the human says no", async () => {
+    const { b, ledger, runId } = await crashAndRecover({ onInterrupted: 'ask' });
+    const denied = await b.resume(runId, { c1: { approved: false, reason: 'Already charged by phone' } });
+    expect(denied.text).toBe('Result: Error (denied): Already charged by phone');
+    expect(ledger.executions).toHaveLength(1);
+  });
+
+  it('finds nothing to do when no run is left behind, and needs a store', async () => {
+    expect(await teller(memoryStore(), charge(new Ledger())).recover()).toEqual([]);
+    await expect(createAgent({ model: cashier() }).recover()).rejects.toThrow('agent.recover() needs a run store: createAgent({ store }) with memoryStore(), sqliteStore() from koagent/sqlite or postgresStore() from koagent/postgres, or { store } in this call\'s options');
+    await expect(teller(memoryStore(), charge(new Ledger())).recover({ limit: 0 })).rejects.toThrow('agent.recover({ limit }): limit must be a number ≥ 1 (got 0)');
+  });
+});
+
+describe('the lease', () => {
+  it('stops a worker that lost it: another worker finishes the run, the first writes and runs nothing more', async () => {
+    const clock = testClock();
+    const store = memoryStore({ leaseMs: 1000, now: clock.now });
+    const ledger = new Ledger();
+    let release: () => void = () => undefined;
+    // A's tool stalls (a long GC pause, a blocked event loop): A cannot renew in time.
+    const slow = charge(ledger, { idempotent: true, during: () => new Promise<void>((resolve) => (release = resolve)) });
+    const stalled = createAgent({ name: 'teller', model: cashier(), tools: [slow], store: overriding(store, { renew: async () => true }) }).run('Charge me');
+    await settle();
+    clock.advance(1001);
+    const [recovered] = await teller(store, charge(ledger, { idempotent: true })).recover();
+    expect(recovered.result!.status).toBe('completed');
+    release();
+    const failure = await stalled.catch((e: unknown) => e);
+    expect(KoagentError.is(failure) && failure.code).toBe('lease_lost');
+    // A's done write was refused: the store holds B's run, and the effect happened once per key.
+    expect(await store.loadRun(recovered.runId)).toEqual(recovered.result!.state);
+    expect([...ledger.charges.keys()]).toEqual([`${recovered.runId}:c1`]);
+  });
+
+  it('cancels the segment when a renewal finds the lease lost, and the run fails with lease_lost', async () => {
+    const clock = testClock();
+    const store = memoryStore({ leaseMs: 60, now: clock.now });
+    const ledger = new Ledger();
+    const cancelled: unknown[] = [];
+    const waitForCancel = charge(ledger, { during: (ctx) => new Promise((_, reject) => ctx.signal.addEventListener('abort', () => (cancelled.push(ctx.signal.reason), reject(ctx.signal.reason)))) });
+    const first = teller(store, waitForCancel).run('Charge me');
+    await settle();
+    clock.advance(61);
+    // Another worker takes the run over (its recovery reruns nothing: the call is reported).
+    const takeover = teller(store, charge(ledger)).recover();
+    const failure = await first.catch((e: unknown) => e);
+    expect(KoagentError.is(failure) && failure.code).toBe('lease_lost');
+    expect((failure as Error).message).toMatch(/its lease was lost while the segment ran/);
+    expect(cancelled).toHaveLength(1);
+    expect((await takeover)[0].result!.status).toBe('completed');
+  });
+});

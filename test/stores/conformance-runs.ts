@@ -1,0 +1,162 @@
+// What every run store must do with runs, leases and checkpoints: run against the memory,
+// SQLite and PostgreSQL stores alike (each store's test file calls it with its own factory).
+import { setTimeout as sleep } from 'node:timers/promises';
+import { describe, expect, it } from 'vitest';
+import { createAgent, defineTool, KoagentError, type Checkpoint, type RunState, type RunStore } from '../../src/index.js';
+import { mockModel } from '../../src/testing/index.js';
+
+export interface StoreFactory {
+  /** A new, empty store; `leaseMs` short for the tests that wait for a lease to expire. */
+  (options?: { leaseMs?: number }): Promise<RunStore>;
+}
+
+const add = defineTool({ name: 'add', description: 'Add', execute: () => 3 });
+const twoTurns = () => mockModel([
+  { toolCalls: [{ id: 'c1', name: 'add', args: {} }] },
+  { toolCalls: [{ id: 'c2', name: 'add', args: {} }, { id: 'c3', name: 'add', args: {} }] },
+  'done',
+]);
+
+/** A fresh state of agent `teller`, as `createRun` gets it. */
+function newRun(runId: string, sessionId = `s_${runId}`): RunState {
+  return {
+    version: 1, runId, sessionId, agentName: 'teller', status: 'running', segment: 0,
+    messages: [{ role: 'system', content: 'Be careful.' }, { role: 'user', content: 'Pay Alice' }], steps: 0,
+    usage: { inputTokens: 0, outputTokens: 0, totalTokens: 0, modelCalls: 0, toolCalls: 0 },
+    pendingApprovals: [], decisions: {}, settled: {}, ledger: {}, hookState: {}, children: {},
+  };
+}
+
+/** A checkpoint with only the small fields, as a step that changed nothing else writes. */
+function small(status: RunState['status'] = 'running', segment = 1): Checkpoint {
+  return { status, segment, steps: 1, usage: JSON.stringify({ inputTokens: 1, outputTokens: 1, totalTokens: 2, modelCalls: 1, toolCalls: 0 }), stopReason: undefined, error: null };
+}
+
+async function leaseLost(promise: Promise<unknown>): Promise<string> {
+  const error = await promise.then(() => undefined, (e: unknown) => e);
+  expect(KoagentError.is(error) && error.code).toBe('lease_lost');
+  return (error as Error).message;
+}
+
+export function runConformance(kind: string, make: StoreFactory): void {
+  describe(`${kind} store: runs and checkpoints`, () => {
+    it('gives back, for a run the agent finished, the state the run ended with', async () => {
+      const store = await make();
+      const result = await createAgent({ name: 'teller', model: twoTurns(), tools: [add], store }).run('go');
+      expect(await store.loadRun(result.runId)).toEqual(result.state);
+      expect(await store.loadRun('run_nobody')).toBeUndefined();
+      await store.close();
+    });
+
+    it('stores a suspended run with its pending approvals, decisions, held results, hook state and child runs', async () => {
+      const store = await make();
+      const pay = defineTool({ name: 'pay', description: 'Pay', needsApproval: true, execute: () => 'paid' });
+      const model = mockModel([{ toolCalls: [{ id: 'a', name: 'add', args: {} }, { id: 'p', name: 'pay', args: {} }] }, 'ok']);
+      const counter = { name: 'counter', tool: (ctx: { setHookState(n: string, v: unknown): void }, next: () => Promise<unknown>) => (ctx.setHookState('counter', { calls: 1, note: 'ünïcode ✓' }), next()) };
+      const result = await createAgent({ name: 'teller', model, tools: [add, pay], store, middleware: [counter as never] }).run('go');
+      expect(result.status).toBe('suspended');
+      const loaded = await store.loadRun(result.runId);
+      expect(loaded).toEqual(result.state);
+      expect(loaded!.settled.a).toMatchObject({ role: 'tool', content: '3' });
+      expect(loaded!.hookState.counter).toEqual({ calls: 1, note: 'ünïcode ✓' });
+      await store.close();
+    });
+
+    it('writes each checkpoint as a difference: what a step adds, not the transcript again', async () => {
+      const store = await make();
+      const created = await store.createRun({ state: newRun('run_diff'), owner: 'w1' });
+      const lease = 'lease' in created ? created.lease : expect.fail('not created');
+      const long = 'x'.repeat(2000);
+      await store.checkpoint(lease, { ...small(), messages: { from: 2, items: [JSON.stringify({ role: 'assistant', content: long })] } }, false);
+      const before = store.stats;
+      await store.checkpoint(lease, { ...small(), messages: { from: 3, items: [JSON.stringify({ role: 'user', content: 'short' })] } }, false);
+      const step = store.stats.bytes - before.bytes;
+      expect(store.stats.writes - before.writes).toBe(1);
+      expect(step).toBeLessThan(1000);
+      expect((await store.loadRun('run_diff'))!.messages.map((m) => m.content)).toEqual(['Be careful.', 'Pay Alice', long, 'short']);
+      // A rewrite from position 1 replaces the rest, and a shorter transcript is shorter.
+      await store.checkpoint(lease, { ...small(), messages: { from: 1, items: [JSON.stringify({ role: 'user', content: 'summary' })] } }, false);
+      expect((await store.loadRun('run_diff'))!.messages.map((m) => m.content)).toEqual(['Be careful.', 'summary']);
+      await store.close();
+    });
+
+    it('refuses a write whose lease another worker took over (fencing), and writes nothing of it', async () => {
+      const store = await make({ leaseMs: 50 });
+      const created = await store.createRun({ state: newRun('run_fenced'), owner: 'w1' });
+      const stale = 'lease' in created ? created.lease : expect.fail('not created');
+      await sleep(80);
+      const claimed = await store.claimExpired('teller', 'w2');
+      expect(claimed?.lease).toMatchObject({ runId: 'run_fenced', owner: 'w2' });
+      expect(claimed!.lease.token).toBeGreaterThan(stale.token);
+      const message = await leaseLost(store.checkpoint(stale, { ...small('completed'), messages: { from: 2, items: [JSON.stringify({ role: 'assistant', content: 'late' })] } }, true));
+      expect(message).toMatch(/run run_fenced: this worker no longer holds the run's lease/);
+      expect(await store.renew(stale)).toBe(false);
+      const state = await store.loadRun('run_fenced');
+      expect(state!.status).toBe('running');
+      expect(state!.messages).toHaveLength(2);
+      // The new holder writes as usual.
+      await store.checkpoint(claimed!.lease, small('completed'), true);
+      expect((await store.loadRun('run_fenced'))!.status).toBe('completed');
+      await store.close();
+    });
+
+    it('lets recovery claim only runs whose lease expired, of the agent named, each once', async () => {
+      const store = await make({ leaseMs: 60 });
+      const a = await store.createRun({ state: newRun('run_a'), owner: 'w1' });
+      await store.createRun({ state: { ...newRun('run_other'), agentName: 'someone-else' }, owner: 'w1' });
+      expect(await store.claimExpired('teller', 'w2')).toBeUndefined();
+      // A renewed lease does not expire.
+      await sleep(40);
+      expect(await store.renew((a as { lease: never }).lease)).toBe(true);
+      await sleep(40);
+      expect(await store.claimExpired('teller', 'w2')).toBeUndefined();
+      await sleep(80);
+      const claims = await Promise.all([store.claimExpired('teller', 'w2'), store.claimExpired('teller', 'w3'), store.claimExpired('teller', 'w4')]);
+      expect(claims.filter((c) => c !== undefined).map((c) => c!.state.runId)).toEqual(['run_a']);
+      expect(claims.find((c) => c !== undefined)!.state).toEqual(newRun('run_a'));
+      await store.close();
+    });
+
+    it('gives the lease back with the final checkpoint: a finished run is never claimed', async () => {
+      const store = await make({ leaseMs: 20 });
+      const created = await store.createRun({ state: newRun('run_done'), owner: 'w1' });
+      await store.checkpoint((created as { lease: never }).lease, small('completed'), true);
+      await sleep(40);
+      expect(await store.claimExpired('teller', 'w2')).toBeUndefined();
+      const [summary] = await store.listRuns({ agentName: 'teller' });
+      expect(summary).toMatchObject({ runId: 'run_done', status: 'completed', leaseExpiresAt: 0 });
+      await store.close();
+    });
+
+    it('claims a suspended run for exactly one of two resumes of the same segment', async () => {
+      const store = await make();
+      const created = await store.createRun({ state: newRun('run_s'), owner: 'w1' });
+      const pending = [{ toolCallId: 'p', toolName: 'pay', args: {} }];
+      await store.checkpoint((created as { lease: never }).lease, { ...small('suspended'), pendingApprovals: JSON.stringify(pending) }, true);
+      const next = { ...newRun('run_s'), segment: 1, status: 'suspended' as const, decisions: { p: { approved: true, toolName: 'pay', args: {} } } };
+      const claims = await Promise.all(['w2', 'w3'].map((owner) => store.claimRun('run_s', { owner, segment: 1, state: next })));
+      expect(claims.filter((c) => 'lease' in c)).toHaveLength(1);
+      expect(claims.find((c) => 'refused' in c)).toMatchObject({ refused: 'status', status: 'running' });
+      const state = await store.loadRun('run_s');
+      expect(state).toMatchObject({ status: 'running', pendingApprovals: [], decisions: next.decisions });
+      expect(await store.claimRun('run_s', { owner: 'w4', segment: 0, state: next })).toMatchObject({ refused: 'status' });
+      expect(await store.claimRun('run_nobody', { owner: 'w4', segment: 0, state: next })).toEqual({ refused: 'missing' });
+      await store.close();
+    });
+
+    it('refuses a claim for a segment the run has moved past', async () => {
+      const store = await make();
+      const created = await store.createRun({ state: newRun('run_m'), owner: 'w1' });
+      await store.checkpoint((created as { lease: never }).lease, small('failed', 3), true);
+      expect(await store.claimRun('run_m', { owner: 'w2', segment: 2, state: newRun('run_m') })).toEqual({ refused: 'segment', status: 'failed', segment: 3 });
+      await store.close();
+    });
+
+    it('refuses to start a run that is already stored', async () => {
+      const store = await make();
+      await store.createRun({ state: newRun('run_twice'), owner: 'w1' });
+      expect(await store.createRun({ state: newRun('run_twice'), owner: 'w2' })).toEqual({ refused: 'run_exists' });
+      await store.close();
+    });
+  });
+}

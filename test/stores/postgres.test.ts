@@ -1,0 +1,54 @@
+// The PostgreSQL store against the conformance suites every store passes, on a real server
+// started for this file; and what is its own: its schema versions, and its options.
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { postgresStore } from '../../src/postgres.js';
+import { migrate } from '../../src/stores/postgres.js';
+import { startPostgres, type TestPostgres } from '../support/postgres-server.js';
+import { runConformance } from './conformance-runs.js';
+import { sessionConformance } from './conformance-sessions.js';
+
+let server: TestPostgres;
+beforeAll(async () => {
+  server = await startPostgres();
+}, 60_000);
+afterAll(async () => {
+  await server?.stop();
+});
+
+const make = async (options: { leaseMs?: number } = {}) => postgresStore({ connectionString: await server.database(), ...options });
+runConformance('postgres', make);
+sessionConformance('postgres', make);
+
+describe('postgresStore', () => {
+  it('applies only the migrations a database lacks, under a lock, and refuses a newer schema', async () => {
+    const url = await server.database();
+    const pool = new pg.Pool({ connectionString: url });
+    try {
+      const steps = [['CREATE TABLE t1 (x INTEGER)'], ['CREATE TABLE t2 (x INTEGER)']];
+      await Promise.all([migrate(pool, steps.slice(0, 1)), migrate(pool, steps.slice(0, 1))]);
+      await Promise.all([migrate(pool, steps), migrate(pool, steps)]);
+      expect((await pool.query('SELECT version FROM koagent_schema')).rows).toEqual([{ version: 2 }]);
+      expect((await pool.query("SELECT count(*)::int AS n FROM pg_tables WHERE tablename IN ('t1', 't2')")).rows).toEqual([{ n: 2 }]);
+      await pool.query('UPDATE koagent_schema SET version = 7');
+      await expect(migrate(pool, steps)).rejects.toThrow('postgresStore: the database has koagent schema version 7, newer than this koagent knows (2); a newer koagent wrote it — upgrade koagent to use it');
+    } finally {
+      await pool.end();
+    }
+    await expect(postgresStore({ connectionString: url })).rejects.toThrow(/postgresStore: cannot prepare the database: .*schema version 7/);
+  });
+
+  it('uses a pool of yours and leaves it open on close()', async () => {
+    const pool = new pg.Pool({ connectionString: await server.database() });
+    const store = await postgresStore({ pool });
+    await store.close();
+    expect((await pool.query('SELECT 1 AS one')).rows).toEqual([{ one: 1 }]);
+    await pool.end();
+  });
+
+  it('refuses bad options, naming them, and says when the server cannot be reached', async () => {
+    await expect(postgresStore({})).rejects.toThrow("postgresStore(options): say where the database is: { connectionString: 'postgres://…' }, { poolConfig }, or { pool }");
+    await expect(postgresStore({ connectionString: 'postgres://x@127.0.0.1:1/none', leaseMs: 1 })).rejects.toThrow('postgresStore: leaseMs must be a number of milliseconds ≥ 10 (got 1)');
+    await expect(postgresStore({ connectionString: 'postgres://x@127.0.0.1:1/none' })).rejects.toThrow(/postgresStore: cannot prepare the database: .*ECONNREFUSED/);
+  });
+});

@@ -1,0 +1,70 @@
+// The SQLite store against the conformance suites every store passes, on real files; and what
+// is its own: the file's settings, its schema versions, and its options.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { afterAll, describe, expect, it } from 'vitest';
+import { sqliteStore } from '../../src/sqlite.js';
+import { migrate } from '../../src/stores/sqlite.js';
+import { MIGRATIONS } from '../../src/stores/sql/schema.js';
+import { runConformance } from './conformance-runs.js';
+import { sessionConformance } from './conformance-sessions.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'koagent-sqlite-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+let files = 0;
+const file = () => join(dir, `runs-${++files}.db`);
+const make = async (options: { leaseMs?: number } = {}) => sqliteStore({ path: file(), ...options });
+
+runConformance('sqlite', make);
+sessionConformance('sqlite', make);
+
+describe('sqliteStore', () => {
+  it('opens the file in WAL mode with a busy timeout, and keeps its runs when opened again', async () => {
+    const path = file();
+    const store = sqliteStore({ path, busyTimeoutMs: 1234 });
+    await store.createRun({ state: { version: 1, runId: 'r1', sessionId: 's', agentName: 'a', status: 'running', segment: 0, messages: [{ role: 'user', content: 'hi' }], steps: 0, usage: { inputTokens: 0, outputTokens: 0, totalTokens: 0, modelCalls: 0, toolCalls: 0 }, pendingApprovals: [], decisions: {}, settled: {}, ledger: {}, hookState: {}, children: {} }, owner: 'w' });
+    await store.close();
+    const db = new Database(path, { readonly: true });
+    expect(db.pragma('journal_mode', { simple: true })).toBe('wal');
+    expect(db.pragma('user_version', { simple: true })).toBe(MIGRATIONS.sqlite.length);
+    db.close();
+    const again = sqliteStore({ path });
+    expect((await again.loadRun('r1'))!.messages).toEqual([{ role: 'user', content: 'hi' }]);
+    await again.close();
+  });
+
+  it('applies only the migrations a file lacks, each once, and refuses a file of a newer schema', () => {
+    const path = file();
+    const db = new Database(path);
+    const steps = [['CREATE TABLE t1 (x INTEGER)'], ['CREATE TABLE t2 (x INTEGER)']];
+    migrate(db, path, steps.slice(0, 1));
+    expect(db.pragma('user_version', { simple: true })).toBe(1);
+    migrate(db, path, steps);
+    migrate(db, path, steps);
+    expect(db.pragma('user_version', { simple: true })).toBe(2);
+    expect(db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").all()).toEqual([{ name: 't1' }, { name: 't2' }]);
+    db.pragma('user_version = 9');
+    expect(() => migrate(db, path, steps)).toThrow(`sqliteStore(${path}): the database has koagent schema version 9, newer than this koagent knows (2); a newer koagent wrote it — upgrade koagent to use it`);
+    db.close();
+    expect(() => sqliteStore({ path })).toThrow(/schema version 9, newer than this koagent knows \(1\)/);
+  });
+
+  it('rolls a failed migration back whole', () => {
+    const path = file();
+    const db = new Database(path);
+    expect(() => migrate(db, path, [['CREATE TABLE ok (x INTEGER)', 'CREATE TABLE broken (']])).toThrow();
+    expect(db.pragma('user_version', { simple: true })).toBe(0);
+    expect(db.prepare("SELECT name FROM sqlite_master WHERE type = 'table'").all()).toEqual([]);
+    db.close();
+  });
+
+  it('refuses bad options, naming them', () => {
+    expect(() => sqliteStore({} as never)).toThrow("sqliteStore(options): give { path } naming the database file, e.g. sqliteStore({ path: 'runs.db' })");
+    expect(() => sqliteStore({ path: file(), synchronous: 'off' as never })).toThrow(`sqliteStore: synchronous must be 'normal' or 'full' (got "off")`);
+    expect(() => sqliteStore({ path: file(), leaseMs: -5 })).toThrow('sqliteStore: leaseMs must be a number of milliseconds ≥ 10 (got -5)');
+    expect(() => sqliteStore({ path: file(), busyTimeoutMs: Number.NaN })).toThrow('sqliteStore: busyTimeoutMs must be a number ≥ 0 (got NaN)');
+    expect(() => sqliteStore({ path: join(dir, 'no/such/dir/runs.db') })).toThrow(/sqliteStore: cannot open .*no\/such\/dir\/runs.db: /);
+  });
+});
