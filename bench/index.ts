@@ -1,9 +1,13 @@
 // npm run bench: the cost of koagent's loop and layers, as ratios measured in one process.
 // Every variant does the same essential work per step: one model reply with one tool call,
 // the arguments checked with the same zod schema, the same two messages appended.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import koaCompose from 'koa-compose';
 import { z } from 'zod';
-import { createAgent, defineTool, type GenerateOptions, type GenerateResult, type Middleware, type ModelProvider } from '../src/index.js';
+import { createAgent, defineTool, memoryStore, type GenerateOptions, type GenerateResult, type Middleware, type ModelProvider, type RunStore } from '../src/index.js';
+import { sqliteStore } from '../src/sqlite.js';
 
 const input = z.object({ a: z.number(), b: z.number() });
 const add = (args: { a: number; b: number }) => args.a + args.b;
@@ -35,8 +39,8 @@ async function awaitingLayer<T>(_ctx: unknown, next: () => Promise<T>): Promise<
 }
 const awaiting = (i: number): Middleware => ({ name: `awaiting${i}`, model: awaitingLayer, tool: awaitingLayer });
 
-async function koagent(steps: number, layers: number, layer: (i: number) => Middleware = noop): Promise<void> {
-  const agent = createAgent({ model: scripted(steps), maxSteps: steps + 1, tools: [defineTool({ name: 'add', description: 'Add', input, execute: add })] });
+async function koagent(steps: number, layers: number, layer: (i: number) => Middleware = noop, store?: RunStore): Promise<void> {
+  const agent = createAgent({ model: scripted(steps), maxSteps: steps + 1, tools: [defineTool({ name: 'add', description: 'Add', input, execute: add })], ...(store ? { store } : {}) });
   for (let i = 0; i < layers; i++) agent.use(layer(i));
   const result = await agent.run('go');
   if (result.usage.toolCalls !== steps) throw new Error('bench: wrong number of tool calls');
@@ -135,3 +139,40 @@ const rows: [string, number, string, boolean][] = [
 console.log(`\none pass-through layer call: koagent ${(perLayer * 1000).toFixed(0)} ns, raw koa-compose ${(perKoaLayer * 1000).toFixed(0)} ns`);
 console.log(`one awaiting layer call: koagent ${(perAwaiting * 1000).toFixed(0)} ns, raw koa-compose ${(perKoaAwaiting * 1000).toFixed(0)} ns\n`);
 for (const [what, value, target, ok] of rows) console.log(`${what.padEnd(50)} ${value.toFixed(2).padStart(6)}  target ${target.padEnd(6)} ${ok ? 'met' : 'NOT MET'}`);
+
+// Durable runs: the cost of a run store per step (each step is two checkpoints: the call
+// `running` before the tool, `done` with its result after), and what a step writes.
+const dir = mkdtempSync(join(tmpdir(), 'koagent-bench-'));
+const sqlite = sqliteStore({ path: join(dir, 'bench.db') });
+const memory = memoryStore();
+const STORE_ROUNDS = Math.max(5, Math.round(ROUNDS / 20));
+const noStore = variant('koagent, 0 layers, no store', S, (s) => koagent(s, 0));
+const inMemory = variant('koagent, 0 layers, memoryStore()', S, (s) => koagent(s, 0, noop, memory));
+const onSqlite = variant('koagent, 0 layers, sqliteStore() (WAL, synchronous=NORMAL)', S, (s) => koagent(s, 0, noop, sqlite));
+await measure([noStore, inMemory, onSqlite], STORE_ROUNDS);
+console.log(`\ndurable runs: best of ${STORE_ROUNDS} interleaved rounds, S = ${S}`);
+for (const v of [noStore, inMemory, onSqlite]) console.log(`${v.label.padEnd(60)} ${v.best.toFixed(2).padStart(7)} µs/step  (${(v.best / noStore.best).toFixed(1)}× no store)`);
+
+/** Bytes a run of `steps` steps writes to a fresh store, per step. */
+async function bytesPerStep(make: () => RunStore, steps: number): Promise<number> {
+  const store = make();
+  await koagent(steps, 0, noop, store);
+  const { bytes } = store.stats;
+  await store.close();
+  return bytes / steps;
+}
+let files = 0;
+const stores: [string, () => RunStore][] = [['memoryStore()', () => memoryStore()], ['sqliteStore()', () => sqliteStore({ path: join(dir, `bytes-${++files}.db`) })]];
+console.log('');
+const flat: [string, number][] = [];
+for (const [name, make] of stores) {
+  const small = await bytesPerStep(make, S);
+  const big = await bytesPerStep(make, S * 10);
+  console.log(`${name.padEnd(16)} bytes written per step: ${small.toFixed(0)} at S = ${S}, ${big.toFixed(0)} at S = ${S * 10}`);
+  flat.push([`${name} bytes/step at S = ${S * 10} / at S = ${S}`, big / small]);
+}
+await sqlite.close();
+rmSync(dir, { recursive: true, force: true });
+console.log('');
+for (const [what, ratio] of flat) console.log(`${what.padEnd(50)} ${ratio.toFixed(2).padStart(6)}  target ≤ 1.2    ${ratio <= 1.2 ? 'met' : 'NOT MET'}`);
+

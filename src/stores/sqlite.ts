@@ -102,10 +102,16 @@ interface Prepared {
 
 class SqliteRunner implements SqlRunner {
   readonly #prepared = new Map<string, Prepared>();
+  /** The transactions, made once: better-sqlite3 wraps a function in BEGIN … COMMIT / ROLLBACK. */
+  readonly #writing: BetterSqlite3.Transaction<(op: Op<unknown>) => unknown>;
+  readonly #reading: BetterSqlite3.Transaction<(op: Op<unknown>) => unknown>;
   #writes = 0;
   #bytes = 0;
 
-  constructor(private readonly db: BetterSqlite3.Database) {}
+  constructor(private readonly db: BetterSqlite3.Database) {
+    this.#writing = db.transaction((op: Op<unknown>) => this.#drive(op, true));
+    this.#reading = db.transaction((op: Op<unknown>) => this.#drive(op, false));
+  }
 
   get stats(): StoreStats {
     return { writes: this.#writes, bytes: this.#bytes };
@@ -137,7 +143,7 @@ class SqliteRunner implements SqlRunner {
     try {
       // BEGIN IMMEDIATE: the write lock is taken at once, so two processes never both read,
       // then both try to write (which SQLite answers with SQLITE_BUSY).
-      const result = this.db.transaction(() => this.#drive(op(), true)).immediate();
+      const result = this.#writing.immediate(op()) as T;
       this.#writes++;
       return Promise.resolve(result);
     } catch (error) {
@@ -147,7 +153,7 @@ class SqliteRunner implements SqlRunner {
 
   read<T>(op: () => Op<T>): Promise<T> {
     try {
-      return Promise.resolve(this.db.transaction(() => this.#drive(op(), false)).deferred());
+      return Promise.resolve(this.#reading.deferred(op()) as T);
     } catch (error) {
       return Promise.reject(error);
     }

@@ -31,19 +31,25 @@ const SQLITE_V1: Migration = [
     created_at INTEGER NOT NULL,
     updated_at INTEGER NOT NULL
   )`,
-  'CREATE INDEX koagent_runs_claimable ON koagent_runs (agent_name, status, lease_expires)',
+  // The indexes hold no column a checkpoint changes (lease, counters, times), so a step's write
+  // touches no index page of the runs: recovery finds an agent's running runs by (agent, status)
+  // and reads their leases; retention scans finished runs by age, in a partial index that a
+  // running run is not in.
+  'CREATE INDEX koagent_runs_by_agent ON koagent_runs (agent_name, status)',
   'CREATE INDEX koagent_runs_by_session ON koagent_runs (session_id, created_at)',
   'CREATE INDEX koagent_runs_by_base ON koagent_runs (base_run)',
-  'CREATE INDEX koagent_runs_by_age ON koagent_runs (status, updated_at)',
-  'CREATE TABLE koagent_messages (run_id TEXT NOT NULL, seq INTEGER NOT NULL, message TEXT NOT NULL, PRIMARY KEY (run_id, seq))',
-  'CREATE TABLE koagent_calls (run_id TEXT NOT NULL, call_id TEXT NOT NULL, entry TEXT NOT NULL, held TEXT, PRIMARY KEY (run_id, call_id))',
-  'CREATE TABLE koagent_hook_state (run_id TEXT NOT NULL, name TEXT NOT NULL, value TEXT NOT NULL, PRIMARY KEY (run_id, name))',
+  "CREATE INDEX koagent_runs_finished ON koagent_runs (updated_at) WHERE status <> 'running'",
+  // Rows kept in their primary key's order (one b-tree per table, not a table and an index).
+  'CREATE TABLE koagent_messages (run_id TEXT NOT NULL, seq INTEGER NOT NULL, message TEXT NOT NULL, PRIMARY KEY (run_id, seq)) WITHOUT ROWID',
+  'CREATE TABLE koagent_calls (run_id TEXT NOT NULL, call_id TEXT NOT NULL, entry TEXT NOT NULL, held TEXT, PRIMARY KEY (run_id, call_id)) WITHOUT ROWID',
+  'CREATE TABLE koagent_hook_state (run_id TEXT NOT NULL, name TEXT NOT NULL, value TEXT NOT NULL, PRIMARY KEY (run_id, name)) WITHOUT ROWID',
   'CREATE TABLE koagent_sessions (session_id TEXT PRIMARY KEY, agent_name TEXT NOT NULL, head_run TEXT NOT NULL, updated_at INTEGER NOT NULL)',
 ];
 
-/** PostgreSQL: the same tables; times and lease tokens as BIGINT. */
+/** PostgreSQL: the same tables (its tables are heaps with a primary key index); times and lease tokens as BIGINT. */
 const POSTGRES_V1: Migration = SQLITE_V1.map((statement) => statement
-  .replace(/(lease_token|lease_expires|created_at|updated_at) INTEGER/g, '$1 BIGINT'));
+  .replace(/(lease_token|lease_expires|created_at|updated_at) INTEGER/g, '$1 BIGINT')
+  .replace(' WITHOUT ROWID', ''));
 
 /** Every migration of each database, in order: index i brings the schema to version i + 1. */
 export const MIGRATIONS: Readonly<Record<'sqlite' | 'postgres', readonly Migration[]>> = {

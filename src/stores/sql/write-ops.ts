@@ -106,10 +106,10 @@ export function* claimExpired(d: Dialect, agentName: string, owner: string, leas
 }
 
 /** The run's row, if `lease` still holds it; else the write is refused (`lease_lost`). */
-function* fenced(d: Dialect, lease: Lease): Op<{ messageCount: number; baseCount: number }> {
-  const rows = yield sql(`SELECT lease_token, lease_owner, message_count, base_count FROM koagent_runs WHERE run_id = $1${d.lockRow}`, lease.runId);
+function* fenced(d: Dialect, lease: Lease): Op<{ status: string; messageCount: number; baseCount: number }> {
+  const rows = yield sql(`SELECT status, lease_token, lease_owner, message_count, base_count FROM koagent_runs WHERE run_id = $1${d.lockRow}`, lease.runId);
   if (rows.length === 0 || num(rows[0].lease_token) !== lease.token || rows[0].lease_owner !== lease.owner) throw leaseLost(lease.runId);
-  return { messageCount: num(rows[0].message_count), baseCount: num(rows[0].base_count) };
+  return { status: String(rows[0].status), messageCount: num(rows[0].message_count), baseCount: num(rows[0].base_count) };
 }
 
 /**
@@ -130,7 +130,8 @@ function* detachDependents(d: Dialect, runId: string, from: number): Op<void> {
 /** Write one checkpoint: what the step changed, and the lease renewed (or given back when `final`). */
 export function* checkpoint(d: Dialect, lease: Lease, cp: Checkpoint, final: boolean, leaseMs: number): Op<void> {
   const { runId } = lease;
-  let { messageCount, baseCount } = yield* fenced(d, lease);
+  const stored = yield* fenced(d, lease);
+  let { messageCount, baseCount } = stored;
   if (cp.messages !== undefined) {
     const { from, items } = cp.messages;
     if (from < messageCount) {
@@ -141,9 +142,10 @@ export function* checkpoint(d: Dialect, lease: Lease, cp: Checkpoint, final: boo
     yield* insertMessages(d, runId, from, items);
     messageCount = from + items.length;
   }
-  const params: unknown[] = [runId, cp.status, cp.segment, cp.steps, cp.usage, cp.stopReason ?? null, cp.error, messageCount, baseCount];
-  let set = 'status = $2, segment = $3, steps = $4, usage = $5, stop_reason = $6, error = $7, message_count = $8, base_count = $9';
-  for (const [column, value] of [['output', cp.output], ['pending', cp.pendingApprovals], ['decisions', cp.decisions], ['children', cp.children]] as const) {
+  const params: unknown[] = [runId, cp.segment, cp.steps, cp.usage, cp.stopReason ?? null, cp.error, messageCount, baseCount];
+  let set = 'segment = $2, steps = $3, usage = $4, stop_reason = $5, error = $6, message_count = $7, base_count = $8';
+  // The status only when it changes: it is in the indexes, which a step then need not touch.
+  for (const [column, value] of [['status', cp.status === stored.status ? undefined : cp.status], ['output', cp.output], ['pending', cp.pendingApprovals], ['decisions', cp.decisions], ['children', cp.children]] as const) {
     if (value !== undefined) set += `, ${column} = $${params.push(value)}`;
   }
   set += final ? ', lease_owner = NULL, lease_expires = 0' : `, lease_expires = ${d.now} + $${params.push(leaseMs)}`;

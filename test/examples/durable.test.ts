@@ -1,0 +1,33 @@
+// examples/durable.ts: a worker process is killed mid-tool, this process recovers the run from
+// the SQLite file, and the tools' effects happened once.
+import { execFile } from 'node:child_process';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { describe, expect, it } from 'vitest';
+import { main } from '../../examples/durable.js';
+
+const ROOT = join(dirname(fileURLToPath(import.meta.url)), '../..');
+
+describe('examples/durable.ts', () => {
+  it('recovers the killed run from its checkpoint: the done call is not run again, the interrupted one charges once', async () => {
+    const lines: string[] = [];
+    const demo = await main((line) => lines.push(line));
+    expect(demo.killedWhile).toEqual({ status: 'running', ledger: { call_reserve_seat: 'done', call_charge_card: 'running' } });
+    expect(demo.recovered).toMatchObject({ status: 'completed', stopReason: 'final' });
+    expect(demo.recovered.text).toMatch(/^Booked: seat 14C on KO123, paid: charged 240 EUR \(receipt run_[\w-]+:call_charge_card\)\.$/);
+    expect(demo.executions.filter((line) => line === 'reserve_seat')).toHaveLength(1);
+    expect(demo.executions.filter((line) => line.startsWith('charge_card'))).toHaveLength(2);
+    expect(new Set(demo.executions.filter((line) => line.startsWith('charge_card'))).size).toBe(1);
+    expect(demo.charges).toHaveLength(1);
+    expect(lines).toContain('   reserve_seat ran 1 time: it was done before the crash, and its stored result was used');
+    expect(lines).toContain('   charge_card ran 2 times with one idempotency key; the card was charged 1 time');
+  }, 60_000);
+
+  it('runs by itself with npx tsx, offline', async () => {
+    const { stdout } = await promisify(execFile)(process.execPath, ['--import', 'tsx', 'examples/durable.ts'], { cwd: ROOT, timeout: 60_000 });
+    expect(stdout).toContain('2. The worker was killed (SIGKILL) while charge_card was running');
+    expect(stdout).toContain('reserve_seat ran 1 time');
+    expect(stdout.trim().split('\n').at(-1)).toBe('   charge_card ran 2 times with one idempotency key; the card was charged 1 time');
+  }, 60_000);
+});
