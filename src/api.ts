@@ -20,6 +20,7 @@ export type { AgentEvent, EmittedEvent, EventListener, PermissionDecision, Permi
 export type { AssistantMessage, AssistantToolCall, Message, RunInput, SystemMessage, ToolMessage, UserMessage } from './core/messages.js';
 export { defineMiddleware, type Middleware } from './core/middleware.js';
 export type { FinishReason, GenerateOptions, GenerateResult, ModelProvider, StreamPart, TokenUsage, ToolSpec } from './core/model.js';
+export { functionSchema, optionsSchema, parseOptions, refuseMisspellings, wholeNumberSchema, type OptionsWording } from './core/options.js';
 export { deny, toolError, type ChildOutcome, type ToolFailure, type ToolOutcome } from './core/outcome.js';
 export { ProviderError, type ProviderErrorDetails, type ProviderErrorKind } from './core/provider-error.js';
 export type { RunResult } from './core/result.js';

@@ -16,5 +16,5 @@ export { isRetryableError, retryMiddleware, type RetryAttempt, type RetryOptions
 export { timeoutMiddleware, TimeoutError, type TimeoutOptions } from './middleware/timeout-middleware.js';
 export { openai, type OpenAIChatModel, type OpenAIProviderOptions } from './providers/openai.js';
 export { registerModelPrefix, resolveModel, type ModelEnv, type ModelFactory } from './providers/registry.js';
-export { defineTool, type ToolDefinition } from './tools/define.js';
+export { defineTool, type ToolDefinition, type ToolInput } from './tools/define.js';
 export type { PermissionRule, PermissionsOption } from './tools/permissions.js';

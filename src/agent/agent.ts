@@ -21,7 +21,10 @@ import { compactionMiddleware } from '../middleware/compaction-middleware.js';
 import { resolveModel } from '../providers/registry.js';
 import { buildAgent } from './build.js';
 import { extension, toMiddleware, type Extension } from './extensions.js';
-import { checkOptions, hookList, toolMap, type AgentOptions, type RunCallOptions } from './options.js';
+import { checkCallOptions, checkOptions, hookList, toolMap, type AgentOptions, type RunCallOptions } from './options.js';
+
+/** Refuses a bare function where a middleware object belongs (the runtime refuses it too). */
+type NotAFunction<M> = M extends (...args: never[]) => unknown ? { 'a middleware is an object { name, tool(ctx, next) }, not a function': never } : unknown;
 
 /** A segment as koagent itself starts it: the public call options, plus what streams and sub-agents pass. */
 interface SegmentRequest extends RunCallOptions {
@@ -73,8 +76,11 @@ export class Agent {
     this.#coreFor(undefined); // builds the stacks' parts now, so a bad option fails here rather than at the first run
   }
 
-  /** Add a middleware, or a hook of either dialect (innermost so far). Returns the agent, so calls chain. */
-  use(middleware: Middleware | AgentHook | Hook): this {
+  /**
+   * Add a middleware, or a hook of either dialect (innermost so far). Returns the agent, so calls
+   * chain. A middleware is an object (`{ name, tool(ctx, next) { … } }`), never a bare function.
+   */
+  use<M extends Middleware | AgentHook | Hook>(middleware: M & NotAFunction<M>): this {
     this.#add(middleware, 'agent.use()');
     return this;
   }
@@ -103,7 +109,7 @@ export class Agent {
   /** Start a new run with a fresh transcript. */
   async run(input: RunInput, options: RunCallOptions = {}): Promise<RunResult> {
     // async, so bad input rejects the returned promise like every other failure of a run
-    return this.#fresh(input, options);
+    return this.#fresh(input, checkCallOptions(options, 'agent.run(input, options)'));
   }
 
   #fresh(input: RunInput, request: SegmentRequest): Promise<RunResult> {
@@ -119,6 +125,7 @@ export class Agent {
    * @example for await (const e of agent.stream('Hi')) if (e.type === 'text.delta') process.stdout.write(e.delta);
    */
   stream(input: RunInput, options: RunCallOptions = {}): AgentStream {
+    checkCallOptions(options, 'agent.stream(input, options)');
     const controller = new AbortController();
     const unlink = linkSignal(options.signal, controller);
     return new AgentStream(
@@ -139,6 +146,8 @@ export class Agent {
 
   /** Continue the agent's own session: its history plus `input`. */
   async send(input: RunInput, options: Omit<RunCallOptions, 'sessionId'> = {}): Promise<RunResult> {
+    checkCallOptions(options, 'agent.send(input, options)');
+    if ((options as RunCallOptions).sessionId !== undefined) throw new TypeError("agent.send(input, options): send() continues the agent's own session; use agent.run(input, { sessionId }) for another");
     const session = this.#session;
     if (session.busy) throw new KoagentError('session_busy', 'agent.send(): the previous send() has not finished; await it first (or use agent.run() for independent runs)');
     if (session.state?.status === 'suspended') {
@@ -162,8 +171,8 @@ export class Agent {
    * Continue a run: a suspended one with a decision for each pending approval, or a failed one
    * (a retry, no decisions). Starts a new segment; no completed tool call runs again.
    */
-  resume(state: RunState, decisions: Record<string, ApprovalDecision> = {}, options: RunCallOptions = {}): Promise<RunResult> {
-    return this.#resume(state, decisions, options);
+  async resume(state: RunState, decisions: Record<string, ApprovalDecision> = {}, options: RunCallOptions = {}): Promise<RunResult> {
+    return this.#resume(state, decisions, checkCallOptions(options, 'agent.resume(state, decisions, options)'));
   }
 
   // async, so every misuse rejects; all checks run before anything else.

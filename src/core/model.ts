@@ -1,4 +1,6 @@
+import { z } from 'zod';
 import type { AssistantMessage, Message } from './messages.js';
+import { wholeNumberSchema } from './options.js';
 
 /**
  * A tool as the model is told about it: its JSON schema is derived from the tool's zod schema.
@@ -27,6 +29,19 @@ export interface GenerateOptions {
   /** Anything else a provider understands (e.g. `topP`, `stop`, `toolChoice`). */
   [option: string]: unknown;
 }
+
+/**
+ * The agent's `modelSettings`: any field a provider understands, with the common ones checked.
+ * `messages`, `tools` and `signal` are the run's own, set on every request.
+ */
+export const modelSettingsSchema = z.looseObject({
+  temperature: z.number({ error: 'must be a number' }).optional(),
+  maxTokens: wholeNumberSchema(1).optional(),
+  headers: z.record(z.string(), z.string(), { error: 'must be an object of header names to string values' }).optional(),
+  messages: z.undefined({ error: "is the run's own transcript; add messages with instructions or input instead" }).optional(),
+  tools: z.undefined({ error: "is made from the agent's tools; give tools to createAgent instead" }).optional(),
+  signal: z.undefined({ error: "is the run's own; pass a signal to run(input, { signal }) instead" }).optional(),
+}, { error: 'must be an object of request fields' });
 
 /**
  * Token counts of one model call.

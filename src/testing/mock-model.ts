@@ -1,5 +1,7 @@
 import type { AssistantMessage, Message, AssistantToolCall } from '../core/messages.js';
 import type { GenerateOptions, GenerateResult, ModelProvider, StreamPart, TokenUsage } from '../core/model.js';
+import { optionsSchema, parseOptions } from '../core/options.js';
+import { z } from 'zod';
 
 /**
  * One scripted reply: text, tool calls (with optional text), or an error to throw.
@@ -59,6 +61,22 @@ export interface MockModel extends ModelProvider {
   readonly remaining: number;
 }
 
+const usageSchema = optionsSchema({ inputTokens: z.number().optional(), outputTokens: z.number().optional() }, { noun: 'a usage field' }).optional();
+const callSchema = optionsSchema({ name: z.string({ error: 'must be the tool\'s name' }), args: z.unknown().optional(), id: z.string().optional() }, { noun: 'a field of a scripted tool call', aliases: { tool: 'name', arguments: 'args', input: 'args', toolCallId: 'id' } });
+
+/** The shape of a script, described once: a typo in an entry fails at once, not as a wrong reply. */
+const scriptSchema = z.array(z.union([
+  z.string(),
+  optionsSchema({ text: z.string().optional(), toolCalls: z.array(callSchema).optional(), usage: usageSchema }, { noun: 'a field of a scripted reply', aliases: { content: 'text', message: 'text', calls: 'toolCalls', tools: 'toolCalls', tool_calls: 'toolCalls' } }),
+  optionsSchema({ error: z.union([z.string(), z.instanceof(Error)]) }, { noun: 'a field of a scripted error' }),
+], { error: 'must be a reply: text, { text?, toolCalls? }, or { error }' }));
+
+const mockOptionsSchema = optionsSchema({
+  latencyMs: z.number().min(0).optional(),
+  streamChunk: z.number().int().min(1).optional(),
+  deltaLatencyMs: z.number().min(0).optional(),
+}, { noun: 'an option of mockModel', aliases: { latency: 'latencyMs', delayMs: 'latencyMs', chunk: 'streamChunk', chunkSize: 'streamChunk' } });
+
 // A rough token estimate (4 characters a token), so usage is never zero in examples.
 const tokens = (text: string) => Math.ceil(text.length / 4);
 
@@ -70,6 +88,8 @@ const tokens = (text: string) => Math.ceil(text.length / 4);
  */
 export function mockModel(script: MockReply[], options: MockModelOptions = {}): MockModel {
   if (!Array.isArray(script)) throw new TypeError('mockModel(script): script must be an array of replies');
+  parseOptions(scriptSchema, script, 'mockModel(script)');
+  parseOptions(mockOptionsSchema, options, 'mockModel(script, options)');
   const calls: MockCall[] = [];
   let nextId = 1;
   const model: MockModel = {

@@ -1,13 +1,14 @@
 import { z } from 'zod';
 import type { InputGuardrail, OutputGuardrail, Tool, ToolContext } from '../core/contexts.js';
 import type { ToolSpec } from '../core/model.js';
+import { functionSchema, optionsSchema, parseOptions } from '../core/options.js';
 
 /**
  * The definition `defineTool` takes.
  *
  * @example defineTool({ name: 'add', description: 'Add two numbers', input: z.object({ a: z.number(), b: z.number() }), execute: ({ a, b }) => a + b })
  */
-export interface ToolDefinition<S extends z.ZodType = z.ZodType, R = unknown> {
+export interface ToolDefinition<S extends ToolInput = ToolInput, R = unknown> {
   /** Letters, digits, `_` and `-`, at most 64 characters (what model APIs accept). */
   name: string;
   description: string;
@@ -23,39 +24,43 @@ export interface ToolDefinition<S extends z.ZodType = z.ZodType, R = unknown> {
 const NAME = /^[A-Za-z0-9_-]{1,64}$/;
 
 /**
+ * A zod schema whose input is an object of arguments: what models pass.
+ *
+ * @example const input: ToolInput = z.object({ city: z.string() });
+ */
+export type ToolInput = z.ZodType<unknown, Record<string, unknown>>;
+
+const isZodSchema = (value: unknown) => typeof (value as { safeParse?: unknown } | null)?.safeParse === 'function' && typeof value === 'object' && '_zod' in (value as object);
+
+/** The shape of a tool's definition, described once: its check and messages come from it. */
+const definitionSchema = optionsSchema({
+  name: z.string({ error: 'must be 1-64 letters, digits, "_" or "-"' }).regex(NAME, { error: 'must be 1-64 letters, digits, "_" or "-"' }),
+  description: z.string({ error: 'must be a string telling the model what the tool does' }),
+  input: z.custom(isZodSchema, { error: 'must be a zod (v4) schema, e.g. z.object({ query: z.string() })' }).optional(),
+  execute: functionSchema('a function (args, ctx) => result'),
+  needsApproval: z.union([z.boolean(), functionSchema()], { error: 'must be a boolean or a function (args, ctx) => boolean' }).optional(),
+  guardrails: optionsSchema({
+    input: z.array(functionSchema(), { error: 'must be an array of functions' }).optional(),
+    output: z.array(functionSchema(), { error: 'must be an array of functions' }).optional(),
+  }, { noun: 'a kind of guardrail', aliases: { inputs: 'input', outputs: 'output', before: 'input', after: 'output', args: 'input', result: 'output' } }).optional(),
+}, { noun: 'a field of a tool definition', aliases: { needsApprovel: 'needsApproval', requiresApproval: 'needsApproval', approval: 'needsApproval', run: 'execute', handler: 'execute', parameters: 'input', schema: 'input', inputSchema: 'input', args: 'input' } });
+
+/**
  * Define a tool. Arguments are checked with the zod schema before anything else sees them.
  *
  * @example const add = defineTool({ name: 'add', description: 'Add two numbers',
  *   input: z.object({ a: z.number(), b: z.number() }), execute: ({ a, b }) => a + b });
  */
-export function defineTool<S extends z.ZodType = z.ZodObject<{}>, R = unknown>(definition: ToolDefinition<S, R>): Tool<S, R> {
+export function defineTool<S extends ToolInput = z.ZodObject<{}>, R = unknown>(definition: ToolDefinition<S, R>): Tool<S, R> {
   if (typeof definition !== 'object' || definition === null) throw new TypeError('defineTool(definition): definition must be an object { name, description, input, execute }');
+  const named = (definition as { name?: unknown }).name;
+  const where = `defineTool(${typeof named === 'string' ? JSON.stringify(named) : '…'})`;
+  parseOptions(definitionSchema, definition, where);
   const { name, description, execute, needsApproval, guardrails = {} } = definition;
-  const where = `defineTool(${typeof name === 'string' ? JSON.stringify(name) : '…'})`;
-  if (typeof name !== 'string' || !NAME.test(name)) throw new TypeError(`${where}: name must be 1-64 letters, digits, "_" or "-" (got ${JSON.stringify(name)})`);
-  if (typeof description !== 'string') throw new TypeError(`${where}: description must be a string telling the model what the tool does`);
-  if (typeof execute !== 'function') throw new TypeError(`${where}: execute must be a function (args, ctx) => result`);
-  if (needsApproval !== undefined && typeof needsApproval !== 'boolean' && typeof needsApproval !== 'function') {
-    throw new TypeError(`${where}: needsApproval must be a boolean or a function (args, ctx) => boolean`);
-  }
   const input = (definition.input ?? z.object({})) as S;
-  if (typeof (input as { safeParse?: unknown }).safeParse !== 'function' || !('_zod' in input)) {
-    throw new TypeError(`${where}: input must be a zod (v4) schema, e.g. z.object({ query: z.string() })`);
-  }
-  const guards = {
-    input: checkGuardrails(where, 'input', guardrails.input) as InputGuardrail[],
-    output: checkGuardrails(where, 'output', guardrails.output) as OutputGuardrail[],
-  };
+  const guards = { input: (guardrails.input ?? []) as InputGuardrail[], output: (guardrails.output ?? []) as OutputGuardrail[] };
   const spec: ToolSpec = { name, description, parameters: parametersOf(where, input) };
   return Object.freeze({ name, description, input, spec, execute, needsApproval, guardrails: guards });
-}
-
-function checkGuardrails(where: string, which: string, list: unknown): unknown[] {
-  if (list === undefined) return [];
-  if (!Array.isArray(list) || list.some((g) => typeof g !== 'function')) {
-    throw new TypeError(`${where}: guardrails.${which} must be an array of functions`);
-  }
-  return list;
 }
 
 function parametersOf(where: string, input: z.ZodType): Record<string, unknown> {

@@ -236,7 +236,13 @@ describe('compaction: options', () => {
     expect(() => createAgent({ model: mockModel([]), compaction: { keepRecent: 3 } })).toThrow(/compaction: give maxMessages, maxTokens or both/);
   });
 
-  it.each([{ maxMessages: 0 }, { maxTokens: 1.5 }, { maxMessages: 10, keepRecent: -1 }, { maxMessages: '10' }])('rejects %o, naming the fields', (options) => {
-    expect(() => compactionMiddleware(options as never)).toThrow(new TypeError('compaction: maxMessages, maxTokens and keepRecent must be whole numbers ≥ 1'));
+  it.each([
+    [{ maxMessages: 0 }, 'compaction: maxMessages must be a whole number ≥ 1 (got 0)'],
+    [{ maxTokens: 1.5 }, 'compaction: maxTokens must be a whole number ≥ 1 (got 1.5)'],
+    [{ maxMessages: 10, keepRecent: -1 }, 'compaction: keepRecent must be a whole number ≥ 1 (got -1)'],
+    [{ maxMessages: '10' }, 'compaction: maxMessages must be a whole number ≥ 1 (got the string "10")'],
+    [{ maxMessages: 10, keepLast: 2 }, 'compaction: keepLast is not a compaction option; did you mean `keepRecent`?'],
+  ])('rejects %o, naming the field', (options, message) => {
+    expect(() => compactionMiddleware(options as never)).toThrow(new TypeError(message));
   });
 });

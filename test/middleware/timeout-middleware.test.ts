@@ -193,7 +193,8 @@ describe('timeoutMiddleware: options', () => {
   });
 
   it.each([0, -5, Number.NaN, Infinity, '500'])('rejects %s as a deadline, naming which one', (ms) => {
-    expect(() => timeoutMiddleware({ tool: ms as number })).toThrow(new TypeError(`timeoutMiddleware: tool must be a number of milliseconds > 0 (got ${String(ms)})`));
+    const got = typeof ms === 'string' ? `the string "${ms}"` : String(ms);
+    expect(() => timeoutMiddleware({ tool: ms as number })).toThrow(new TypeError(`timeoutMiddleware: tool must be a number of milliseconds > 0 (got ${got})`));
     expect(() => timeoutMiddleware({ model: ms as number })).toThrow(/timeoutMiddleware: model must be a number of milliseconds > 0/);
   });
 

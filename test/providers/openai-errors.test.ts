@@ -216,7 +216,7 @@ describe('construction', () => {
     expect(() => openai({ model: '' })).toThrow(/model must be the model id/);
     expect(() => openai({ model: 'm', baseURL: 'not a url' })).toThrow(/baseURL "not a url" is not a URL/);
     expect(() => openai({ model: 'm', baseURL: 'http://x', maxTokensField: 'max' as never })).toThrow(/maxTokensField must be/);
-    expect(() => openai({ model: 'm', baseURL: 'http://x', headers: { a: 1 } as never })).toThrow(/headers must be an object of header names to string values/);
+    expect(() => openai({ model: 'm', baseURL: 'http://x', headers: { a: 1 } as never })).toThrow(/headers\.a must be a string \(got 1\)/);
   });
 
   it('rejects a request whose temperature or maxTokens is not a number, before sending it', async () => {

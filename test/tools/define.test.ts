@@ -47,7 +47,7 @@ describe('bad definitions', () => {
     ['an input that only looks like zod', { name: 'x', description: 'd', input: { safeParse: () => ({ success: true }) }, execute }, /input must be a zod \(v4\) schema/],
     ['a schema JSON schema cannot describe', { name: 'x', description: 'd', input: z.object({ when: z.date() }), execute }, /input cannot be described as JSON schema for the model/],
     ['needsApproval of the wrong type', { name: 'x', description: 'd', execute, needsApproval: 'yes' }, /needsApproval must be a boolean or a function/],
-    ['guardrails that are not functions', { name: 'x', description: 'd', execute, guardrails: { input: ['no'] } }, /guardrails\.input must be an array of functions/],
+    ['guardrails that are not functions', { name: 'x', description: 'd', execute, guardrails: { input: ['no'] } }, /guardrails\.input\[0\] must be a function \(got the string "no"\)/],
   ])('rejects %s with a TypeError', (_what, definition, message) => {
     expect(() => defineTool(definition as never)).toThrow(TypeError);
     expect(() => defineTool(definition as never)).toThrow(message);
