@@ -1,7 +1,8 @@
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import type { SubagentInfo, Tool } from '../core/contexts.js';
 import { describe, KoagentError, runFailure } from '../core/errors.js';
 import type { EventListener, PermissionListener } from '../core/events.js';
+import { copyPlain } from '../core/json.js';
 import { inputMessages, type Message, type RunInput } from '../core/messages.js';
 import type { Middleware, NamedMiddleware } from '../core/middleware.js';
 import { isModelProvider, type ModelProvider } from '../core/model.js';
@@ -10,7 +11,8 @@ import type { RunResult } from '../core/result.js';
 import { nextSegment, segmentKey } from '../core/resume.js';
 import { SegmentContext } from '../core/run-context.js';
 import { linkSignal, Segment, STREAMING, TRACING, type AgentCore } from '../core/segment.js';
-import { newState, type ApprovalDecision, type RunState } from '../core/state.js';
+import { newState, type AgentIdentity, type ApprovalDecision, type RunState } from '../core/state.js';
+import { checkState } from '../core/state-schema.js';
 import { toolMessage } from '../core/tool-turn.js';
 import type { AgentHook } from '../dialects/agent-hook/agent-hook.js';
 import type { Hook } from '../dialects/criogen/types.js';
@@ -50,6 +52,8 @@ export class Agent {
   readonly #options: AgentOptions;
   readonly #provider: ModelProvider;
   readonly #tools: ReadonlyMap<string, Tool>;
+  /** Who this agent's runs belong to: a state is resumed only by an agent with the same identity. */
+  readonly #identity: AgentIdentity;
   readonly #extensions: Extension[] = [];
   #core?: AgentCore;
   /** Cores with a parent agent's layers outermost, one per parent (for sub-agent runs). */
@@ -70,6 +74,7 @@ export class Agent {
     }
     this.#provider = provider;
     this.#tools = toolMap(options.tools ?? []);
+    this.#identity = { name: this.name, id: this.id, toolsFingerprint: toolsFingerprint(this.#tools) };
     for (const ext of options.middleware ?? []) this.#add(ext, 'createAgent({ middleware })');
     for (const hook of hookList(options.hooks)) this.#add(hook, 'createAgent({ hooks })');
     this.#session = { id: `session_${randomUUID()}`, messages: this.#opening(), busy: false };
@@ -114,7 +119,7 @@ export class Agent {
 
   #fresh(input: RunInput, request: SegmentRequest): Promise<RunResult> {
     const added = inputMessages(input);
-    const state = newState(`run_${randomUUID()}`, request.sessionId ?? `session_${randomUUID()}`, this.name, [...this.#opening(), ...added]);
+    const state = newState(`run_${randomUUID()}`, request.sessionId ?? `session_${randomUUID()}`, this.#identity, [...this.#opening(), ...added]);
     return this.#segment(state, added, request, false);
   }
 
@@ -160,7 +165,7 @@ export class Agent {
     messages.push(...added);
     session.busy = true;
     try {
-      const state = newState(`run_${randomUUID()}`, session.id, this.name, messages);
+      const state = newState(`run_${randomUUID()}`, session.id, this.#identity, messages);
       return await this.#segment(state, added, options, false);
     } finally {
       session.busy = false;
@@ -175,9 +180,26 @@ export class Agent {
     return this.#resume(state, decisions, checkCallOptions(options, 'agent.resume(state, decisions, options)'));
   }
 
+  /**
+   * Take over a state another agent (or another version of this one) wrote, on purpose: it is
+   * checked whole, and comes back as a copy that belongs to this agent, so `resume` accepts it.
+   * Its pending calls then run against this agent's tools, by name (a tool it lacks settles the
+   * call as `not_found`). Use it to migrate runs after renaming an agent or changing its tools.
+   *
+   * @example const state = await db.load(runId); await agent.resume(agent.adoptState(state), decisions);
+   */
+  adoptState(state: RunState): RunState {
+    const checked = checkState(state);
+    const copy = structuredClone(checked);
+    copy.agentName = this.#identity.name;
+    copy.agentId = this.#identity.id;
+    copy.toolsFingerprint = this.#identity.toolsFingerprint;
+    return copy;
+  }
+
   // async, so every misuse rejects; all checks run before anything else.
   async #resume(state: RunState, decisions: Record<string, ApprovalDecision>, request: SegmentRequest): Promise<RunResult> {
-    const next = nextSegment(state, decisions, this.name);
+    const next = nextSegment(state, decisions, this.#identity);
     await this.#claim(next);
     return this.#segment(next, [], request, true);
   }
@@ -249,7 +271,8 @@ export class Agent {
     const span = runSpan(core, state.runId, state.sessionId, state.segment + 1, request.parentSpan);
     const tracing = span.isRecording();
     const mode = (request.streaming === true ? STREAMING : 0) | (tracing ? TRACING : 0);
-    const metadata = Object.assign({}, o.metadata, request.metadata);
+    // The run's own bag: what a layer puts into ctx.metadata (or into an object in it) stays in this run.
+    const metadata = copyPlain(Object.assign({}, o.metadata, request.metadata));
     const segment = new Segment(core, state, { metadata, signal: request.signal, listeners, permissionListeners, subagent: request.subagent, mode });
     traceSegment(segment, span);
     const number = segment.writer.beginSegment();
@@ -284,6 +307,15 @@ export class Agent {
     this.#session.messages = state.messages;
     this.#session.state = state;
   }
+}
+
+/**
+ * A fingerprint of the tools' names and argument schemas: what a pending call of a stored run
+ * means. Descriptions may change; names and schemas may not, silently.
+ */
+function toolsFingerprint(tools: ReadonlyMap<string, Tool>): string {
+  const specs = [...tools.values()].map((tool) => [tool.name, tool.spec.parameters]).sort(([a], [b]) => String(a).localeCompare(String(b)));
+  return createHash('sha256').update(JSON.stringify(specs)).digest('hex').slice(0, 16);
 }
 
 /** A model string (`openai:gpt-5-mini`), resolved now so a missing key fails at construction. */

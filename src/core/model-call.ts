@@ -3,6 +3,7 @@ import type { ModelContext, SideRequest } from './contexts.js';
 import { KoagentError, markProviderError } from './errors.js';
 import { assistantProblem, messageProblem, type AssistantMessage, type Message } from './messages.js';
 import { isModelProvider, type GenerateOptions, type GenerateResult, type ModelProvider } from './model.js';
+import { copyPlain } from './json.js';
 import { endRun } from './run-context.js';
 import type { ProviderCall, Segment } from './segment.js';
 
@@ -104,8 +105,11 @@ export class ModelCallContext extends CallContext implements ModelContext {
  */
 export function modelTurn(segment: Segment): ModelCallContext {
   const step = segment.writer.nextStep();
-  // Object.assign, not a spread: V8 spreads objects of changing shapes (agents' settings) very slowly.
-  const request = Object.assign({}, segment.agent.modelSettings) as GenerateOptions;
+  // Every request is the run's own, all the way down: a layer that sets a header changes no
+  // other run. (Not a spread: V8 spreads objects of changing shapes very slowly.)
+  const settings = segment.agent.modelSettings;
+  const request = {} as GenerateOptions;
+  for (const key in settings) request[key] = copyPlain(settings[key]);
   request.messages = segment.state.messages;
   request.tools = segment.agent.toolSpecs.slice();
   request.signal = segment.base.signal;

@@ -59,7 +59,9 @@ export function defineTool<S extends ToolInput = z.ZodObject<{}>, R = unknown>(d
   const { name, description, execute, needsApproval, guardrails = {} } = definition;
   const input = (definition.input ?? z.object({})) as S;
   const guards = { input: (guardrails.input ?? []) as InputGuardrail[], output: (guardrails.output ?? []) as OutputGuardrail[] };
-  const spec: ToolSpec = { name, description, parameters: parametersOf(where, input) };
+  // Frozen all the way down: a layer that changes what one request says of a tool replaces the
+  // spec in `ctx.request.tools`; it cannot change the tool for every other run.
+  const spec: ToolSpec = deepFreeze({ name, description, parameters: parametersOf(where, input) });
   return Object.freeze({ name, description, input, spec, execute, needsApproval, guardrails: guards });
 }
 
@@ -75,6 +77,19 @@ function parametersOf(where: string, input: z.ZodType): Record<string, unknown> 
   return schema;
 }
 
+function deepFreeze<T>(value: T): T {
+  if (typeof value === 'object' && value !== null && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const key of Object.keys(value)) deepFreeze((value as Record<string, unknown>)[key]);
+  }
+  return value;
+}
+
+/**
+ * Whether `value` is a tool made with `defineTool`.
+ *
+ * @example if (!isTool(candidate)) throw new TypeError('not a tool');
+ */
 export function isTool(value: unknown): value is Tool {
   return typeof value === 'object' && value !== null && typeof (value as Tool).execute === 'function' && typeof (value as Tool).spec === 'object';
 }
