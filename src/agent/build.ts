@@ -1,5 +1,6 @@
 // The agent's build step: the one place that turns options into the core's parts and wires each
 // feature in as layers of the stacks (or stop conditions), so the core itself knows none of them.
+import { DEFAULT_ARGUMENT_BOUNDS } from '../core/arguments.js';
 import type { Layer } from '../core/compose.js';
 import type { Tool, ToolContext } from '../core/contexts.js';
 import type { NamedMiddleware } from '../core/middleware.js';
@@ -56,6 +57,7 @@ export function buildAgent(input: BuildInput): AgentCore {
     toolSpecs: all.map((t) => t.spec),
     modelSettings: o.modelSettings ?? {},
     toolConcurrency: o.toolConcurrency ?? Infinity,
+    argumentBounds: { ...DEFAULT_ARGUMENT_BOUNDS, ...o.toolArguments },
     stopWhen: stopConditions(o),
     onToolException: o.onToolException ?? 'model',
     logger: o.logger ?? console,

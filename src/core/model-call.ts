@@ -1,3 +1,4 @@
+import { boundedArgs } from './arguments.js';
 import { CallContext } from './base-context.js';
 import type { ModelContext, SideRequest } from './contexts.js';
 import { KoagentError, markProviderError } from './errors.js';
@@ -84,6 +85,8 @@ export class ModelCallContext extends CallContext implements ModelContext {
     const segment = CallContext.segmentOf(call);
     // A layer that ended the run without calling the model leaves no reply behind.
     if (segment.ended === undefined || call.#reply !== undefined) {
+      const calls = result.message.toolCalls;
+      if (calls !== undefined) for (const toolCall of calls) toolCall.args = boundedArgs(toolCall.args, segment.agent.argumentBounds);
       segment.writer.keepReply(call.#reply, result.message);
       call.#reply = result.message;
     }

@@ -8,6 +8,7 @@ import type { ToolOutcome } from './outcome.js';
 import type { RunResult } from './result.js';
 import type { RunState, StopCondition, StopReason } from './state.js';
 import { StateWriter } from './state-writer.js';
+import type { ArgumentBounds } from './arguments.js';
 import type { ToolExceptionPolicy } from './tool-exception.js';
 
 /** One provider call inside the model stack (a turn's, or a side call's): the `provider` stack's context. */
@@ -44,6 +45,8 @@ export interface AgentCore {
   readonly toolSpecs: readonly ToolSpec[];
   readonly modelSettings: Readonly<Record<string, unknown>>;
   readonly toolConcurrency: number;
+  /** How deep and large a model's arguments for one call may be. */
+  readonly argumentBounds: ArgumentBounds;
   readonly stopWhen: readonly StopCondition[];
   readonly onToolException: ToolExceptionPolicy;
   readonly logger: Logger;

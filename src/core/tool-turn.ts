@@ -124,7 +124,7 @@ function callOutcome(segment: Segment, call: AssistantToolCall): ToolOutcome | P
   const denied = humanDenial(decision);
   if (denied !== undefined) return denied;
   if (segment.listening) segment.publish({ type: 'tool.start', toolCallId: call.id, toolName: call.name, args: call.args });
-  const args = argsObject(startingArgs(decision, call.name, call.args));
+  const args = argsObject(startingArgs(decision, call.name, call.args), segment.agent.argumentBounds);
   if (typeof args === 'string') return toolError('validation', `Invalid arguments for ${call.name}: ${args}`);
   return segment.stacks.tool(new ToolCallContext(segment, call, args, decision));
 }

@@ -116,7 +116,7 @@ export function mockModel(script: MockReply[], options: MockModelOptions = {}): 
 
   async function generate(request: GenerateOptions): Promise<GenerateResult> {
     const { messages, signal, ...rest } = request;
-    calls.push({ messages: structuredClone(messages), request: structuredClone(rest) });
+    calls.push({ messages: snapshot(messages), request: snapshot(rest) });
     const n = calls.length;
     if (options.latencyMs) await sleep(options.latencyMs, signal);
     signal?.throwIfAborted();
@@ -129,16 +129,34 @@ export function mockModel(script: MockReply[], options: MockModelOptions = {}): 
     const message: AssistantMessage = { role: 'assistant', content: text };
     const toolCalls = typeof entry === 'string' ? undefined : entry.toolCalls;
     if (toolCalls !== undefined && toolCalls.length > 0) {
-      message.toolCalls = toolCalls.map((c): AssistantToolCall => ({ id: c.id ?? `call_${nextId++}`, name: c.name, args: structuredClone(c.args === undefined ? {} : c.args) }));
+      message.toolCalls = toolCalls.map((c): AssistantToolCall => ({ id: c.id ?? `call_${nextId++}`, name: c.name, args: snapshot(c.args === undefined ? {} : c.args) }));
     }
     const input = messages.reduce((sum, m) => sum + tokens(m.content), 0);
-    const output = tokens(text) + (message.toolCalls ? tokens(JSON.stringify(message.toolCalls)) : 0);
+    const output = tokens(text) + (message.toolCalls ? tokens(jsonText(message.toolCalls)) : 0);
     const usage = typeof entry === 'string' ? undefined : entry.usage;
     return {
       message,
       usage: { inputTokens: usage?.inputTokens ?? input, outputTokens: usage?.outputTokens ?? output },
       finishReason: message.toolCalls ? 'tool_calls' : 'stop',
     };
+  }
+}
+
+/** A copy for the record (what a test reads back later); a value too deep to copy is kept as it is. */
+function snapshot<T>(value: T): T {
+  try {
+    return structuredClone(value);
+  } catch {
+    return value;
+  }
+}
+
+/** Text for the token estimate; a value too deep for JSON.stringify (a hostile script) counts as empty. */
+function jsonText(value: unknown): string {
+  try {
+    return JSON.stringify(value) ?? '';
+  } catch {
+    return '';
   }
 }
 

@@ -160,7 +160,7 @@ describe('nothing a layer changes leaks into the agent or another run', () => {
       },
     });
     await agent.run('1');
-    expect(model.calls[0].request.tools[0].description).toBe('Add two numbers (this run)');
+    expect((model.calls[0].request.tools as { description: string }[])[0].description).toBe('Add two numbers (this run)');
     expect(add.spec.description).toBe('Add two numbers');
   });
 });
