@@ -323,7 +323,7 @@ function modelFromString(spec: string): ModelProvider {
   try {
     return resolveModel(spec);
   } catch (error) {
-    throw new TypeError(`createAgent: ${(error as Error).message}`, { cause: error });
+    throw new TypeError(`createAgent: ${(error as Error).message}`);
   }
 }
 

@@ -157,8 +157,9 @@ export interface ToolContext extends BaseContext {
   readonly resumedAfterApproval: boolean;
   readonly step: number;
   /**
-   * When this call suspended with a child run (a sub-agent waiting for a human) and the run was
-   * resumed: that child's state and the decisions given for its pending approvals.
+   * The child run behind this call, when there is one to continue: a sub-agent that waited for a
+   * human (with the decisions given for its approvals), or one that failed in an earlier attempt
+   * of this call (a retry continues it).
    */
   readonly child?: { readonly state: unknown; readonly decisions: Readonly<Record<string, ApprovalDecision>> };
   /**

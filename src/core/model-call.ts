@@ -69,6 +69,11 @@ export class ModelCallContext extends CallContext implements ModelContext {
     return callProvider({ segment, provider: segment.agent.provider, request: call.request, purpose: call.purpose, turn: call });
   }
 
+  /** Whether the turn's stack is still running (a provider call that ends after it changes nothing). */
+  static open(turn: ModelContext): boolean {
+    return !(turn as ModelCallContext).#closed;
+  }
+
   /** A turn's provider call came back: count it and place its reply, unless the stack is done already. */
   static replied(turn: ModelContext, result: GenerateResult): void {
     const call = turn as ModelCallContext;
@@ -135,6 +140,8 @@ async function callProvider(call: ProviderCall): Promise<GenerateResult> {
     request.signal?.throwIfAborted();
     checkReply(result, provider);
   } catch (error) {
+    // A failed attempt was a call too (a retry layer's attempts count toward limits.modelCalls).
+    if (call.turn === undefined || ModelCallContext.open(call.turn)) segment.writer.countModelCall(undefined);
     throw markProviderError(error, providerName(provider));
   }
   if (call.turn === undefined) segment.writer.countModelCall(result.usage);

@@ -33,7 +33,12 @@ export interface Usage {
   inputTokens: number;
   outputTokens: number;
   totalTokens: number;
+  /**
+   * Every call made to a provider — turns, retries, side calls (`ctx.generate`), sub-agents' —
+   * the failed ones included (a failed one adds no tokens). What `limits.modelCalls` counts.
+   */
   modelCalls: number;
+  /** Tool calls that settled: ran, or were refused, denied or failed; not ones waiting for a human. */
   toolCalls: number;
 }
 

@@ -30,7 +30,8 @@ describe('retryMiddleware: what it retries', () => {
     expect(result.text).toBe('answer after 2 failures');
     expect(model.requests).toHaveLength(3);
     expect(waits).toHaveLength(2);
-    expect(result.usage.modelCalls).toBe(1);
+    // Every attempt is a call made (what limits.modelCalls bounds); the failed ones add no tokens.
+    expect(result.usage.modelCalls).toBe(3);
     expect(result.messages.filter((m) => m.role === 'assistant')).toHaveLength(1);
   });
 

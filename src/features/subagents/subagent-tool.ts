@@ -82,9 +82,12 @@ export function subagentTool(runner: ChildRunner, options: SubagentToolOptions):
           parentSpan: parentSpanOf(ctx),
         });
       } catch (error) {
-        // A failed child run spent tokens too; its state is of no further use to this call.
-        if (error instanceof RunFailedError) parent.writer.addUsage(spent(error.state.usage, before));
-        parent.writer.dropChild(ctx.toolCallId);
+        // A failed child run spent tokens too. Its state stays with the call: a retry of the call
+        // continues that run (same run id, its completed calls not run again).
+        if (error instanceof RunFailedError) {
+          parent.writer.addUsage(spent(error.state.usage, before));
+          parent.writer.keepFailedChild(ctx.toolCallId, error.state);
+        } else parent.writer.dropChild(ctx.toolCallId);
         throw error;
       }
       parent.writer.addUsage(spent(result.usage, before));
