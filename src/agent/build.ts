@@ -17,6 +17,7 @@ import { providerSpanLayer, toolSpanLayer } from '../features/tracing.js';
 import { approvalStep } from '../tools/approval.js';
 import { executeStep } from '../tools/execute.js';
 import { guardrailsStep } from '../tools/guardrails.js';
+import { modelOutputStep } from '../tools/model-output.js';
 import { mayAsk, permissionsStep } from '../tools/permissions.js';
 import { resolveStep, validateStep } from '../tools/validate.js';
 import type { AgentOptions } from './options.js';
@@ -44,7 +45,7 @@ export function buildAgent(input: BuildInput): AgentCore {
   const holdsStream = layers.some((mw) => mw.holdStream === true && mw.model !== undefined);
   const base: Omit<StackParts, 'features'> = {
     layers,
-    tool: { validate: validateStep(tools), resolve: resolveStep(tools), policy, execute: executeStep },
+    tool: { validate: validateStep(tools), resolve: resolveStep(tools), policy, execute: executeStep, ...(all.some((t) => t.toModelOutput !== undefined) ? { present: modelOutputStep } : {}) },
     run: loopStep,
     model: ModelCallContext.terminal,
     provider: generateReply,

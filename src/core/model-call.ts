@@ -2,6 +2,7 @@ import { boundedArgs } from './arguments.js';
 import { CallContext } from './base-context.js';
 import type { ModelContext, SideRequest } from './contexts.js';
 import { KoagentError, markProviderError } from './errors.js';
+import { contentProblem } from './content.js';
 import { assistantProblem, messageProblem, type AssistantMessage, type Message } from './messages.js';
 import { isModelProvider, type GenerateOptions, type GenerateResult, type ModelProvider } from './model.js';
 import { copyPlain } from './json.js';
@@ -184,8 +185,12 @@ export function replyProblem(result: GenerateResult): string | undefined {
   const message = result.message as Partial<AssistantMessage> | undefined;
   if (typeof message !== 'object' || message === null || message.role !== 'assistant') return 'no assistant message';
   if (typeof message.content !== 'string') {
-    if (message.content != null) return 'a message whose content is not a string';
-    message.content = '';
+    if (message.content == null) message.content = '';
+    else if (!Array.isArray(message.content)) return 'a message whose content is neither text nor a list of parts';
+    else {
+      const problem = contentProblem(message.content, 'assistant', 'message.content');
+      if (problem !== undefined) return `a message whose ${problem}`;
+    }
   }
   const calls = message.toolCalls;
   if (calls === undefined) return undefined;

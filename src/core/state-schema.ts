@@ -15,16 +15,23 @@ export const MAX_STATE_DEPTH = 256;
 const count = z.number().int().min(0);
 const tokens = z.number().min(0).refine(Number.isFinite, { error: 'must be a finite number' });
 
-const toolCall = z.object({ id: z.string(), name: z.string(), args: z.unknown() });
+const providerOptions = z.record(z.string(), z.record(z.string(), z.unknown())).optional();
+const toolCall = z.object({ id: z.string(), name: z.string(), args: z.unknown(), providerOptions });
+
+const text = z.object({ type: z.literal('text'), text: z.string(), providerOptions });
+const image = z.object({ type: z.literal('image'), image: z.string(), mediaType: z.string().optional(), providerOptions });
+const file = z.object({ type: z.literal('file'), data: z.string(), mediaType: z.string(), filename: z.string().optional(), providerOptions });
+const reasoning = z.object({ type: z.literal('reasoning'), text: z.string(), providerOptions });
+const parts = <T extends readonly [z.ZodType, ...z.ZodType[]]>(...types: T) => z.union([z.string(), z.array(z.discriminatedUnion('type', types as never) as z.ZodType<z.output<T[number]>>)]);
+
+const toolMessage = z.object({ role: z.literal('tool'), toolCallId: z.string(), name: z.string(), content: parts(text, image, file), metadata: z.record(z.string(), z.unknown()).optional() });
 
 const message = z.discriminatedUnion('role', [
   z.object({ role: z.literal('system'), content: z.string() }),
-  z.object({ role: z.literal('user'), content: z.string() }),
-  z.object({ role: z.literal('assistant'), content: z.string(), toolCalls: z.array(toolCall).optional() }),
-  z.object({ role: z.literal('tool'), toolCallId: z.string(), name: z.string(), content: z.string(), metadata: z.record(z.string(), z.unknown()).optional() }),
+  z.object({ role: z.literal('user'), content: parts(text, image, file) }),
+  z.object({ role: z.literal('assistant'), content: parts(text, reasoning, file), toolCalls: z.array(toolCall).optional() }),
+  toolMessage,
 ], { error: "must be a message { role: 'system' | 'user' | 'assistant' | 'tool', content, … }" }) satisfies z.ZodType<Message>;
-
-const toolMessage = z.object({ role: z.literal('tool'), toolCallId: z.string(), name: z.string(), content: z.string(), metadata: z.record(z.string(), z.unknown()).optional() });
 
 const decision = z.union([z.boolean(), z.object({ approved: z.boolean(), reason: z.string().optional() })]);
 

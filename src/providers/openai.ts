@@ -2,6 +2,7 @@ import { createParser, type EventSourceMessage } from 'eventsource-parser';
 import { z } from 'zod';
 import { functionSchema, optionsSchema, parseOptions } from '../core/options.js';
 import type { GenerateOptions, GenerateResult, ModelProvider, StreamPart } from '../core/model.js';
+import { replyParts } from '../core/reply-parts.js';
 import { ChunkAssembler, completionResult, MalformedReply, requestBody, type MaxTokensField } from './openai-wire.js';
 import { isRetryableStatus, ProviderError, retryAfterMs, type ProviderErrorDetails } from '../core/provider-error.js';
 
@@ -191,8 +192,7 @@ export class OpenAIChatModel implements ModelProvider {
     } catch (error) {
       throw this.#malformed(error instanceof MalformedReply ? error.message : `the body is not JSON: ${snippet(text)}`, response.status);
     }
-    if (result.message.content !== '') yield { type: 'text', delta: result.message.content };
-    for (const call of result.message.toolCalls ?? []) yield { type: 'tool-call', id: call.id, name: call.name, args: call.args };
+    yield* replyParts(result.message);
     yield { type: 'finish', usage: result.usage, finishReason: result.finishReason };
   }
 

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import type { ToolContentPart } from '../core/content.js';
 import type { InputGuardrail, OutputGuardrail, Tool, ToolContext } from '../core/contexts.js';
 import type { ToolSpec } from '../core/model.js';
 import { functionSchema, optionsSchema, parseOptions } from '../core/options.js';
@@ -16,6 +17,20 @@ export interface ToolDefinition<S extends ToolInput = ToolInput, R = unknown> {
   input?: S;
   /** Does the work: gets the checked arguments (the schema's output) and the call's context; returns the result (JSON) the model reads. */
   execute(args: z.output<S>, ctx: ToolContext): R | Promise<R>;
+  /**
+   * A zod schema every result must fit: a result that does not is an `execution` error naming
+   * the field, and what the tool gives on is the schema's output (its defaults and transforms
+   * applied). With `defineTool({ output })`, the result's type is the schema's.
+   */
+  output?: z.ZodType;
+  /**
+   * What the model reads of a result, when not the result as JSON: text, or parts (an image, a
+   * file). It runs on the result the layers settled on, so a layer that redacts the result
+   * redacts what the model sees.
+   *
+   * @example toModelOutput: (shot) => [{ type: 'text', text: shot.url }, { type: 'image', image: shot.png, mediaType: 'image/png' }]
+   */
+  toModelOutput?: (result: Awaited<R>) => string | ToolContentPart[];
   /** Pause for a human before running: always, or when the function says so. */
   needsApproval?: boolean | ((args: z.output<S>, ctx: ToolContext) => boolean | Promise<boolean>);
   guardrails?: { input?: InputGuardrail<z.output<S>>[]; output?: OutputGuardrail<z.output<S>, Awaited<R>>[] };
@@ -38,12 +53,14 @@ const definitionSchema = optionsSchema({
   description: z.string({ error: 'must be a string telling the model what the tool does' }),
   input: z.custom(isZodSchema, { error: 'must be a zod (v4) schema, e.g. z.object({ query: z.string() })' }).optional(),
   execute: functionSchema('a function (args, ctx) => result'),
+  output: z.custom(isZodSchema, { error: 'must be a zod (v4) schema of the result, e.g. z.object({ total: z.number() })' }).optional(),
+  toModelOutput: functionSchema('a function (result) => text or content parts').optional(),
   needsApproval: z.union([z.boolean(), functionSchema()], { error: 'must be a boolean or a function (args, ctx) => boolean' }).optional(),
   guardrails: optionsSchema({
     input: z.array(functionSchema(), { error: 'must be an array of functions' }).optional(),
     output: z.array(functionSchema(), { error: 'must be an array of functions' }).optional(),
   }, { noun: 'a kind of guardrail', aliases: { inputs: 'input', outputs: 'output', before: 'input', after: 'output', args: 'input', result: 'output' } }).optional(),
-}, { noun: 'a field of a tool definition', aliases: { needsApprovel: 'needsApproval', requiresApproval: 'needsApproval', approval: 'needsApproval', run: 'execute', handler: 'execute', parameters: 'input', schema: 'input', inputSchema: 'input', args: 'input' } });
+}, { noun: 'a field of a tool definition', aliases: { needsApprovel: 'needsApproval', requiresApproval: 'needsApproval', approval: 'needsApproval', run: 'execute', handler: 'execute', parameters: 'input', schema: 'input', inputSchema: 'input', args: 'input', outputSchema: 'output', result: 'output', returns: 'output', toModelContent: 'toModelOutput', modelOutput: 'toModelOutput' } });
 
 /**
  * Define a tool. Arguments are checked with the zod schema before anything else sees them.
@@ -51,18 +68,23 @@ const definitionSchema = optionsSchema({
  * @example const add = defineTool({ name: 'add', description: 'Add two numbers',
  *   input: z.object({ a: z.number(), b: z.number() }), execute: ({ a, b }) => a + b });
  */
-export function defineTool<S extends ToolInput = z.ZodObject<{}>, R = unknown>(definition: ToolDefinition<S, R>): Tool<S, R> {
+export function defineTool<S extends ToolInput = z.ZodObject<{}>, O extends z.ZodType = z.ZodType, R = unknown>(definition: ToolDefinition<S, z.input<O>> & { output: O }): Tool<S, z.output<O>>;
+export function defineTool<S extends ToolInput = z.ZodObject<{}>, R = unknown>(definition: ToolDefinition<S, R>): Tool<S, R>;
+export function defineTool<S extends ToolInput, R>(definition: ToolDefinition<S, R>): Tool<S, R> {
   if (typeof definition !== 'object' || definition === null) throw new TypeError('defineTool(definition): definition must be an object { name, description, input, execute }');
   const named = (definition as { name?: unknown }).name;
   const where = `defineTool(${typeof named === 'string' ? JSON.stringify(named) : '…'})`;
   parseOptions(definitionSchema, definition, where);
-  const { name, description, execute, needsApproval, guardrails = {} } = definition;
+  const { name, description, execute, needsApproval, guardrails = {}, output, toModelOutput } = definition;
   const input = (definition.input ?? z.object({})) as S;
   const guards = { input: (guardrails.input ?? []) as InputGuardrail[], output: (guardrails.output ?? []) as OutputGuardrail[] };
   // Frozen all the way down: a layer that changes what one request says of a tool replaces the
   // spec in `ctx.request.tools`; it cannot change the tool for every other run.
   const spec: ToolSpec = deepFreeze({ name, description, parameters: parametersOf(where, input) });
-  return Object.freeze({ name, description, input, spec, execute, needsApproval, guardrails: guards });
+  const tool: Tool<S, R> = { name, description, input, spec, execute, needsApproval, guardrails: guards };
+  if (output !== undefined) (tool as { output?: z.ZodType }).output = output;
+  if (toModelOutput !== undefined) (tool as { toModelOutput?: unknown }).toModelOutput = toModelOutput;
+  return Object.freeze(tool);
 }
 
 function parametersOf(where: string, input: z.ZodType): Record<string, unknown> {
