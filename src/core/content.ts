@@ -105,6 +105,17 @@ export function textOf(content: string | readonly ContentPart[]): string {
   return text;
 }
 
+/**
+ * The same content with `fn` applied to its text: to the string, or to each text part (the
+ * other parts kept as they are). What a redaction layer uses, so it redacts text parts too.
+ *
+ * @example const masked = mapText(reply.message.content, (text) => text.replace(CARD, '[card]'));
+ */
+export function mapText<C extends string | readonly ContentPart[]>(content: C, fn: (text: string) => string): C {
+  if (typeof content === 'string') return fn(content) as C;
+  return content.map((part) => (part.type === 'text' ? { ...part, text: fn(part.text) } : part)) as unknown as C;
+}
+
 /** Which part types each role's content may hold. */
 export const PART_TYPES = {
   user: ['text', 'image', 'file'],

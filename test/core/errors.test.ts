@@ -199,7 +199,7 @@ describe('errors propagate outward and try/catch around next() works', () => {
 describe('a model layer\'s replacement reply is checked whole, and the layer named', () => {
   it.each([
     ['toolCalls that are no list', { toolCalls: 'oops' }, /toolCalls that are not a list/],
-    ['content that is a number', { content: 42 }, /a message whose content is not a string/],
+    ['content that is a number', { content: 42 }, /a message whose content is neither text nor a list of parts/],
     ['a tool call without a name', { toolCalls: [{ id: 'x', args: {} }] }, /toolCalls that are not a list/],
   ])('%s fails the run with hook_failed naming the layer, not internal', async (_what, change, message) => {
     const agent = createAgent({ model: mockModel(['real']) }).use({ name: 'rewriter', async model(_ctx, next) { const r = await next(); return { ...r, message: { ...r.message, ...change } as never }; } });

@@ -59,7 +59,7 @@ describe('checking the provider\'s reply', () => {
     ['a string', 'hello', /returned hello/],
     ['an object without a message', { usage: {} }, /returned no assistant message/],
     ['a user message', { message: { role: 'user', content: 'x' } }, /returned no assistant message/],
-    ['content that is a number', { message: { role: 'assistant', content: 42 } }, /content is not a string/],
+    ['content that is a number', { message: { role: 'assistant', content: 42 } }, /content is neither text nor a list of parts/],
     ['toolCalls that are not a list', { message: { role: 'assistant', content: '', toolCalls: 'add' } }, /toolCalls that are not a list of \{ id, name, args \}/],
     ['a tool call without a name', { message: { role: 'assistant', content: '', toolCalls: [{ id: 'x', args: {} }] } }, /toolCalls that are not a list/],
   ];

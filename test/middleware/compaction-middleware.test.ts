@@ -6,6 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { compactionMiddleware, createAgent, defineTool, type AgentEvent, type Message, type Middleware } from '../../src/index.js';
 import { estimateTokens, SUMMARY_PREFIX } from '../../src/middleware/compaction-middleware.js';
 import { mockModel, type MockReply } from '../../src/testing/index.js';
+import { textOf } from '../../src/core/content.js';
 
 const lookup = defineTool({
   name: 'lookup',
@@ -28,7 +29,7 @@ function toolHeavyScript(turns: number): MockReply[] {
 /** A summariser that always answers, with a fixed usage. */
 const summariser = (usage = { inputTokens: 40, outputTokens: 8 }) => mockModel(Array.from({ length: 100 }, (_, i) => ({ text: `summary #${i + 1}`, usage })));
 
-const isSummary = (m: Message | undefined) => m?.role === 'user' && m.content.startsWith(SUMMARY_PREFIX);
+const isSummary = (m: Message | undefined) => m?.role === 'user' && textOf(m.content).startsWith(SUMMARY_PREFIX);
 
 /** What the kept transcript must satisfy: each tool result follows the call that asked for it, and none follows the summary. */
 function checkNoOrphans(messages: readonly Message[]): void {

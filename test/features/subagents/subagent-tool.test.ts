@@ -5,6 +5,7 @@ import { z } from 'zod';
 import { describe, expect, it } from 'vitest';
 import { createAgent, defineTool, type AgentEvent, type AgentHook, type Hook, type Middleware, type RunState, type SubagentInfo } from '../../../src/index.js';
 import { mockModel, type MockReply } from '../../../src/testing/index.js';
+import { mapText } from '../../../src/core/content.js';
 
 function searchTool(log: string[] = []) {
   return defineTool({
@@ -142,7 +143,7 @@ describe('what flows up to the lead', () => {
 
   it('an inherited holdStream layer holds the sub-agent\'s text as well: its secret reaches no consumer', async () => {
     const secret = 'ssn-078-05-1120';
-    const redact: Middleware = { name: 'redact', holdStream: true, async model(_ctx, next) { const r = await next(); return { ...r, message: { ...r.message, content: r.message.content.replaceAll(secret, '[redacted]') } }; } };
+    const redact: Middleware = { name: 'redact', holdStream: true, async model(_ctx, next) { const r = await next(); return { ...r, message: { ...r.message, content: mapText(r.message.content, (t) => t.replaceAll(secret, '[redacted]')) } }; } };
     const { lead } = team({ leadMiddleware: [redact], researcher: [`The number is ${secret}.`], lead: [{ toolCalls: [{ name: 'researcher', args: { task: 'Find it' } }] }, 'Found it.'] });
     const events: AgentEvent[] = [];
     for await (const e of lead.stream('Find the number')) events.push(e);
