@@ -57,7 +57,7 @@ module.exports = {
       comment: 'A model provider depends on the model and message types (and ProviderError), nothing else of koagent.',
       severity: 'error',
       from: { path: '^src/(providers|testing)/' },
-      to: { path: '^src/', pathNot: ['^src/core/(model|messages|provider-error|errors)\\.ts$', '^src/providers/', '^src/testing/'] },
+      to: { path: '^src/', pathNot: ['^src/core/(model|messages|content|reply-parts|provider-error|errors|options)\\.ts$', '^src/providers/', '^src/testing/'] },
     },
     {
       name: 'entry-points-are-not-imported',

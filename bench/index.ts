@@ -46,7 +46,7 @@ async function koagent(steps: number, layers: number, layer: (i: number) => Midd
   if (result.usage.toolCalls !== steps) throw new Error('bench: wrong number of tool calls');
 }
 
-type Msg = { role: string; content: string; toolCallId?: string; name?: string };
+type Msg = { role: string; content: unknown; toolCallId?: string; name?: string };
 type ModelCtx = { request: GenerateOptions; reply?: GenerateResult };
 type ToolCtx = { args: unknown; content?: string };
 

@@ -4,7 +4,7 @@
 // over budget. A tool result is never parted from the call that asked for it.
 import { pathToFileURL } from 'node:url';
 import { z } from 'zod';
-import { createAgent, defineTool, type GenerateOptions, type GenerateResult, type Message, type ModelProvider, type RunResult } from '../src/index.js';
+import { createAgent, defineTool, type GenerateOptions, type GenerateResult, type Message, type ModelProvider, type RunResult, textOf } from '../src/index.js';
 import { mockModel } from '../src/testing/index.js';
 
 const PAGES = 6;
@@ -81,7 +81,8 @@ export async function main(print: (line: string) => void = console.log): Promise
 
   const result = await agent.run('How do I set up the device? Read the whole manual.');
   const sent = model.calls.map((call) => call.messages.length);
-  const summary = result.messages.find((m) => m.role === 'user' && m.content.startsWith('Summary of the earlier conversation:'))?.content;
+  const found = result.messages.find((m) => m.role === 'user' && textOf(m.content).startsWith('Summary of the earlier conversation:'));
+  const summary = found === undefined ? undefined : textOf(found.content);
   print(`\nmessages sent per model call: ${sent.join(', ')} (never more than 8)`);
   print(`the summary now in the transcript:\n  ${summary?.replace('\n', '\n  ')}`);
   print(`the transcript the run ends with: ${result.messages.map((m) => m.role).join(', ')}`);

@@ -6,7 +6,7 @@
 //  3. breaking out of the loop cancels the run, which still ends cleanly, exactly once.
 import { pathToFileURL } from 'node:url';
 import { z } from 'zod';
-import { createAgent, defineTool, type AgentEvent, type AgentStream, type Middleware } from '../src/index.js';
+import { createAgent, defineTool, type AgentEvent, type AgentStream, type Middleware, mapText, textOf } from '../src/index.js';
 import { mockModel } from '../src/testing/index.js';
 
 const CARD = '4111 1111 1111 1111';
@@ -24,7 +24,7 @@ const redactCards: Middleware = {
   holdStream: true,
   async model(_ctx, next) {
     const reply = await next();
-    const content = reply.message.content.replace(/\b(?:\d{4} ){3}\d{4}\b/g, '[card]');
+    const content = mapText(reply.message.content, (text) => text.replace(/\b(?:\d{4} ){3}\d{4}\b/g, '[card]'));
     return { ...reply, message: { ...reply.message, content } };
   },
 };
@@ -34,7 +34,7 @@ const rejectDrafts: Middleware = {
   name: 'reject-drafts',
   async model(_ctx, next) {
     const first = await next();
-    return first.message.content.startsWith('DRAFT') ? next() : first;
+    return textOf(first.message.content).startsWith('DRAFT') ? next() : first;
   },
 };
 

@@ -18,9 +18,24 @@ export type {
 } from './core/contexts.js';
 export { blame, KoagentError, RunFailedError, type ErrorCode } from './core/errors.js';
 export type { AgentEvent, EmittedEvent, EventListener, PermissionDecision, PermissionListener, PermissionRecord } from './core/events.js';
+export {
+  estimateTokens,
+  mapText,
+  textOf,
+  type AssistantContentPart,
+  type ContentPart,
+  type FilePart,
+  type ImagePart,
+  type ProviderOptions,
+  type ReasoningPart,
+  type TextPart,
+  type ToolContentPart,
+  type UserContentPart,
+} from './core/content.js';
 export type { AssistantMessage, AssistantToolCall, Message, RunInput, SystemMessage, ToolMessage, UserMessage } from './core/messages.js';
 export { defineMiddleware, type Middleware } from './core/middleware.js';
-export type { FinishReason, GenerateOptions, GenerateResult, ModelProvider, StreamPart, TokenUsage, ToolSpec } from './core/model.js';
+export type { FinishReason, GenerateOptions, GenerateResult, ModelProvider, ResponseFormat, StreamPart, TokenUsage, ToolSpec } from './core/model.js';
+export { functionSchema, optionsSchema, parseOptions, refuseMisspellings, wholeNumberSchema, type OptionsWording } from './core/options.js';
 export { deny, toolError, type ChildOutcome, type ToolFailure, type ToolOutcome } from './core/outcome.js';
 export { ProviderError, type ProviderErrorDetails, type ProviderErrorKind } from './core/provider-error.js';
 export type { RunResult } from './core/result.js';

@@ -3,7 +3,7 @@
 // middleware and the OpenAI-compatible provider. Internal helpers stay inside.
 export * from './api.js';
 export { Agent, createAgent } from './agent/agent.js';
-export type { AgentOptions, RecoveredRun, RecoverOptions, RunCallOptions, SendOptions } from './agent/options.js';
+export type { AgentOptions, PendingApprovalsOptions, RecoveredRun, RecoverOptions, RunCallOptions, SendOptions } from './agent/options.js';
 export type { AgentHook, GenerateHookContext, PostToolCallOutcome, PreToolCallOutcome, ToolCallHookContext, ToolCallHookResult } from './dialects/agent-hook/agent-hook.js';
 export { HookRegistry, type HookRegistryOptions } from './dialects/agent-hook/hook-registry.js';
 export { ToolResult } from './dialects/criogen/tool-result.js';
@@ -19,5 +19,5 @@ export { registerModelPrefix, resolveModel, type ModelEnv, type ModelFactory } f
 export type { Checkpoint, CheckpointCall } from './core/journaled-writer.js';
 export { memoryStore, type MemoryStoreOptions } from './stores/memory.js';
 export type { ClaimedRun, ClaimOutcome, ClaimRequest, CreateOutcome, Lease, NewRun, RetentionPolicy, RunFilter, RunStore, RunSummary, StoreStats } from './stores/run-store.js';
-export { defineTool, type ToolDefinition } from './tools/define.js';
+export { defineTool, type ToolDefinition, type ToolInput } from './tools/define.js';
 export type { PermissionRule, PermissionsOption } from './tools/permissions.js';

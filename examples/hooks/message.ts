@@ -3,7 +3,7 @@
 // sees them.
 // Run offline: npx tsx examples/hooks/message.ts
 import { pathToFileURL } from 'node:url';
-import { createAgent, type Hook } from '../../src/index.js';
+import { createAgent, mapText, textOf, type Hook } from '../../src/index.js';
 import { mockModel } from '../../src/testing/index.js';
 
 const EMAIL = /[\w.+-]+@[\w-]+(?:\.[\w-]+)+/g;
@@ -15,13 +15,14 @@ export async function maskEmails() {
       // ctx.messages ends with the reply the model just made.
       const reply = ctx.messages[ctx.messages.length - 1];
       if (reply.role !== 'assistant') return;
-      const masked = reply.content.replace(EMAIL, '[e-mail hidden]');
-      if (masked !== reply.content) return { message: { ...reply, content: masked } };
+      // mapText masks the text whether the reply is a string or parts (reasoning is left as it is).
+      const masked = mapText(reply.content, (text) => text.replace(EMAIL, '[e-mail hidden]'));
+      if (textOf(masked) !== textOf(reply.content)) return { message: { ...reply, content: masked } };
     },
   };
   const agent = createAgent({ model: mockModel(['Write to maria.lopez@example.org or to billing@example.org.']), hooks: [mask] });
   const result = await agent.run('Who handles invoices?');
-  return { answer: result.text, transcriptHasAddress: result.messages.some((m) => m.content.includes('@')) };
+  return { answer: result.text, transcriptHasAddress: result.messages.some((m) => textOf(m.content).includes('@')) };
 }
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {

@@ -3,7 +3,7 @@
 // object instead of text.
 // Run offline: npx tsx examples/hooks/output.ts
 import { pathToFileURL } from 'node:url';
-import { createAgent, type Hook } from '../../src/index.js';
+import { createAgent, textOf, type Hook } from '../../src/index.js';
 import { mockModel } from '../../src/testing/index.js';
 
 export interface Invoice {
@@ -16,7 +16,7 @@ export async function parsedInvoice() {
     name: 'parse-invoice',
     afterModel(ctx) {
       const reply = ctx.messages[ctx.messages.length - 1];
-      const json = reply.role === 'assistant' ? /\{[\s\S]*\}/.exec(reply.content)?.[0] : undefined;
+      const json = reply.role === 'assistant' ? /\{[\s\S]*\}/.exec(textOf(reply.content))?.[0] : undefined;
       if (json === undefined) return;
       const invoice = JSON.parse(json) as Invoice;
       return { end: true, output: invoice };

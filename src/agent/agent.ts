@@ -1,7 +1,8 @@
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import type { SubagentInfo, Tool } from '../core/contexts.js';
 import { describe, KoagentError, runFailure } from '../core/errors.js';
 import type { EventListener, PermissionListener } from '../core/events.js';
+import { copyPlain } from '../core/json.js';
 import { inputMessages, type Message, type RunInput } from '../core/messages.js';
 import type { Middleware, NamedMiddleware } from '../core/middleware.js';
 import { isModelProvider, type ModelProvider } from '../core/model.js';
@@ -10,8 +11,9 @@ import type { RunResult } from '../core/result.js';
 import { nextSegment, segmentKey } from '../core/resume.js';
 import { SegmentContext } from '../core/run-context.js';
 import { linkSignal, Segment, STREAMING, TRACING, type AgentCore } from '../core/segment.js';
-import { newState, type ApprovalDecision, type RunState } from '../core/state.js';
-import { storeProblem, type RunStore, type RunSummary } from '../stores/run-store.js';
+import { newState, type AgentIdentity, type ApprovalDecision, type RunState } from '../core/state.js';
+import { checkState } from '../core/state-schema.js';
+import type { RunStore, RunSummary } from '../stores/run-store.js';
 import { toolMessage } from '../core/tool-turn.js';
 import type { AgentHook } from '../dialects/agent-hook/agent-hook.js';
 import type { Hook } from '../dialects/criogen/types.js';
@@ -23,7 +25,10 @@ import { resolveModel } from '../providers/registry.js';
 import { buildAgent } from './build.js';
 import { claimForResume, recoverRuns, sessionToContinue, startRun, storeCall, workerId, type DurableRun } from './durable.js';
 import { extension, toMiddleware, type Extension } from './extensions.js';
-import { checkOptions, hookList, toolMap, type AgentOptions, type RecoveredRun, type RecoverOptions, type RunCallOptions, type SendOptions } from './options.js';
+import { checkCallOptions, checkListOptions, checkOptions, checkRecoverOptions, hookList, toolMap, type AgentOptions, type PendingApprovalsOptions, type RecoveredRun, type RecoverOptions, type RunCallOptions, type SendOptions } from './options.js';
+
+/** Refuses a bare function where a middleware object belongs (the runtime refuses it too). */
+type NotAFunction<M> = M extends (...args: never[]) => unknown ? { 'a middleware is an object { name, tool(ctx, next) }, not a function': never } : unknown;
 
 /** A segment as koagent itself starts it: the public call options, plus what streams and sub-agents pass. */
 interface SegmentRequest extends RunCallOptions {
@@ -51,6 +56,8 @@ export class Agent {
   readonly #options: AgentOptions;
   readonly #provider: ModelProvider;
   readonly #tools: ReadonlyMap<string, Tool>;
+  /** Who this agent's runs belong to: a state is resumed only by an agent with the same identity. */
+  readonly #identity: AgentIdentity;
   readonly #extensions: Extension[] = [];
   #core?: AgentCore;
   /** Cores with a parent agent's layers outermost, one per parent (for sub-agent runs). */
@@ -73,14 +80,18 @@ export class Agent {
     }
     this.#provider = provider;
     this.#tools = toolMap(options.tools ?? []);
+    this.#identity = { name: this.name, id: this.id, toolsFingerprint: toolsFingerprint(this.#tools) };
     for (const ext of options.middleware ?? []) this.#add(ext, 'createAgent({ middleware })');
     for (const hook of hookList(options.hooks)) this.#add(hook, 'createAgent({ hooks })');
     this.#session = { id: `session_${randomUUID()}`, messages: this.#opening(), busy: false };
     this.#coreFor(undefined); // builds the stacks' parts now, so a bad option fails here rather than at the first run
   }
 
-  /** Add a middleware, or a hook of either dialect (innermost so far). Returns the agent, so calls chain. */
-  use(middleware: Middleware | AgentHook | Hook): this {
+  /**
+   * Add a middleware, or a hook of either dialect (innermost so far). Returns the agent, so calls
+   * chain. A middleware is an object (`{ name, tool(ctx, next) { … } }`), never a bare function.
+   */
+  use<M extends Middleware | AgentHook | Hook>(middleware: M & NotAFunction<M>): this {
     this.#add(middleware, 'agent.use()');
     return this;
   }
@@ -109,12 +120,12 @@ export class Agent {
   /** Start a new run with a fresh transcript. */
   async run(input: RunInput, options: RunCallOptions = {}): Promise<RunResult> {
     // async, so bad input rejects the returned promise like every other failure of a run
-    return this.#fresh(input, options);
+    return this.#fresh(input, checkCallOptions(options, 'agent.run(input, options)'));
   }
 
   #fresh(input: RunInput, request: SegmentRequest): Promise<RunResult> {
     const added = inputMessages(input);
-    const state = newState(`run_${randomUUID()}`, request.sessionId ?? `session_${randomUUID()}`, this.name, [...this.#opening(), ...added]);
+    const state = newState(`run_${randomUUID()}`, request.sessionId ?? `session_${randomUUID()}`, this.#identity, [...this.#opening(), ...added]);
     const store = this.#storeFor(request);
     if (store === undefined) return this.#segment(state, added, request, false);
     return startRun(store, { state, owner: this.#worker }, this.#logger).then((durable) => this.#segment(state, added, { ...request, durable }, false));
@@ -123,12 +134,7 @@ export class Agent {
   /** The store a run uses: the call's, else the agent's; none for a sub-agent's run (its parent's call holds it). */
   #storeFor(request: SegmentRequest): RunStore | undefined {
     if (request.subagent !== undefined) return undefined;
-    if (request.store !== undefined) {
-      const problem = storeProblem(request.store);
-      if (problem !== undefined) throw new TypeError(`{ store } of this call is not a run store: ${problem}; use memoryStore(), sqliteStore() from koagent/sqlite or postgresStore() from koagent/postgres`);
-      return request.store;
-    }
-    return this.#options.store;
+    return request.store ?? this.#options.store;
   }
 
   #requireStore(request: { store?: RunStore }, what: string): RunStore {
@@ -148,6 +154,7 @@ export class Agent {
    * @example for await (const e of agent.stream('Hi')) if (e.type === 'text.delta') process.stdout.write(e.delta);
    */
   stream(input: RunInput, options: RunCallOptions = {}): AgentStream {
+    checkCallOptions(options, 'agent.stream(input, options)');
     const controller = new AbortController();
     const unlink = linkSignal(options.signal, controller);
     return new AgentStream(
@@ -172,9 +179,12 @@ export class Agent {
    * the store holds it: its latest run's transcript, so a conversation survives restarts.
    */
   async send(input: RunInput, options: SendOptions = {}): Promise<RunResult> {
-    const store = this.#storeFor(options);
-    if (store !== undefined) return this.#sendStored(store, input, options);
-    if (options.sessionId !== undefined) this.#requireStore(options, 'agent.send(input, { sessionId })');
+    const checked = checkCallOptions(options, 'agent.send(input, options)');
+    const store = this.#storeFor(checked);
+    if (store !== undefined) return this.#sendStored(store, input, checked);
+    if (checked.sessionId !== undefined) {
+      throw new TypeError("agent.send(input, { sessionId }): a stored session needs a run store (createAgent({ store }) or { store } in these options); without one, send() continues the agent's own session, and agent.run(input, { sessionId }) starts a run in another");
+    }
     const session = this.#session;
     if (session.busy) throw new KoagentError('session_busy', 'agent.send(): the previous send() has not finished; await it first (or use agent.run() for independent runs)');
     if (session.state?.status === 'suspended') {
@@ -187,8 +197,8 @@ export class Agent {
     messages.push(...added);
     session.busy = true;
     try {
-      const state = newState(`run_${randomUUID()}`, session.id, this.name, messages);
-      return await this.#segment(state, added, options, false);
+      const state = newState(`run_${randomUUID()}`, session.id, this.#identity, messages);
+      return await this.#segment(state, added, checked, false);
     } finally {
       session.busy = false;
     }
@@ -197,13 +207,13 @@ export class Agent {
   async #sendStored(store: RunStore, input: RunInput, options: SendOptions): Promise<RunResult> {
     const added = inputMessages(input);
     const sessionId = options.sessionId ?? this.#session.id;
-    const head = await sessionToContinue(store, sessionId, this.name);
+    const head = await sessionToContinue(store, sessionId, this.#identity);
     // The new run's transcript starts with the session's: the store shares those messages.
     const base = head === undefined ? undefined : { runId: head.runId, count: head.messages.length };
     const messages = head === undefined ? this.#opening() : head.messages;
     closeUnsettledCalls(messages);
     messages.push(...added);
-    const state = newState(`run_${randomUUID()}`, sessionId, this.name, messages);
+    const state = newState(`run_${randomUUID()}`, sessionId, this.#identity, messages);
     const durable = await startRun(store, { state, owner: this.#worker, base, expectHead: head?.runId ?? null }, this.#logger);
     return this.#segment(state, added, { ...options, sessionId, durable }, false);
   }
@@ -214,21 +224,39 @@ export class Agent {
    * store, pass the run's id (or its state): the store's copy continues, and the claim goes
    * through the store, so exactly one resume of a segment goes ahead in any process.
    */
-  resume(state: RunState | string, decisions: Record<string, ApprovalDecision> = {}, options: RunCallOptions = {}): Promise<RunResult> {
-    return this.#resume(state, decisions, options);
+  async resume(state: RunState | string, decisions: Record<string, ApprovalDecision> = {}, options: RunCallOptions = {}): Promise<RunResult> {
+    return this.#resume(state, decisions, checkCallOptions(options, 'agent.resume(state, decisions, options)'));
+  }
+
+  /**
+   * Take over a state another agent (or another version of this one) wrote, on purpose: it is
+   * checked whole, and comes back as a copy that belongs to this agent, so `resume` accepts it.
+   * Its pending calls then run against this agent's tools, by name (a tool it lacks settles the
+   * call as `not_found`). Use it to migrate runs after renaming an agent or changing its tools.
+   * With a store, `resume` of the adopted state continues the stored run as this agent's.
+   *
+   * @example const state = await db.load(runId); await agent.resume(agent.adoptState(state), decisions);
+   */
+  adoptState(state: RunState): RunState {
+    const checked = checkState(state);
+    const copy = structuredClone(checked);
+    copy.agentName = this.#identity.name;
+    copy.agentId = this.#identity.id;
+    copy.toolsFingerprint = this.#identity.toolsFingerprint;
+    return copy;
   }
 
   // async, so every misuse rejects; all checks run before anything else.
   async #resume(state: RunState | string, decisions: Record<string, ApprovalDecision>, request: SegmentRequest): Promise<RunResult> {
     const store = this.#storeFor(request);
     if (store !== undefined) {
-      const claimed = await claimForResume(store, state, decisions, this.name, this.#worker, this.#logger);
+      const claimed = await claimForResume(store, state, decisions, this.#identity, this.#worker, this.#logger);
       return this.#segment(claimed.state, [], { ...request, durable: claimed.durable }, true);
     }
     if (typeof state === 'string') {
       throw new KoagentError('invalid_resume', `resume(state): state is not an object but the string ${JSON.stringify(state)}; pass the \`state\` of a RunResult or of a RunFailedError, or, to resume a run by its id, give the agent a run store (createAgent({ store }))`);
     }
-    const next = nextSegment(state, decisions, this.name);
+    const next = nextSegment(state, decisions, this.#identity);
     await this.#claim(next);
     return this.#segment(next, [], request, true);
   }
@@ -242,8 +270,9 @@ export class Agent {
    * @example setInterval(() => agent.recover().catch(console.error), 60_000);
    */
   async recover(options: RecoverOptions = {}): Promise<RecoveredRun[]> {
-    const store = this.#requireStore(options, 'agent.recover()');
-    return recoverRuns(store, this.name, this.#worker, this.#logger, options.limit, (state, durable) => this.#segment(state, [], { ...options, store, durable }, true));
+    const { limit, ...request } = checkRecoverOptions(options);
+    const store = this.#requireStore(request, 'agent.recover()');
+    return recoverRuns(store, this.#identity, this.#worker, this.#logger, limit, (state, durable) => this.#segment(state, [], { ...request, store, durable }, true));
   }
 
   /**
@@ -252,9 +281,10 @@ export class Agent {
    *
    * @example for (const run of await agent.pendingApprovals()) await agent.resume(run.runId, Object.fromEntries(run.pendingApprovals.map((p) => [p.toolCallId, true])));
    */
-  async pendingApprovals(options: { store?: RunStore; limit?: number } = {}): Promise<RunSummary[]> {
-    const store = this.#requireStore(options, 'agent.pendingApprovals()');
-    return storeCall(() => store.listRuns({ agentName: this.name, status: 'suspended', limit: options.limit }), 'listing suspended runs');
+  async pendingApprovals(options: PendingApprovalsOptions = {}): Promise<RunSummary[]> {
+    const { store: given, limit } = checkListOptions(options);
+    const store = this.#requireStore({ store: given }, 'agent.pendingApprovals()');
+    return storeCall(() => store.listRuns({ agentName: this.name, status: 'suspended', limit }), 'listing suspended runs');
   }
 
   /** Run this agent for a parent's tool call (see `asTool`): a new run, or the one the call suspended with. */
@@ -324,7 +354,8 @@ export class Agent {
     const span = runSpan(core, state.runId, state.sessionId, state.segment + 1, request.parentSpan);
     const tracing = span.isRecording();
     const mode = (request.streaming === true ? STREAMING : 0) | (tracing ? TRACING : 0);
-    const metadata = Object.assign({}, o.metadata, request.metadata);
+    // The run's own bag: what a layer puts into ctx.metadata (or into an object in it) stays in this run.
+    const metadata = copyPlain(Object.assign({}, o.metadata, request.metadata));
     const { durable } = request;
     const segment = new Segment(core, state, { metadata, signal: request.signal, listeners, permissionListeners, subagent: request.subagent, mode, sink: durable });
     durable?.watch(segment);
@@ -369,12 +400,21 @@ export class Agent {
   }
 }
 
+/**
+ * A fingerprint of the tools' names and argument schemas: what a pending call of a stored run
+ * means. Descriptions may change; names and schemas may not, silently.
+ */
+function toolsFingerprint(tools: ReadonlyMap<string, Tool>): string {
+  const specs = [...tools.values()].map((tool) => [tool.name, tool.spec.parameters]).sort(([a], [b]) => String(a).localeCompare(String(b)));
+  return createHash('sha256').update(JSON.stringify(specs)).digest('hex').slice(0, 16);
+}
+
 /** A model string (`openai:gpt-5-mini`), resolved now so a missing key fails at construction. */
 function modelFromString(spec: string): ModelProvider {
   try {
     return resolveModel(spec);
   } catch (error) {
-    throw new TypeError(`createAgent: ${(error as Error).message}`, { cause: error });
+    throw new TypeError(`createAgent: ${(error as Error).message}`);
   }
 }
 

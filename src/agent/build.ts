@@ -1,5 +1,6 @@
 // The agent's build step: the one place that turns options into the core's parts and wires each
 // feature in as layers of the stacks (or stop conditions), so the core itself knows none of them.
+import { DEFAULT_ARGUMENT_BOUNDS } from '../core/arguments.js';
 import type { Layer } from '../core/compose.js';
 import type { InterruptPolicy, Tool, ToolContext } from '../core/contexts.js';
 import type { NamedMiddleware } from '../core/middleware.js';
@@ -16,6 +17,7 @@ import { providerSpanLayer, toolSpanLayer } from '../features/tracing.js';
 import { approvalStep } from '../tools/approval.js';
 import { executeStep } from '../tools/execute.js';
 import { guardrailsStep } from '../tools/guardrails.js';
+import { modelOutputStep } from '../tools/model-output.js';
 import { mayAsk, permissionsStep } from '../tools/permissions.js';
 import { resolveStep, validateStep } from '../tools/validate.js';
 import type { AgentOptions } from './options.js';
@@ -43,7 +45,7 @@ export function buildAgent(input: BuildInput): AgentCore {
   const holdsStream = layers.some((mw) => mw.holdStream === true && mw.model !== undefined);
   const base: Omit<StackParts, 'features'> = {
     layers,
-    tool: { validate: validateStep(tools), resolve: resolveStep(tools), policy, execute: executeStep },
+    tool: { validate: validateStep(tools), resolve: resolveStep(tools), policy, execute: executeStep, ...(all.some((t) => t.toModelOutput !== undefined) ? { present: modelOutputStep } : {}) },
     run: loopStep,
     model: ModelCallContext.terminal,
     provider: generateReply,
@@ -56,6 +58,7 @@ export function buildAgent(input: BuildInput): AgentCore {
     toolSpecs: all.map((t) => t.spec),
     modelSettings: o.modelSettings ?? {},
     toolConcurrency: o.toolConcurrency ?? Infinity,
+    argumentBounds: { ...DEFAULT_ARGUMENT_BOUNDS, ...o.toolArguments },
     stopWhen: stopConditions(o),
     onToolException: o.onToolException ?? 'model',
     interruptPolicy: (name) => interruptPolicy(tools.get(name)),

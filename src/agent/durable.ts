@@ -10,7 +10,8 @@ import type { Checkpoint } from '../core/journaled-writer.js';
 import { nextSegment } from '../core/resume.js';
 import type { RunResult } from '../core/result.js';
 import type { Segment } from '../core/segment.js';
-import type { ApprovalDecision, RunState } from '../core/state.js';
+import { checkState } from '../core/state-schema.js';
+import type { AgentIdentity, ApprovalDecision, RunState } from '../core/state.js';
 import type { Lease, NewRun, RunStore } from '../stores/run-store.js';
 
 /** A name for this worker, unique enough to tell its leases from another process's. */
@@ -26,7 +27,7 @@ export function workerId(): string {
 export class DurableRun implements CheckpointSink {
   #timer: ReturnType<typeof setInterval> | undefined;
 
-  constructor(readonly store: RunStore, readonly lease: Lease, private readonly logger: Logger) {}
+  constructor(readonly store: RunStore, readonly lease: Lease, readonly logger: Logger) {}
 
   write(checkpoint: Checkpoint, final: boolean): Promise<void> {
     return this.store.checkpoint(this.lease, checkpoint, final);
@@ -74,27 +75,31 @@ export async function startRun(store: RunStore, run: NewRun, logger: Logger): Pr
 /**
  * Claim a run for a resume, through the store: exactly one resume of a given segment goes
  * ahead, in whatever process. The store's copy is what continues (the `state` passed only
- * names the run and its segment); a state the store does not hold is imported. Returns the
- * state the next segment starts from and its lease.
+ * names the run and its segment — unless it was adopted, `agent.adoptState`, by this agent:
+ * then the stored run becomes this agent's); a state the store does not hold is imported.
+ * Returns the state the next segment starts from and its lease.
  */
-export async function claimForResume(store: RunStore, given: RunState | string, decisions: Record<string, ApprovalDecision>, agentName: string, owner: string, logger: Logger): Promise<{ state: RunState; durable: DurableRun }> {
+export async function claimForResume(store: RunStore, given: RunState | string, decisions: Record<string, ApprovalDecision>, agent: AgentIdentity, owner: string, logger: Logger): Promise<{ state: RunState; durable: DurableRun }> {
   const refuse = (what: string) => new KoagentError('invalid_resume', `agent.resume(): ${what}`);
   const runId = typeof given === 'string' ? given : (given as RunState | undefined)?.runId;
   if (typeof given === 'string' && given === '') throw refuse('the run id is empty; pass the runId of a stored run, or a RunState');
-  if (typeof runId !== 'string') return importState(store, given as RunState, decisions, agentName, owner, logger);
-  const stored = await storeCall(() => store.loadRun(runId), `loading run ${runId}`);
+  if (typeof runId !== 'string') return importState(store, given as RunState, decisions, agent, owner, logger);
+  let stored = await storeCall(() => store.loadRun(runId), `loading run ${runId}`);
   if (stored === undefined) {
     if (typeof given === 'string') throw refuse(`there is no run ${runId} in the store (${store.kind}); it was never stored, or it was deleted or pruned`);
-    return importState(store, given, decisions, agentName, owner, logger);
+    return importState(store, given, decisions, agent, owner, logger);
   }
-  if (stored.agentName !== agentName) throw refuse(`run ${runId} belongs to agent "${stored.agentName}", not "${agentName}"; resume it with that agent`);
-  if (typeof given !== 'string' && given.segment !== stored.segment) {
-    throw refuse(`this state (run ${runId}, segment ${given.segment}) was already resumed: the store has the run at segment ${stored.segment} (${stored.status}); resume the latest state, or the run by its id`);
+  if (typeof given !== 'string') {
+    if (given.segment !== stored.segment) {
+      throw refuse(`this state (run ${runId}, segment ${given.segment}) was already resumed: the store has the run at segment ${stored.segment} (${stored.status}); resume the latest state, or the run by its id`);
+    }
+    // Adopted on purpose (`agent.adoptState`): the stored run is taken over with it.
+    if (belongsTo(given, agent) && !belongsTo(stored, agent)) stored = { ...stored, agentName: agent.name, agentId: agent.id, toolsFingerprint: agent.toolsFingerprint };
   }
   if (stored.status === 'running') {
     throw refuse(`run ${runId} is running in a worker (or its worker died: agent.recover() continues it once its lease expired); it cannot be resumed now`);
   }
-  const next = nextSegment(stored, decisions, agentName);
+  const next = nextSegment(stored, decisions, agent);
   const claimed = await storeCall(() => store.claimRun(runId, { owner, segment: stored.segment, state: next }), `claiming run ${runId}`);
   if ('refused' in claimed) {
     throw refuse(claimed.refused === 'missing'
@@ -104,49 +109,90 @@ export async function claimForResume(store: RunStore, given: RunState | string, 
   return { state: next, durable: new DurableRun(store, claimed.lease, logger) };
 }
 
+function belongsTo(state: RunState, agent: AgentIdentity): boolean {
+  return state.agentName === agent.name && state.agentId === agent.id && state.toolsFingerprint === agent.toolsFingerprint;
+}
+
 /** A state the store has never seen (made without it): checked, and stored as the run. */
-async function importState(store: RunStore, given: RunState, decisions: Record<string, ApprovalDecision>, agentName: string, owner: string, logger: Logger): Promise<{ state: RunState; durable: DurableRun }> {
-  const next = nextSegment(given, decisions, agentName);
+async function importState(store: RunStore, given: RunState, decisions: Record<string, ApprovalDecision>, agent: AgentIdentity, owner: string, logger: Logger): Promise<{ state: RunState; durable: DurableRun }> {
+  const next = nextSegment(given, decisions, agent);
   const durable = await startRun(store, { state: next, owner }, logger);
   return { state: next, durable };
 }
 
 /**
- * The session a stored `send` continues: the state of its latest run, or undefined for a new
- * session. A session of another agent, or whose latest run is not over, is refused.
+ * The session a stored `send` continues: the state of its latest run (checked whole), or
+ * undefined for a new session. A session of another agent, or whose latest run is not over,
+ * is refused.
  */
-export async function sessionToContinue(store: RunStore, sessionId: unknown, agentName: string): Promise<RunState | undefined> {
-  if (typeof sessionId !== 'string' || sessionId === '') throw new TypeError('agent.send(input, { sessionId }): sessionId must be a non-empty string');
+export async function sessionToContinue(store: RunStore, sessionId: string, agent: AgentIdentity): Promise<RunState | undefined> {
   const head = await storeCall(() => store.sessionHead(sessionId), `loading session ${sessionId}`);
   if (head === undefined) return undefined;
   const busy = (what: string) => new KoagentError('session_busy', `agent.send(): ${what}`);
-  if (head.agentName !== agentName) throw busy(`session ${sessionId} belongs to agent "${head.agentName}", not "${agentName}"`);
+  if (head.agentName !== agent.name || head.agentId !== agent.id) throw busy(`session ${sessionId} belongs to agent "${head.agentName}" (id "${head.agentId}"), not "${agent.name}" (id "${agent.id}")`);
   if (head.status === 'suspended') throw busy(`the last run of session ${sessionId} (${head.runId}) is waiting for approval; finish it with agent.resume('${head.runId}', decisions) first`);
   if (head.status === 'running') throw busy(`the last run of session ${sessionId} (${head.runId}) is still running (if its process died, agent.recover() finishes it once its lease expired); send when it is over`);
-  return head;
+  try {
+    return checkState(head);
+  } catch (error) {
+    throw new KoagentError('store_error', `agent.send(): the stored session ${sessionId} cannot be continued: ${describe(error)}`, { cause: error });
+  }
 }
 
 /**
- * Claim the runs of `agentName` whose lease expired, one at a time, and continue each with
- * `run` until none is left or `limit` were. A run whose segment fails is reported with its
- * error, and the next one is taken.
+ * Claim the runs of `agent` whose lease expired, one at a time, and continue each with `run`
+ * until none is left or `limit` were. A run whose segment fails is reported with its error,
+ * and the next one is taken. A stored run this agent cannot continue — its state does not pass
+ * the checks `resume` makes, or it belongs to another version of the agent (another id, other
+ * tools) — is stored as failed (`invalid_resume`), so it is not claimed again: take it over on
+ * purpose with `agent.resume(agent.adoptState(state))`.
  */
-export async function recoverRuns(store: RunStore, agentName: string, owner: string, logger: Logger, limit: number | undefined, run: (state: RunState, durable: DurableRun) => Promise<RunResult>): Promise<{ runId: string; result?: RunResult; error?: RunFailedError }[]> {
+export async function recoverRuns(store: RunStore, agent: AgentIdentity, owner: string, logger: Logger, limit: number | undefined, run: (state: RunState, durable: DurableRun) => Promise<RunResult>): Promise<{ runId: string; result?: RunResult; error?: RunFailedError }[]> {
   const most = limit ?? Infinity;
-  if (typeof most !== 'number' || !(most >= 1)) throw new TypeError(`agent.recover({ limit }): limit must be a number ≥ 1 (got ${String(limit)})`);
   const recovered: { runId: string; result?: RunResult; error?: RunFailedError }[] = [];
   while (recovered.length < most) {
-    const claimed = await storeCall(() => store.claimExpired(agentName, owner), `looking for runs of ${agentName} to recover`);
+    const claimed = await storeCall(() => store.claimExpired(agent.name, owner), `looking for runs of ${agent.name} to recover`);
     if (claimed === undefined) break;
     const { runId } = claimed.state;
+    const durable = new DurableRun(store, claimed.lease, logger);
+    const refused = cannotContinue(claimed.state, agent);
+    if (refused !== undefined) {
+      recovered.push({ runId, error: await refuseRecovery(durable, claimed.state, refused) });
+      continue;
+    }
     try {
-      recovered.push({ runId, result: await run(claimed.state, new DurableRun(store, claimed.lease, logger)) });
+      recovered.push({ runId, result: await run(claimed.state, durable) });
     } catch (error) {
       if (!(error instanceof RunFailedError)) throw error;
       recovered.push({ runId, error });
     }
   }
   return recovered;
+}
+
+/** Why this agent may not continue a stored run, or undefined when it may. */
+function cannotContinue(state: RunState, agent: AgentIdentity): string | undefined {
+  try {
+    checkState(state);
+  } catch (error) {
+    return `its stored state does not pass the checks of resume (${describe(error)})`;
+  }
+  if (state.agentId !== agent.id) return `it belongs to agent id "${state.agentId}", not "${agent.id}"`;
+  if (state.toolsFingerprint !== agent.toolsFingerprint) return 'it was started by a version of this agent with other tools (its calls name tools, or arguments, this agent may not have)';
+  return undefined;
+}
+
+/** Store a claimed run as failed, saying why it cannot be recovered; the error is what `recover` reports. */
+async function refuseRecovery(durable: DurableRun, state: RunState, why: string): Promise<RunFailedError> {
+  const message = `agent.recover(): run ${state.runId} is not continued: ${why}; it is stored as failed — take it over on purpose with agent.resume(agent.adoptState(await store.loadRun('${state.runId}')))`;
+  const error = { code: 'invalid_resume', message };
+  try {
+    await durable.write({ status: 'failed', segment: state.segment, steps: state.steps, usage: JSON.stringify(state.usage), stopReason: state.stopReason, error: JSON.stringify(error) }, true);
+  } catch (failure) {
+    // The next recovery meets it again once the lease expires; it is reported either way.
+    durable.logger.warn(`koagent: storing run ${state.runId} as failed did not succeed (${describe(failure)})`, failure);
+  }
+  return new RunFailedError('invalid_resume', message, { ...state, status: 'failed', error });
 }
 
 /** A store call whose failure is a `store_error` that says what was being done. */

@@ -1,4 +1,6 @@
+import { z } from 'zod';
 import type { Middleware, NamedMiddleware } from '../core/middleware.js';
+import { optionsSchema, refuseMisspellings } from '../core/options.js';
 import { agentHookMiddleware, checkAgentHook, type AgentHook } from '../dialects/agent-hook/agent-hook.js';
 import { hookGroup, HookRegistry } from '../dialects/agent-hook/hook-registry.js';
 import { criogenMiddleware, HookGroup } from '../dialects/criogen/hook-layers.js';
@@ -45,8 +47,22 @@ export function extension(value: unknown, where: string): Extension {
   const [dialect] = kinds[0];
   if (dialect === 'middleware') checkMiddleware(value as Middleware, where, label);
   if (dialect === 'agent-hook') checkAgentHook(value, where);
+  // A misspelled hook point (`modle`, `beforetool`) would never run: refuse it. Other keys are
+  // the object's own business (a middleware's state).
+  if (dialect !== 'agent-hook') refuseMisspellings(SHAPES[dialect], value, `${where}: ${label}`);
   return { dialect, value };
 }
+
+const SHAPES = {
+  middleware: optionsSchema({
+    name: z.unknown().optional(), run: z.unknown().optional(), model: z.unknown().optional(), tool: z.unknown().optional(),
+    holdStream: z.boolean({ error: 'must be true or false' }).optional(), rawCalls: z.boolean({ error: 'must be true or false' }).optional(), scope: z.unknown().optional(),
+  }, { noun: 'a field of a middleware', aliases: { generate: 'model', llm: 'model', toolCall: 'tool', call: 'tool', hold: 'holdStream' } }),
+  hook: optionsSchema({
+    name: z.unknown().optional(), onStart: z.unknown().optional(), beforeModel: z.unknown().optional(), afterModel: z.unknown().optional(),
+    beforeTool: z.unknown().optional(), afterTool: z.unknown().optional(), onEnd: z.unknown().optional(),
+  }, { noun: 'a Hook method', aliases: { onFinish: 'onEnd', onStop: 'onEnd', onBegin: 'onStart', beforeToolCall: 'beforeTool', afterToolCall: 'afterTool' } }),
+};
 
 function checkMiddleware(mw: Middleware, where: string, label: string): void {
   if (mw.name !== undefined && typeof mw.name !== 'string') throw new TypeError(`${where}: ${label}.name must be a string`);

@@ -1,8 +1,10 @@
+import { z } from 'zod';
 import type { Logger, Tool } from '../core/contexts.js';
 import type { RunFailedError } from '../core/errors.js';
 import type { EventListener, PermissionRecord } from '../core/events.js';
 import type { Middleware } from '../core/middleware.js';
-import type { ModelProvider } from '../core/model.js';
+import { modelSettingsSchema, type ModelProvider } from '../core/model.js';
+import { functionSchema, optionsSchema, parseOptions, wholeNumberSchema } from '../core/options.js';
 import type { RunResult } from '../core/result.js';
 import type { ResumeClaim, StopCondition } from '../core/state.js';
 import type { ToolExceptionPolicy } from '../core/tool-exception.js';
@@ -13,7 +15,7 @@ import type { Limits } from '../features/limits.js';
 import type { CompactionOptions } from '../middleware/compaction-middleware.js';
 import { storeProblem, type RunStore } from '../stores/run-store.js';
 import { isTool } from '../tools/define.js';
-import type { PermissionsOption } from '../tools/permissions.js';
+import { permissionsSchema, type PermissionsOption } from '../tools/permissions.js';
 
 /**
  * Options of `createAgent` / `new Agent`.
@@ -85,6 +87,12 @@ export interface AgentOptions {
   onToolException?: ToolExceptionPolicy;
   /** Per-run budgets: model calls, tool calls, tokens. */
   limits?: Limits;
+  /**
+   * Bounds on the arguments a model writes for a tool call (defaults: `maxDepth` 64 levels of
+   * nesting, `maxBytes` 1 MiB of JSON). A call past them settles as a `validation` error the
+   * model reads, and the transcript keeps a short note instead of the arguments.
+   */
+  toolArguments?: { maxDepth?: number; maxBytes?: number };
   /** Keep the transcript under a budget by summarising older messages (see `compactionMiddleware`). */
   compaction?: CompactionOptions;
   /** Where warnings go (default `console`). */
@@ -126,6 +134,16 @@ export interface RecoverOptions extends Omit<RunCallOptions, 'sessionId'> {
 }
 
 /**
+ * Options of `agent.pendingApprovals`: the store to read (default: the agent's), and how many runs at most (default 100).
+ *
+ * @example await agent.pendingApprovals({ limit: 20 });
+ */
+export interface PendingApprovalsOptions {
+  store?: RunStore;
+  limit?: number;
+}
+
+/**
  * One run `agent.recover` continued: its result, or the error its segment failed with.
  *
  * @example for (const { runId, result, error } of await agent.recover()) console.log(runId, result?.status ?? error?.code);
@@ -136,45 +154,110 @@ export interface RecoveredRun {
   error?: RunFailedError;
 }
 
-function positiveInteger(value: unknown, allowInfinity: boolean): boolean {
-  return typeof value === 'number' && value >= 1 && (Number.isInteger(value) || (allowInfinity && value === Infinity));
-}
+const logger = z.custom<Logger>((value) => typeof (value as Logger | null)?.warn === 'function', { error: 'must have a warn(message) method (console does)' });
+
+const budget = () => wholeNumberSchema(1, true, 'must be a whole number ≥ 1').optional();
+const limitsSchema = optionsSchema({
+  modelCalls: budget(),
+  toolCalls: budget(),
+  tokens: budget(),
+}, { noun: 'a limit' });
+
+const toolArgumentsSchema = optionsSchema({
+  maxDepth: wholeNumberSchema(1).optional(),
+  maxBytes: wholeNumberSchema(1).optional(),
+}, { noun: 'a bound on tool arguments' });
+
+/** The shape of `createAgent`'s options, described once: the check and its messages come from it. */
+const agentOptionsSchema = optionsSchema({
+  name: z.string({ error: 'must be a non-empty string' }).min(1, { error: 'must be a non-empty string' }).optional(),
+  id: z.string({ error: 'must be a non-empty string' }).min(1, { error: 'must be a non-empty string' }).optional(),
+  instructions: z.string({ error: 'must be a string' }).optional(),
+  // Checked where they are used: each has its own, more telling messages.
+  model: z.unknown().optional(),
+  provider: z.unknown().optional(),
+  tools: z.array(z.unknown(), { error: 'must be an array of tools made with defineTool' }).optional(),
+  middleware: z.array(z.unknown(), { error: 'must be an array' }).optional(),
+  hooks: z.unknown().optional(),
+  compaction: z.unknown().optional(),
+  maxSteps: wholeNumberSchema(1).optional(),
+  stopWhen: z.union([functionSchema(), z.array(functionSchema())], { error: 'must be a stop condition (state) => boolean | stopReason, or an array of them' }).optional(),
+  metadata: z.record(z.string(), z.unknown(), { error: 'must be an object' }).optional(),
+  toolConcurrency: wholeNumberSchema(1, true).optional(),
+  modelSettings: modelSettingsSchema.optional(),
+  permissions: permissionsSchema.optional(),
+  onPermissionDecision: functionSchema().optional(),
+  onEvent: functionSchema().optional(),
+  claimResume: functionSchema().optional(),
+  onToolException: z.union([z.enum(['model', 'fail']), functionSchema()], { error: "must be 'model', 'fail' or a function (error, ctx) => 'model' | 'fail'" }).optional(),
+  limits: limitsSchema.optional(),
+  toolArguments: toolArgumentsSchema.optional(),
+  logger: logger.optional(),
+  // Checked below, with a message that says what it lacks.
+  store: z.unknown().optional(),
+}, { aliases: { systemPrompt: 'instructions', system: 'instructions', prompt: 'instructions', llm: 'model', maxTurns: 'maxSteps', maxIterations: 'maxSteps', concurrency: 'toolConcurrency', onToolError: 'onToolException', settings: 'modelSettings', listeners: 'onEvent' } });
 
 /** Check options up front, so a mistake is reported at construction, naming the option. */
 export function checkOptions(options: AgentOptions): void {
   if (typeof options !== 'object' || options === null) throw new TypeError('createAgent(options): options must be an object');
-  const fail = (what: string) => { throw new TypeError(`createAgent: ${what}`); };
-  const { name, instructions, model, provider, tools, middleware, maxSteps, metadata, toolConcurrency } = options;
-  if (name !== undefined && (typeof name !== 'string' || name === '')) fail('name must be a non-empty string');
-  if (instructions !== undefined && typeof instructions !== 'string') fail('instructions must be a string');
-  if (model !== undefined && provider !== undefined && model !== provider) fail('give the model as either `model` or `provider`, not both');
-  if (tools !== undefined && !Array.isArray(tools)) fail('tools must be an array of tools made with defineTool');
-  if (middleware !== undefined && !Array.isArray(middleware)) fail('middleware must be an array');
-  if (maxSteps !== undefined && !positiveInteger(maxSteps, false)) fail(`maxSteps must be a whole number ≥ 1 (got ${String(maxSteps)})`);
-  if (toolConcurrency !== undefined && !positiveInteger(toolConcurrency, true)) fail(`toolConcurrency must be a whole number ≥ 1 or Infinity (got ${String(toolConcurrency)})`);
-  if (metadata !== undefined && (typeof metadata !== 'object' || metadata === null)) fail('metadata must be an object');
-  const { limits } = options;
-  if (limits !== undefined) {
-    if (typeof limits !== 'object' || limits === null) fail('limits must be an object { modelCalls?, toolCalls?, tokens? }');
-    for (const [key, value] of Object.entries(limits)) {
-      if (!['modelCalls', 'toolCalls', 'tokens'].includes(key)) fail(`limits.${key} is not a limit; use modelCalls, toolCalls or tokens`);
-      if (value !== undefined && !positiveInteger(value, true)) fail(`limits.${key} must be a whole number ≥ 1 (got ${String(value)})`);
-    }
-  }
-  const policy = options.onToolException;
-  if (policy !== undefined && policy !== 'model' && policy !== 'fail' && typeof policy !== 'function') fail(`onToolException must be 'model', 'fail' or a function (error, ctx) => 'model' | 'fail'`);
-  const stops = options.stopWhen;
-  if (stops !== undefined && typeof stops !== 'function' && !(Array.isArray(stops) && stops.every((s) => typeof s === 'function'))) {
-    fail('stopWhen must be a stop condition (state) => boolean | stopReason, or an array of them');
-  }
-  for (const key of ['onPermissionDecision', 'onEvent', 'claimResume'] as const) {
-    if (options[key] !== undefined && typeof options[key] !== 'function') fail(`${key} must be a function`);
+  parseOptions(agentOptionsSchema, options, 'createAgent');
+  if (options.model !== undefined && options.provider !== undefined && options.model !== options.provider) {
+    throw new TypeError('createAgent: give the model as either `model` or `provider`, not both');
   }
   if (options.store !== undefined) {
-    const problem = storeProblem(options.store);
-    if (problem !== undefined) fail(`store is not a run store: ${problem}; use memoryStore(), sqliteStore() from koagent/sqlite or postgresStore() from koagent/postgres`);
-    if (options.claimResume !== undefined) fail('give claimResume or store, not both: with a store, every resume is claimed through the store');
+    checkStore(options.store, 'createAgent: store');
+    if (options.claimResume !== undefined) throw new TypeError('createAgent: give claimResume or store, not both: with a store, every resume is claimed through the store');
   }
+}
+
+/** The shape of the options of one `run`, `send`, `resume` or `stream` call. */
+const runCallOptionsSchema = optionsSchema({
+  sessionId: z.string({ error: 'must be a non-empty string' }).min(1, { error: 'must be a non-empty string' }).optional(),
+  signal: z.instanceof(AbortSignal, { error: 'must be an AbortSignal' }).optional(),
+  metadata: z.record(z.string(), z.unknown(), { error: 'must be an object' }).optional(),
+  onEvent: functionSchema().optional(),
+  store: z.unknown().optional(),
+}, { aliases: { session: 'sessionId', abortSignal: 'signal', listener: 'onEvent', runStore: 'store', db: 'store' } });
+
+/** Check the options of one call (`where` names it), or throw naming the mistake. */
+export function checkCallOptions(options: unknown, where: string): RunCallOptions {
+  const parsed = parseOptions(runCallOptionsSchema, options ?? {}, where);
+  if (parsed.store !== undefined) checkStore(parsed.store, `${where}: store`);
+  return parsed as RunCallOptions;
+}
+
+const { sessionId: _session, ...sessionless } = runCallOptionsSchema.shape;
+
+/** The shape of `agent.recover`'s options: those of a run, without a session, and a limit. */
+const recoverOptionsSchema = optionsSchema({
+  ...sessionless,
+  limit: wholeNumberSchema(1, true).optional(),
+}, { aliases: { max: 'limit', count: 'limit', session: 'sessionId', abortSignal: 'signal', listener: 'onEvent', runStore: 'store', db: 'store' } });
+
+/** Check the options of `agent.recover`, or throw naming the mistake. */
+export function checkRecoverOptions(options: unknown): RecoverOptions {
+  const parsed = parseOptions(recoverOptionsSchema, options ?? {}, 'agent.recover(options)');
+  if (parsed.store !== undefined) checkStore(parsed.store, 'agent.recover(options): store');
+  return parsed as RecoverOptions;
+}
+
+/** The shape of `agent.pendingApprovals`'s options. */
+const listOptionsSchema = optionsSchema({
+  store: z.unknown().optional(),
+  limit: wholeNumberSchema(1).optional(),
+}, { aliases: { max: 'limit', count: 'limit', runStore: 'store', db: 'store' } });
+
+/** Check the options of `agent.pendingApprovals`, or throw naming the mistake. */
+export function checkListOptions(options: unknown): PendingApprovalsOptions {
+  const parsed = parseOptions(listOptionsSchema, options ?? {}, 'agent.pendingApprovals(options)');
+  if (parsed.store !== undefined) checkStore(parsed.store, 'agent.pendingApprovals(options): store');
+  return parsed as PendingApprovalsOptions;
+}
+
+/** Refuse what is not a run store, saying what it lacks. */
+function checkStore(store: unknown, where: string): void {
+  const problem = storeProblem(store);
+  if (problem !== undefined) throw new TypeError(`${where} is not a run store: ${problem}; use memoryStore(), sqliteStore() from koagent/sqlite or postgresStore() from koagent/postgres`);
 }
 
 export function hookList(hooks: AgentOptions['hooks']): unknown[] {

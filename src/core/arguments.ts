@@ -1,13 +1,28 @@
+/** How deep and how large a model's arguments for one call may be (the agent's `toolArguments`). */
+export interface ArgumentBounds {
+  maxDepth: number;
+  maxBytes: number;
+}
+
+/** 64 levels of nesting and 1 MiB of JSON: far past any real call, short of what breaks a run. */
+export const DEFAULT_ARGUMENT_BOUNDS: ArgumentBounds = { maxDepth: 64, maxBytes: 1_048_576 };
+
+/** What the transcript keeps in place of arguments past the bounds: a note, not the arguments. */
+const REFUSED = 'koagent refused these arguments: ';
+
 /**
  * A model's arguments as an object: parsed from JSON text if need be, or why they are not one
- * (the message the model reads back).
+ * (the message the model reads back) — text that is no JSON object, or arguments past the
+ * bounds, or the note that took their place in the transcript.
  *
- * @example argsObject('{"city":"Paris"}') // { city: 'Paris' }
+ * @example argsObject('{"city":"Paris"}', DEFAULT_ARGUMENT_BOUNDS) // { city: 'Paris' }
  */
-export function argsObject(raw: unknown): Record<string, unknown> | string {
+export function argsObject(raw: unknown, bounds: ArgumentBounds = DEFAULT_ARGUMENT_BOUNDS): Record<string, unknown> | string {
   let value = raw;
   if (typeof raw === 'string') {
+    if (raw.startsWith(REFUSED)) return raw.slice(REFUSED.length);
     if (raw.trim() === '') return {};
+    if (raw.length > bounds.maxBytes) return `the arguments are ${raw.length} bytes of JSON, more than the ${bounds.maxBytes} allowed`;
     try {
       value = JSON.parse(raw);
     } catch (error) {
@@ -17,5 +32,46 @@ export function argsObject(raw: unknown): Record<string, unknown> | string {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
     return `the arguments must be a JSON object, got ${value === null ? 'null' : Array.isArray(value) ? 'an array' : typeof value}`;
   }
-  return value as Record<string, unknown>;
+  const problem = pastBounds(value, bounds);
+  return problem ?? (value as Record<string, unknown>);
+}
+
+/**
+ * Arguments past the bounds are replaced, in the reply the transcript keeps, by a note saying
+ * why: the run state stays small and writable as JSON, and the call settles as a `validation`
+ * error the model reads. Returns the arguments to keep.
+ */
+export function boundedArgs(raw: unknown, bounds: ArgumentBounds): unknown {
+  if (typeof raw === 'string') return raw.length > bounds.maxBytes ? `${REFUSED}the arguments are ${raw.length} bytes of JSON, more than the ${bounds.maxBytes} allowed` : raw;
+  if (typeof raw !== 'object' || raw === null) return raw;
+  const problem = pastBounds(raw, bounds);
+  return problem === undefined ? raw : `${REFUSED}${problem}`;
+}
+
+/**
+ * Why `value` is nested deeper or is larger than the bounds allow (or holds a `__proto__`
+ * key), walking without recursion
+ * (arguments nested 10,000 levels deep must not overflow the stack), and stopping as soon as
+ * a bound is passed.
+ */
+function pastBounds(value: object, { maxDepth, maxBytes }: ArgumentBounds): string | undefined {
+  const stack: [unknown, number][] = [[value, 1]];
+  let bytes = 0;
+  while (stack.length > 0) {
+    const [current, depth] = stack.pop()!;
+    if (typeof current === 'string') bytes += current.length + 2;
+    else if (typeof current !== 'object' || current === null) bytes += 8;
+    else {
+      if (depth > maxDepth) return `the arguments are nested deeper than ${maxDepth} levels`;
+      for (const key of Object.keys(current)) {
+        // zod drops such a key from what the tool gets while a rule would still see it: refused,
+        // so every reader sees one object graph (and none becomes a prototype).
+        if (key === '__proto__') return 'the arguments contain a "__proto__" key, which is refused';
+        bytes += key.length + 4;
+        stack.push([(current as Record<string, unknown>)[key], depth + 1]);
+      }
+    }
+    if (bytes > maxBytes) return `the arguments are larger than the ${maxBytes} bytes of JSON allowed`;
+  }
+  return undefined;
 }

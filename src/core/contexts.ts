@@ -1,6 +1,7 @@
 // The public context API: what every layer, every hook dialect and every built-in middleware is
 // written against. Nothing else of koagent is reachable from a context.
 import type { z } from 'zod';
+import type { ToolContentPart } from './content.js';
 import type { EmittedEvent } from './events.js';
 import type { AssistantMessage, AssistantToolCall, Message } from './messages.js';
 import type { GenerateOptions, GenerateResult, ModelProvider, ToolSpec } from './model.js';
@@ -157,8 +158,9 @@ export interface ToolContext extends BaseContext {
   readonly resumedAfterApproval: boolean;
   readonly step: number;
   /**
-   * When this call suspended with a child run (a sub-agent waiting for a human) and the run was
-   * resumed: that child's state and the decisions given for its pending approvals.
+   * The child run behind this call, when there is one to continue: a sub-agent that waited for a
+   * human (with the decisions given for its approvals), or one that failed in an earlier attempt
+   * of this call (a retry continues it).
    */
   readonly child?: { readonly state: unknown; readonly decisions: Readonly<Record<string, ApprovalDecision>> };
   /**
@@ -221,6 +223,10 @@ export interface Tool<S extends z.ZodType = z.ZodType, R = unknown> {
   readonly spec: ToolSpec;
   /** Runs the tool with checked arguments; its result is what the model reads. */
   execute(args: z.output<S>, ctx: ToolContext): R | Promise<R>;
+  /** The schema every result is checked against, when the tool declares one. */
+  readonly output?: z.ZodType;
+  /** What the model reads of a result (text or parts), when not the result as JSON. */
+  toModelOutput?(result: R): string | ToolContentPart[];
   /** Pause for a human before running: always, or when the function says so. */
   readonly needsApproval?: boolean | ((args: z.output<S>, ctx: ToolContext) => boolean | Promise<boolean>);
   readonly guardrails: { readonly input: InputGuardrail[]; readonly output: OutputGuardrail[] };

@@ -1,3 +1,4 @@
+import type { ToolContentPart } from './content.js';
 import type { AssistantMessage } from './messages.js';
 import type { FinishReason, TokenUsage } from './model.js';
 import type { ToolErrorKind } from './tool-error.js';
@@ -58,13 +59,16 @@ export type AgentEvent = EventBase &
     | { type: 'model.start'; step: number; purpose: string }
     | { type: 'model.done'; step: number; purpose: string; message: AssistantMessage; usage: TokenUsage; finishReason: FinishReason }
     | { type: 'tool.start'; toolCallId: string; toolName: string; args: unknown }
-    | { type: 'tool.done'; toolCallId: string; toolName: string; result: string; replacedBy?: string; replacedByHook?: string }
+    | { type: 'tool.done'; toolCallId: string; toolName: string; /** What the model reads: text, or parts. */ result: string | ToolContentPart[]; replacedBy?: string; replacedByHook?: string }
     | { type: 'tool.error'; toolCallId: string; toolName: string; kind: ToolErrorKind; message: string; /** The layer, rule, guardrail or `approval` that settled it, when known. */ by?: string }
     | { type: 'approval.requested'; toolCallId: string; toolName: string; args: unknown; reason?: string; path?: string[] }
     | { type: 'model.retry'; step: number; attempt: number; delayMs: number; fromRetryAfter: boolean; message: string }
     | ({ type: 'permission.decision' } & PermissionRecord)
     | { type: 'text.delta'; delta: string; step: number }
     | { type: 'text.retract'; step: number; text: string }
+    | { type: 'reasoning.delta'; delta: string; step: number }
+    | { type: 'reasoning.retract'; step: number; text: string }
+    | { type: 'output'; output: unknown }
     | { type: 'compaction.start'; messages: number; tokens: number }
     | { type: 'compaction.done'; before: number; after: number; tokensBefore: number; tokensAfter: number }
   );

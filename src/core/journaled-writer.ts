@@ -138,6 +138,7 @@ export class JournaledWriter extends StateWriter {
     if (!this.closed) {
       this.#call(id);
       if (this.state.decisions[id] !== undefined) this.#decisions = true;
+      if (this.state.children[id] !== undefined) this.#children = true;
     }
     super.callSettled(id, message, alone);
   }
@@ -159,6 +160,11 @@ export class JournaledWriter extends StateWriter {
       this.#children = true;
     }
     super.suspendChild(id, child, approvals);
+  }
+
+  override keepFailedChild(id: string, child: unknown): void {
+    if (!this.closed) this.#dirty = this.#children = true;
+    super.keepFailedChild(id, child);
   }
 
   override dropChild(id: string): void {

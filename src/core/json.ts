@@ -29,6 +29,22 @@ export function copyJson<T>(value: T): T {
 }
 
 /**
+ * A deep copy of the plain parts of `value` (arrays and plain objects); anything else (a class
+ * instance, a function, a signal) is shared. For settings a layer may change per run.
+ *
+ * @example const request = copyPlain(agentSettings); request.headers['x-user'] = user; // agentSettings unchanged
+ */
+export function copyPlain<T>(value: T): T {
+  if (typeof value !== 'object' || value === null) return value;
+  if (Array.isArray(value)) return value.map(copyPlain) as T;
+  const proto = Object.getPrototypeOf(value);
+  if (proto !== Object.prototype && proto !== null) return value;
+  const copy: Record<string, unknown> = {};
+  for (const key of Object.keys(value)) put(copy, key, copyPlain((value as Record<string, unknown>)[key]));
+  return copy as T;
+}
+
+/**
  * A copy of `value` that is plain JSON, or a TypeError naming the first part that is not and
  * how to store it instead. What goes into a run state must read back the same in another
  * process: a Date, a Map or a class instance would come back as something else.

@@ -1,3 +1,5 @@
+import { contentProblem, textOf, type AssistantContentPart, type ProviderOptions, type ToolContentPart, type UserContentPart } from './content.js';
+
 /**
  * A tool call inside an assistant message, as the model wrote it: `args` is an object, or the
  * raw JSON text a provider got. (The criogen dialect's `ToolCall` is a hook's view of a call.)
@@ -8,6 +10,8 @@ export interface AssistantToolCall {
   id: string;
   name: string;
   args: unknown;
+  /** What the provider attached to the call and needs back (e.g. Gemini's thought signature). */
+  providerOptions?: ProviderOptions;
 }
 
 /**
@@ -21,29 +25,30 @@ export interface SystemMessage {
 }
 
 /**
- * What the user said.
+ * What the user said: text, or parts (text, images, files).
  *
- * @example const m: UserMessage = { role: 'user', content: 'Book a table for two' };
+ * @example const m: UserMessage = { role: 'user', content: [{ type: 'text', text: 'What is this?' }, { type: 'image', image: 'https://example.com/cat.png' }] };
  */
 export interface UserMessage {
   role: 'user';
-  content: string;
+  content: string | UserContentPart[];
 }
 
 /**
- * A reply of the model: its text, and the tool calls it asks for.
+ * A reply of the model: its text (or parts: text, reasoning, files), and the tool calls it asks for.
  *
  * @example const m: AssistantMessage = { role: 'assistant', content: '', toolCalls: [{ id: 'c1', name: 'search', args: { q: 'koa' } }] };
  */
 export interface AssistantMessage {
   role: 'assistant';
-  content: string;
+  content: string | AssistantContentPart[];
   toolCalls?: AssistantToolCall[];
 }
 
 /**
- * The result of one tool call, as the model sees it: `content` is text (JSON for non-strings);
- * `metadata.error` says why a call failed, `metadata.replacedBy` who supplied its result.
+ * The result of one tool call, as the model sees it: text (JSON for results that are not
+ * strings), or parts when the tool says so (`toModelOutput`); `metadata.error` says why a call
+ * failed, `metadata.replacedBy` who supplied its result.
  *
  * @example const failed = messages.filter((m): m is ToolMessage => m.role === 'tool' && m.metadata?.error !== undefined);
  */
@@ -51,7 +56,7 @@ export interface ToolMessage {
   role: 'tool';
   toolCallId: string;
   name: string;
-  content: string;
+  content: string | ToolContentPart[];
   metadata?: Record<string, unknown>;
 }
 
@@ -71,7 +76,7 @@ export type RunInput = string | Message | Message[];
 
 const ROLES = new Set(['system', 'user', 'assistant', 'tool']);
 
-const SHAPE = "{ role: 'system' | 'user' | 'assistant' | 'tool', content: string }";
+const SHAPE = "{ role: 'system' | 'user' | 'assistant' | 'tool', content: string | parts }";
 
 /**
  * What is wrong with `value` as a transcript message, naming it by `path`; undefined when it is
@@ -82,7 +87,11 @@ export function messageProblem(value: unknown, path: string): string | undefined
   if (typeof value !== 'object' || value === null || !ROLES.has((value as Message).role)) return `${path} is not a message: expected ${SHAPE}`;
   const message = value as Message;
   if (message.role === 'assistant') return assistantProblem(message, path);
-  if (typeof message.content !== 'string') return `${path}.content must be a string`;
+  // A string is the common case: it costs one typeof.
+  if (typeof message.content !== 'string') {
+    const problem = contentProblem(message.content, message.role, `${path}.content`);
+    if (problem !== undefined) return problem;
+  }
   if (message.role === 'tool' && (typeof message.toolCallId !== 'string' || typeof message.name !== 'string')) {
     return `${path} is a tool message without toolCallId and name (strings): the model matches a tool result to its call by them`;
   }
@@ -92,8 +101,12 @@ export function messageProblem(value: unknown, path: string): string | undefined
 /** What is wrong with `value` as an assistant message (a reply), naming it by `path`. */
 export function assistantProblem(value: unknown, path: string): string | undefined {
   const m = value as Partial<AssistantMessage> | null;
-  if (typeof m !== 'object' || m === null || m.role !== 'assistant' || typeof m.content !== 'string') {
-    return `${path} must be an assistant message { role: 'assistant', content: string, toolCalls? }, got ${shown(value)}`;
+  if (typeof m !== 'object' || m === null || m.role !== 'assistant' || (typeof m.content !== 'string' && !Array.isArray(m.content))) {
+    return `${path} must be an assistant message { role: 'assistant', content: string | parts, toolCalls? }, got ${shown(value)}`;
+  }
+  if (typeof m.content !== 'string') {
+    const problem = contentProblem(m.content, 'assistant', `${path}.content`);
+    if (problem !== undefined) return problem;
   }
   const calls = m.toolCalls;
   if (calls !== undefined && (!Array.isArray(calls) || calls.some((c) => typeof c !== 'object' || c === null || typeof c.id !== 'string' || typeof c.name !== 'string'))) {
@@ -116,11 +129,8 @@ export function inputMessages(input: RunInput): Message[] {
   if (typeof input === 'string') return [{ role: 'user', content: input }];
   const list = Array.isArray(input) ? input : [input];
   list.forEach((m, i) => {
-    const where = Array.isArray(input) ? `input[${i}]` : 'input';
-    if (typeof m !== 'object' || m === null || !ROLES.has((m as Message).role)) {
-      throw new TypeError(`${where} is not a message: expected { role: 'user' | 'system' | 'assistant' | 'tool', content: string }`);
-    }
-    if (typeof m.content !== 'string') throw new TypeError(`${where}.content must be a string`);
+    const problem = messageProblem(m, Array.isArray(input) ? `input[${i}]` : 'input');
+    if (problem !== undefined) throw new TypeError(problem);
   });
   return list;
 }
@@ -129,7 +139,7 @@ export function inputMessages(input: RunInput): Message[] {
 export function lastAssistantText(messages: readonly Message[]): string {
   for (let i = messages.length - 1; i >= 0; i--) {
     const m = messages[i];
-    if (m.role === 'assistant') return m.content;
+    if (m.role === 'assistant') return typeof m.content === 'string' ? m.content : textOf(m.content);
   }
   return '';
 }

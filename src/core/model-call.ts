@@ -1,8 +1,11 @@
+import { boundedArgs } from './arguments.js';
 import { CallContext } from './base-context.js';
 import type { ModelContext, SideRequest } from './contexts.js';
 import { KoagentError, markProviderError } from './errors.js';
+import { contentProblem } from './content.js';
 import { assistantProblem, messageProblem, type AssistantMessage, type Message } from './messages.js';
 import { isModelProvider, type GenerateOptions, type GenerateResult, type ModelProvider } from './model.js';
+import { copyPlain } from './json.js';
 import { endRun } from './run-context.js';
 import type { ProviderCall, Segment } from './segment.js';
 
@@ -67,6 +70,11 @@ export class ModelCallContext extends CallContext implements ModelContext {
     return callProvider({ segment, provider: segment.agent.provider, request: call.request, purpose: call.purpose, turn: call });
   }
 
+  /** Whether the turn's stack is still running (a provider call that ends after it changes nothing). */
+  static open(turn: ModelContext): boolean {
+    return !(turn as ModelCallContext).#closed;
+  }
+
   /** A turn's provider call came back: count it and place its reply, unless the stack is done already. */
   static replied(turn: ModelContext, result: GenerateResult): void {
     const call = turn as ModelCallContext;
@@ -83,6 +91,8 @@ export class ModelCallContext extends CallContext implements ModelContext {
     const segment = CallContext.segmentOf(call);
     // A layer that ended the run without calling the model leaves no reply behind.
     if (segment.ended === undefined || call.#reply !== undefined) {
+      const calls = result.message.toolCalls;
+      if (calls !== undefined) for (const toolCall of calls) toolCall.args = boundedArgs(toolCall.args, segment.agent.argumentBounds);
       segment.writer.keepReply(call.#reply, result.message);
       call.#reply = result.message;
     }
@@ -104,8 +114,11 @@ export class ModelCallContext extends CallContext implements ModelContext {
  */
 export function modelTurn(segment: Segment): ModelCallContext {
   const step = segment.writer.nextStep();
-  // Object.assign, not a spread: V8 spreads objects of changing shapes (agents' settings) very slowly.
-  const request = Object.assign({}, segment.agent.modelSettings) as GenerateOptions;
+  // Every request is the run's own, all the way down: a layer that sets a header changes no
+  // other run. (Not a spread: V8 spreads objects of changing shapes very slowly.)
+  const settings = segment.agent.modelSettings;
+  const request = {} as GenerateOptions;
+  for (const key in settings) request[key] = copyPlain(settings[key]);
   request.messages = segment.state.messages;
   request.tools = segment.agent.toolSpecs.slice();
   request.signal = segment.base.signal;
@@ -128,6 +141,8 @@ async function callProvider(call: ProviderCall): Promise<GenerateResult> {
     request.signal?.throwIfAborted();
     checkReply(result, provider);
   } catch (error) {
+    // A failed attempt was a call too (a retry layer's attempts count toward limits.modelCalls).
+    if (call.turn === undefined || ModelCallContext.open(call.turn)) segment.writer.countModelCall(undefined);
     throw markProviderError(error, providerName(provider));
   }
   if (call.turn === undefined) segment.writer.countModelCall(result.usage);
@@ -170,8 +185,12 @@ export function replyProblem(result: GenerateResult): string | undefined {
   const message = result.message as Partial<AssistantMessage> | undefined;
   if (typeof message !== 'object' || message === null || message.role !== 'assistant') return 'no assistant message';
   if (typeof message.content !== 'string') {
-    if (message.content != null) return 'a message whose content is not a string';
-    message.content = '';
+    if (message.content == null) message.content = '';
+    else if (!Array.isArray(message.content)) return 'a message whose content is neither text nor a list of parts';
+    else {
+      const problem = contentProblem(message.content, 'assistant', 'message.content');
+      if (problem !== undefined) return `a message whose ${problem}`;
+    }
   }
   const calls = message.toolCalls;
   if (calls === undefined) return undefined;

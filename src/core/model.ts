@@ -1,4 +1,7 @@
+import { z } from 'zod';
+import type { ProviderOptions } from './content.js';
 import type { AssistantMessage, Message } from './messages.js';
+import { wholeNumberSchema } from './options.js';
 
 /**
  * A tool as the model is told about it: its JSON schema is derived from the tool's zod schema.
@@ -24,9 +27,33 @@ export interface GenerateOptions {
   maxTokens?: number;
   headers?: Record<string, string>;
   signal?: AbortSignal;
+  /** Ask for a reply of JSON (fitting `schema`, when given) instead of free text; see `ResponseFormat`. */
+  responseFormat?: ResponseFormat;
   /** Anything else a provider understands (e.g. `topP`, `stop`, `toolChoice`). */
   [option: string]: unknown;
 }
+
+/**
+ * What kind of reply a request asks for (the AI SDK's shape): free text, or JSON — fitting a JSON
+ * schema when one is given. The agent's `output` option sets it for you; providers translate it
+ * (`response_format` on the Chat Completions wire).
+ *
+ * @example model: (ctx, next) => { ctx.request.responseFormat = { type: 'json', schema: { type: 'object' } }; return next(); }
+ */
+export type ResponseFormat = { type: 'text' } | { type: 'json'; schema?: Record<string, unknown>; name?: string; description?: string };
+
+/**
+ * The agent's `modelSettings`: any field a provider understands, with the common ones checked.
+ * `messages`, `tools` and `signal` are the run's own, set on every request.
+ */
+export const modelSettingsSchema = z.looseObject({
+  temperature: z.number({ error: 'must be a number' }).optional(),
+  maxTokens: wholeNumberSchema(1).optional(),
+  headers: z.record(z.string(), z.string(), { error: 'must be an object of header names to string values' }).optional(),
+  messages: z.undefined({ error: "is the run's own transcript; add messages with instructions or input instead" }).optional(),
+  tools: z.undefined({ error: "is made from the agent's tools; give tools to createAgent instead" }).optional(),
+  signal: z.undefined({ error: "is the run's own; pass a signal to run(input, { signal }) instead" }).optional(),
+}, { error: 'must be an object of request fields' });
 
 /**
  * Token counts of one model call.
@@ -57,13 +84,18 @@ export interface GenerateResult {
 }
 
 /**
- * A piece of a streamed reply (see `ModelProvider.stream`): text deltas, whole tool calls, then the finish.
+ * A piece of a streamed reply (see `ModelProvider.stream`): text and reasoning deltas, whole
+ * files and tool calls, then the finish. Reasoning deltas in a row form one reasoning part
+ * (a new `id` starts another); their `providerOptions` are merged into it, as providers often
+ * send a signature only at the end.
  *
  * @example async function* stream() { yield { type: 'text', delta: 'Hi' } as StreamPart; yield { type: 'finish', usage: { inputTokens: 1, outputTokens: 1 }, finishReason: 'stop' } as StreamPart; }
  */
 export type StreamPart =
   | { type: 'text'; delta: string }
-  | { type: 'tool-call'; id: string; name: string; args: unknown }
+  | { type: 'reasoning'; delta: string; id?: string; providerOptions?: ProviderOptions }
+  | { type: 'file'; data: string; mediaType: string; providerOptions?: ProviderOptions }
+  | { type: 'tool-call'; id: string; name: string; args: unknown; providerOptions?: ProviderOptions }
   | { type: 'finish'; usage: TokenUsage; finishReason: FinishReason };
 
 /**
@@ -78,6 +110,11 @@ export interface ModelProvider {
   readonly name?: string;
   /** The model id, when the provider has one (e.g. `gpt-5-mini`). */
   readonly modelId?: string;
+  /**
+   * Whether the provider can hold a reply to a JSON schema (`request.responseFormat`). `false`
+   * makes an agent's `output` use a final-answer tool instead; unset counts as true.
+   */
+  readonly structuredOutputs?: boolean;
   /** Ask the model for one reply to `request`. */
   generate(request: GenerateOptions): Promise<GenerateResult>;
   /** Optional: the same reply as parts, so runs can stream text as it arrives. */

@@ -1,3 +1,4 @@
+import type { ToolContentPart } from './content.js';
 import type { PendingApproval } from './state.js';
 import type { ToolErrorKind } from './tool-error.js';
 
@@ -27,6 +28,12 @@ export interface ToolOutcome {
   approval?: { toolName: string; args: unknown; reason?: string };
   /** The layer that supplied `result` instead of running the tool. */
   replacedBy?: string;
+  /**
+   * What the model reads instead of `result` as JSON: text, or parts (an image). The tool's
+   * `toModelOutput` sets it once every layer has settled the call; a layer that settles a call
+   * itself may set it too.
+   */
+  content?: string | ToolContentPart[];
   /**
    * Set by koagent when a child run behind the call (a sub-agent) waits for a human: its state,
    * opaque to everyone but the tool, and its pending approvals, which become the run's own.

@@ -1,36 +1,9 @@
 import { KoagentError } from './errors.js';
-import type { ApprovalDecision, PendingApproval, RunState } from './state.js';
+import { checkState } from './state-schema.js';
+import type { AgentIdentity, ApprovalDecision, PendingApproval, RunState } from './state.js';
 import { StateWriter } from './state-writer.js';
 
 const bad = (what: string) => new KoagentError('invalid_resume', `agent.resume(): ${what}`);
-
-const FIELDS: [keyof RunState, string][] = [
-  ['runId', 'string'], ['sessionId', 'string'], ['agentName', 'string'], ['status', 'string'], ['segment', 'number'],
-  ['messages', 'array'], ['steps', 'number'], ['usage', 'object'], ['pendingApprovals', 'array'], ['decisions', 'object'],
-  ['settled', 'object'], ['ledger', 'object'], ['hookState', 'object'], ['children', 'object'],
-];
-
-const STATUSES = new Set<string>(['running', 'completed', 'suspended', 'failed']);
-
-/** Check a state handed to `resume` (it may come from a database), naming the first bad field. */
-export function checkState(value: unknown): RunState {
-  const refuse = (what: string) => new KoagentError('invalid_resume', `resume(state): ${what}; pass the \`state\` of a RunResult or of a RunFailedError, unchanged`);
-  if (typeof value !== 'object' || value === null) throw refuse('state is not an object');
-  const state = value as RunState;
-  if (state.version !== 1) throw refuse(`state.version is ${JSON.stringify(state.version)}, expected 1`);
-  for (const [field, type] of FIELDS) {
-    const v = state[field];
-    const ok = type === 'array' ? Array.isArray(v) : type === 'object' ? typeof v === 'object' && v !== null && !Array.isArray(v) : typeof v === type;
-    if (!ok) throw refuse(`state.${field} should be ${type === 'array' ? 'an array' : `a${type === 'object' ? 'n' : ''} ${type}`}`);
-  }
-  if (!STATUSES.has(state.status)) throw refuse(`state.status is ${JSON.stringify(state.status)}, expected one of ${[...STATUSES].join(', ')}`);
-  state.pendingApprovals.forEach((p, i) => {
-    if (typeof p !== 'object' || p === null || typeof p.toolCallId !== 'string' || typeof p.toolName !== 'string') {
-      throw refuse(`state.pendingApprovals[${i}] should be { toolCallId: string, toolName: string, args }`);
-    }
-  });
-  return state;
-}
 
 /**
  * Check a state and decisions handed to `resume`, and build the state the next segment starts
@@ -39,9 +12,13 @@ export function checkState(value: unknown): RunState {
  * decision. A decision for an approval that came from a child run (a sub-agent) is routed to
  * it by the route the state keeps, which its tool resumes when the call runs again.
  */
-export function nextSegment(state: RunState, decisions: Record<string, ApprovalDecision>, agentName: string): RunState {
+export function nextSegment(state: RunState, decisions: Record<string, ApprovalDecision>, agent: AgentIdentity): RunState {
   const checked = checkState(state);
-  if (checked.agentName !== agentName) throw bad(`this state belongs to agent "${checked.agentName}", not "${agentName}"; resume it with that agent`);
+  if (checked.agentName !== agent.name) throw bad(`this state belongs to agent "${checked.agentName}", not "${agent.name}"; resume it with that agent`);
+  if (checked.agentId !== agent.id || checked.toolsFingerprint !== agent.toolsFingerprint) {
+    const what = checked.agentId !== agent.id ? `id "${checked.agentId}", not "${agent.id}"` : 'other tools (its calls name tools, or arguments, this agent may not have)';
+    throw bad(`this state belongs to another agent named "${agent.name}" (${what}); resume it with the agent that ran it, or take it over on purpose with agent.adoptState(state)`);
+  }
   if (checked.status === 'completed') throw bad(`run ${checked.runId} has completed (${checked.stopReason}); start a new one with agent.run() or agent.send()`);
   if (checked.status === 'running') throw bad(`run ${checked.runId} is still running; resume the state of its result or of its RunFailedError`);
   if (typeof decisions !== 'object' || decisions === null) throw bad('decisions must be an object mapping each pending toolCallId to true, false or { approved, reason }');

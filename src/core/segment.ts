@@ -10,6 +10,7 @@ import type { RunResult } from './result.js';
 import type { RunState, StopCondition, StopReason } from './state.js';
 import { JournaledWriter } from './journaled-writer.js';
 import { StateWriter } from './state-writer.js';
+import type { ArgumentBounds } from './arguments.js';
 import type { ToolExceptionPolicy } from './tool-exception.js';
 
 /** One provider call inside the model stack (a turn's, or a side call's): the `provider` stack's context. */
@@ -46,6 +47,8 @@ export interface AgentCore {
   readonly toolSpecs: readonly ToolSpec[];
   readonly modelSettings: Readonly<Record<string, unknown>>;
   readonly toolConcurrency: number;
+  /** How deep and large a model's arguments for one call may be. */
+  readonly argumentBounds: ArgumentBounds;
   readonly stopWhen: readonly StopCondition[];
   readonly onToolException: ToolExceptionPolicy;
   /** What a call of this tool found `running` (interrupted) does when the run continues. */

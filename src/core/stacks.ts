@@ -18,6 +18,8 @@ type Terminal<C, T> = (ctx: C) => Promise<T>;
  * (a step nobody configured is left out, so an agent pays only for what it uses).
  */
 export interface ToolSteps {
+  /** Outermost, when some tool says how the model reads its results: makes that content from the settled result. */
+  present?: ToolLayer;
   /** Resolves the tool and checks the arguments against its schema. */
   validate: ToolLayer;
   /** After the user layers: resolve and check again, as a layer may have renamed or edited the call. */
@@ -64,6 +66,7 @@ export function toolPipeline(middleware: readonly NamedMiddleware[], steps: Tool
   const firstValidated = withTool.findIndex((mw) => mw.rawCalls !== true);
   const split = firstValidated === -1 ? user.length : firstValidated;
   const layers: ToolLayer[] = [...features];
+  if (steps.present !== undefined) layers.push(steps.present);
   if (user.length > 0) layers.push(copyArgs);
   layers.push(...user.slice(0, split), steps.validate, ...user.slice(split));
   // With a layer after validation, a rename or an edit of the arguments is checked again.

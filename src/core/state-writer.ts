@@ -149,6 +149,8 @@ export class StateWriter {
     else state.settled[id] = message;
     state.usage.toolCalls++;
     if (state.decisions[id] !== undefined) delete state.decisions[id];
+    // A settled call needs its child run no more.
+    if (state.children[id] !== undefined) delete state.children[id];
   }
 
   /** Every call of the turn settled: the held results enter the transcript, in the model's order. */
@@ -178,7 +180,15 @@ export class StateWriter {
     this.state.ledger[id] = 'pending';
   }
 
-  /** The child run behind a call is over (it completed or failed): its state goes. */
+  /**
+   * The child run behind a call failed: its state stays, so a retry of the call (a layer that
+   * calls `next()` again) continues that run — its completed calls do not run again.
+   */
+  keepFailedChild(id: string, child: unknown): void {
+    if (!this.#closed) this.state.children[id] = { state: child, approvals: {} };
+  }
+
+  /** The child run behind a call completed: its state goes. */
   dropChild(id: string): void {
     if (!this.#closed && this.state.children[id] !== undefined) delete this.state.children[id];
   }

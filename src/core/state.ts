@@ -33,7 +33,12 @@ export interface Usage {
   inputTokens: number;
   outputTokens: number;
   totalTokens: number;
+  /**
+   * Every call made to a provider — turns, retries, side calls (`ctx.generate`), sub-agents' —
+   * the failed ones included (a failed one adds no tokens). What `limits.modelCalls` counts.
+   */
   modelCalls: number;
+  /** Tool calls that settled: ran, or were refused, denied or failed; not ones waiting for a human. */
   toolCalls: number;
 }
 
@@ -74,10 +79,14 @@ export type LedgerEntry = 'pending' | 'running' | 'done';
  * @example await fs.writeFile('run.json', JSON.stringify(result.state)); const state: RunState = JSON.parse(await fs.readFile('run.json', 'utf8'));
  */
 export interface RunState {
-  version: 1;
+  /** The state format (2): `resume` refuses another. */
+  version: 2;
   runId: string;
   sessionId: string;
+  /** The agent the run belongs to: its name, its id, and a fingerprint of its tools' names and schemas. */
   agentName: string;
+  agentId: string;
+  toolsFingerprint: string;
   status: RunStatus;
   /** Segments started so far (a run, each resume, each retry). */
   segment: number;
@@ -135,10 +144,17 @@ export function emptyUsage(): Usage {
   return { inputTokens: 0, outputTokens: 0, totalTokens: 0, modelCalls: 0, toolCalls: 0 };
 }
 
+/** Who a run belongs to: the agent's name and id, and a fingerprint of its tools. */
+export interface AgentIdentity {
+  name: string;
+  id: string;
+  toolsFingerprint: string;
+}
+
 /** A new run's state: nothing done yet, `messages` as its opening transcript. */
-export function newState(runId: string, sessionId: string, agentName: string, messages: Message[]): RunState {
+export function newState(runId: string, sessionId: string, agent: AgentIdentity, messages: Message[]): RunState {
   return {
-    version: 1, runId, sessionId, agentName, status: 'running', segment: 0, messages, steps: 0,
+    version: 2, runId, sessionId, agentName: agent.name, agentId: agent.id, toolsFingerprint: agent.toolsFingerprint, status: 'running', segment: 0, messages, steps: 0,
     usage: emptyUsage(), pendingApprovals: [], decisions: {}, settled: {}, ledger: {}, hookState: {}, children: {},
   };
 }

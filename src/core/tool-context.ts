@@ -32,7 +32,6 @@ export class ToolCallContext extends CallContext implements ToolContext {
   readonly idempotencyKey: string;
   readonly resumedAfterApproval: boolean;
   readonly step: number;
-  declare readonly child?: { readonly state: unknown; readonly decisions: Readonly<Record<string, ApprovalDecision>> };
   readonly #call: CallState;
 
   constructor(segment: Segment, call: AssistantToolCall, args: Record<string, unknown>, decision: Decision | undefined) {
@@ -43,12 +42,16 @@ export class ToolCallContext extends CallContext implements ToolContext {
     this.args = args;
     this.toolCall = call;
     this.idempotencyKey = `${state.runId}:${call.id}`;
-    const child = state.children[call.id];
     // A call whose child paused runs again to resume it, after a human decided: a re-fire too.
-    this.resumedAfterApproval = isApproved(decision) || child !== undefined;
+    this.resumedAfterApproval = isApproved(decision) || state.children[call.id] !== undefined;
     this.step = state.steps;
-    if (child !== undefined) (this as { child?: unknown }).child = { state: child.state, decisions: child.decisions ?? {} };
     this.#call = { parsed: undefined, decision, ask: undefined, executed: undefined, failed: false };
+  }
+
+  /** Read live: a child that failed in an earlier attempt of this very call is there for its retry. */
+  get child(): { readonly state: unknown; readonly decisions: Readonly<Record<string, ApprovalDecision>> } | undefined {
+    const child = CallContext.segmentOf(this).state.children[this.toolCallId];
+    return child === undefined ? undefined : { state: child.state, decisions: child.decisions ?? {} };
   }
 
   deny(reason: string, by?: string): ToolOutcome {

@@ -1,5 +1,6 @@
 import { humanDenial, startingArgs } from './approved-call.js';
 import { argsObject } from './arguments.js';
+import { contentProblem } from './content.js';
 import type { AssistantToolCall, ToolMessage } from './messages.js';
 import { errorContent, resultContent, toolError, type ChildOutcome, type ToolFailure, type ToolOutcome } from './outcome.js';
 import type { Segment } from './segment.js';
@@ -131,7 +132,7 @@ function callOutcome(segment: Segment, call: AssistantToolCall): ToolOutcome | P
   const denied = humanDenial(decision);
   if (denied !== undefined) return denied;
   if (segment.listening) segment.publish({ type: 'tool.start', toolCallId: call.id, toolName: call.name, args: call.args });
-  const args = argsObject(startingArgs(decision, call.name, call.args));
+  const args = argsObject(startingArgs(decision, call.name, call.args), segment.agent.argumentBounds);
   if (typeof args === 'string') return toolError('validation', `Invalid arguments for ${call.name}: ${args}`);
   return segment.stacks.tool(new ToolCallContext(segment, call, args, decision));
 }
@@ -193,8 +194,12 @@ function replaced(outcome: ToolOutcome): { replacedBy?: string; replacedByHook?:
 /** The transcript entry for a settled call: what the model reads, and why, in metadata. */
 export function toolMessage(call: AssistantToolCall, outcome: ToolOutcome): ToolMessage {
   let error = outcome.error;
-  let content = '';
-  if (error === undefined) {
+  let content: ToolMessage['content'] = '';
+  if (error === undefined && outcome.content !== undefined) {
+    const problem = typeof outcome.content === 'string' ? undefined : contentProblem(outcome.content, 'tool', `the content given for ${call.name}`);
+    if (problem === undefined) content = outcome.content;
+    else error = { kind: 'execution', message: problem };
+  } else if (error === undefined) {
     try {
       content = resultContent(outcome.result);
     } catch (problem) {

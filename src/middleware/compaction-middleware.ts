@@ -1,4 +1,5 @@
-import type { Message, Middleware, ModelContext, ModelProvider } from '../api.js';
+import { optionsSchema, parseOptions, type Message, type Middleware, type ModelContext, type ModelProvider } from '../api.js';
+import { z } from 'zod';
 
 /**
  * When and how to compact. Give `maxMessages`, `maxTokens` or both; tokens are estimated at
@@ -18,6 +19,17 @@ export interface CompactionOptions {
   /** Instructions for the summary. */
   prompt?: string;
 }
+
+const whole = z.number({ error: 'must be a whole number ≥ 1' }).int({ error: 'must be a whole number ≥ 1' }).min(1, { error: 'must be a whole number ≥ 1' });
+
+/** The shape of the compaction options, described once. */
+const compactionOptionsSchema = optionsSchema({
+  maxMessages: whole.optional(),
+  maxTokens: whole.optional(),
+  keepRecent: whole.optional(),
+  model: z.custom<ModelProvider>((v) => typeof (v as ModelProvider | null)?.generate === 'function', { error: 'must be a model provider (an object with generate)' }).optional(),
+  prompt: z.string({ error: 'must be a string' }).optional(),
+}, { noun: 'a compaction option', aliases: { keep: 'keepRecent', keepLast: 'keepRecent', recent: 'keepRecent', tokens: 'maxTokens', messages: 'maxMessages', summarizer: 'model', provider: 'model', instructions: 'prompt' } });
 
 const DEFAULT_PROMPT =
   'Summarise the conversation below for an assistant that will continue it without seeing it. ' +
@@ -75,11 +87,9 @@ function cutPoint(messages: Message[], head: number, keep: number): number {
  */
 export function compactionMiddleware(options: CompactionOptions): Middleware & { name: string } {
   const { maxMessages, maxTokens, prompt = DEFAULT_PROMPT } = options ?? {};
-  const positive = (v: unknown) => v === undefined || (typeof v === 'number' && Number.isInteger(v) && v >= 1);
+  if (typeof options !== 'object' || options === null) throw new TypeError('compaction: give maxMessages, maxTokens or both');
+  parseOptions(compactionOptionsSchema, options, 'compaction');
   if (maxMessages === undefined && maxTokens === undefined) throw new TypeError('compaction: give maxMessages, maxTokens or both');
-  if (!positive(maxMessages) || !positive(maxTokens) || !positive(options.keepRecent)) {
-    throw new TypeError('compaction: maxMessages, maxTokens and keepRecent must be whole numbers ≥ 1');
-  }
   const keep = options.keepRecent ?? (maxMessages !== undefined ? Math.max(1, Math.floor(maxMessages / 2)) : 6);
   return {
     name: 'compaction',

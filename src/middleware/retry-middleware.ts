@@ -1,4 +1,5 @@
-import { ProviderError, type GenerateResult, type Middleware, type ModelContext } from '../api.js';
+import { functionSchema, optionsSchema, parseOptions, ProviderError, wholeNumberSchema, type GenerateResult, type Middleware, type ModelContext } from '../api.js';
+import { z } from 'zod';
 
 /**
  * What a retry is about to do, for logging (`onRetry`) and the `model.retry` event.
@@ -33,7 +34,7 @@ export interface RetryOptions {
    * asks for longer, the error is raised at once instead: waiting less would only fail again.
    */
   maxDelayMs?: number;
-  /** Which errors to retry (default: `ProviderError`s whose `retryable` is true). */
+  /** Which errors to retry (default `isRetryableError`: a retryable `ProviderError`, an HTTP 408/409/429/5xx status, a network error code). */
   shouldRetry?: (error: unknown, attempt: number) => boolean;
   /** Told before each wait. */
   onRetry?: (info: RetryAttempt) => void;
@@ -43,30 +44,55 @@ export interface RetryOptions {
   random?: () => number;
 }
 
+/** Statuses worth trying again: timeouts, conflicts, rate limits and server errors. */
+const RETRYABLE_STATUS = (status: number) => status === 408 || status === 409 || status === 429 || (status >= 500 && status <= 599);
+
+/** Error codes of connections that broke or timed out on the way, in Node and undici. */
+const NETWORK_CODES = new Set(['ECONNRESET', 'ECONNREFUSED', 'ECONNABORTED', 'ETIMEDOUT', 'EPIPE', 'EAI_AGAIN', 'ENETUNREACH', 'EHOSTUNREACH',
+  'UND_ERR_SOCKET', 'UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT']);
+
 /**
- * The default `shouldRetry`: a provider said the same request may succeed later.
+ * The default `shouldRetry`: the same request may succeed later. An error says so by being a
+ * `ProviderError` (or `TimeoutError`) with `retryable`, by `retryable: true` or the AI SDK's
+ * `isRetryable: true`, by an HTTP `status` (or `statusCode`, or `response.status`) of 408, 409,
+ * 429 or 5xx, or by a network error `code` (`ECONNRESET`, `ETIMEDOUT` …) — on itself or on its
+ * `cause`. A plain `Error('503 Service Unavailable')` says none of this: give it a `status`.
  *
  * @example retryMiddleware({ shouldRetry: (error) => isRetryableError(error) || isMyGatewayHiccup(error) })
  */
 export function isRetryableError(error: unknown): boolean {
-  if (ProviderError.is(error)) return error.retryable;
-  // Errors of other providers that follow the AI SDK's convention say so themselves.
-  return typeof error === 'object' && error !== null && (error as { isRetryable?: unknown }).isRetryable === true;
+  let current: unknown = error;
+  for (let depth = 0; depth < 4 && typeof current === 'object' && current !== null; depth++) {
+    if (ProviderError.is(current)) return current.retryable;
+    const e = current as { retryable?: unknown; isRetryable?: unknown; status?: unknown; statusCode?: unknown; response?: { status?: unknown }; code?: unknown; cause?: unknown };
+    if (e.retryable === true || e.isRetryable === true) return true;
+    if (e.retryable === false || e.isRetryable === false) return false;
+    const status = [e.status, e.statusCode, e.response?.status].find((s) => typeof s === 'number');
+    if (typeof status === 'number') return RETRYABLE_STATUS(status);
+    if (typeof e.code === 'string' && NETWORK_CODES.has(e.code)) return true;
+    current = e.cause;
+  }
+  return false;
 }
+
+const millis = (what: string) => z.number({ error: `must be ${what}` }).min(0, { error: `must be ${what}` }).refine(Number.isFinite, { error: `must be ${what}` });
+
+/** The shape of `retryMiddleware`'s options, described once. */
+const retryOptionsSchema = optionsSchema({
+  maxRetries: wholeNumberSchema(0).optional(),
+  initialDelayMs: millis('a finite number of milliseconds ≥ 0').optional(),
+  factor: z.number({ error: 'must be a number ≥ 1' }).min(1, { error: 'must be a number ≥ 1' }).refine(Number.isFinite, { error: 'must be a number ≥ 1' }).optional(),
+  maxDelayMs: millis('a finite number of milliseconds ≥ 0').optional(),
+  shouldRetry: functionSchema('a function (error, attempt) => boolean').optional(),
+  onRetry: functionSchema('a function (info) => void').optional(),
+  sleep: functionSchema('a function (ms, signal) => Promise<void>').optional(),
+  random: functionSchema('a function () => number in [0, 1)').optional(),
+}, { noun: 'a retry option', aliases: { retries: 'maxRetries', attempts: 'maxRetries', maxAttempts: 'maxRetries', delay: 'initialDelayMs', initialDelay: 'initialDelayMs', maxDelay: 'maxDelayMs', backoff: 'factor', retryIf: 'shouldRetry' } });
 
 function check(options: RetryOptions): Required<Omit<RetryOptions, 'onRetry'>> & Pick<RetryOptions, 'onRetry'> {
   if (typeof options !== 'object' || options === null) throw new TypeError('retryMiddleware(options): options must be an object');
-  const fail = (what: string): never => { throw new TypeError(`retryMiddleware: ${what}`); };
+  parseOptions(retryOptionsSchema, options, 'retryMiddleware');
   const { maxRetries = 3, initialDelayMs = 500, factor = 2, maxDelayMs = 30_000, shouldRetry = isRetryableError, onRetry, sleep = abortableSleep, random = Math.random } = options;
-  if (!Number.isInteger(maxRetries) || maxRetries < 0) fail(`maxRetries must be a whole number ≥ 0 (got ${String(maxRetries)})`);
-  for (const [name, value] of [['initialDelayMs', initialDelayMs], ['maxDelayMs', maxDelayMs]] as const) {
-    if (typeof value !== 'number' || !(value >= 0) || value === Infinity) fail(`${name} must be a finite number of milliseconds ≥ 0 (got ${String(value)})`);
-  }
-  if (typeof factor !== 'number' || !(factor >= 1) || factor === Infinity) fail(`factor must be a number ≥ 1 (got ${String(factor)})`);
-  for (const [name, value] of [['shouldRetry', shouldRetry], ['sleep', sleep], ['random', random]] as const) {
-    if (typeof value !== 'function') fail(`${name} must be a function`);
-  }
-  if (onRetry !== undefined && typeof onRetry !== 'function') fail('onRetry must be a function');
   return { maxRetries, initialDelayMs, factor, maxDelayMs, shouldRetry, onRetry, sleep, random };
 }
 

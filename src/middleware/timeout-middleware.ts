@@ -1,4 +1,5 @@
-import { KoagentError, toolError, type GenerateResult, type Middleware, type ModelContext, type ToolContext, type ToolOutcome } from '../api.js';
+import { KoagentError, optionsSchema, parseOptions, toolError, type GenerateResult, type Middleware, type ModelContext, type ToolContext, type ToolOutcome } from '../api.js';
+import { z } from 'zod';
 
 type Next<T> = () => Promise<T>;
 
@@ -31,7 +32,7 @@ export class TimeoutError extends KoagentError {
  * Run `next()` with a deadline: the inner calls get a signal that aborts at the deadline, and
  * the layer stops waiting then even if they ignore it.
  */
-async function withDeadline<T>(ms: number, error: () => Error, narrow: (signal: AbortSignal) => () => void, next: Next<T>, onTimeout: () => T | Promise<T>): Promise<T> {
+async function withDeadline<T>(ms: number, error: () => Error, narrow: (signal: AbortSignal) => (timedOut: boolean) => void, next: Next<T>, onTimeout: () => T | Promise<T>): Promise<T> {
   const deadline = new AbortController();
   const restore = narrow(deadline.signal);
   let timer: NodeJS.Timeout | undefined;
@@ -45,15 +46,32 @@ async function withDeadline<T>(ms: number, error: () => Error, narrow: (signal: 
     return await Promise.race([next(), expired]);
   } finally {
     clearTimeout(timer);
-    restore();
+    restore(deadline.signal.aborted);
   }
 }
 
-function checkMs(value: unknown, which: string): void {
-  if (value !== undefined && (typeof value !== 'number' || !(value > 0) || !Number.isFinite(value))) {
-    throw new TypeError(`timeoutMiddleware: ${which} must be a number of milliseconds > 0 (got ${String(value)})`);
-  }
+// The signal a call had before a deadline that expired narrowed it, by call (its context or
+// request): a timed-out call keeps its aborted signal — code still running for it (a tool that
+// ignored the signal, then checks it) must see that it is over — and a retry starts afresh.
+const beforeTimeout = new WeakMap<object, AbortSignal | undefined>();
+
+function before(owner: object, current: AbortSignal | undefined): AbortSignal | undefined {
+  return beforeTimeout.has(owner) ? beforeTimeout.get(owner) : current;
 }
+
+function after(owner: object, original: AbortSignal | undefined, timedOut: boolean, set: (signal: AbortSignal | undefined) => void): void {
+  if (timedOut) {
+    beforeTimeout.set(owner, original);
+    return;
+  }
+  beforeTimeout.delete(owner);
+  set(original);
+}
+
+const ms = z.number({ error: 'must be a number of milliseconds > 0' }).gt(0, { error: 'must be a number of milliseconds > 0' }).refine(Number.isFinite, { error: 'must be a number of milliseconds > 0' });
+
+/** The shape of `timeoutMiddleware`'s options, described once. */
+const timeoutOptionsSchema = optionsSchema({ model: ms.optional(), tool: ms.optional() }, { noun: 'a timeout', aliases: { models: 'model', tools: 'tool', modelMs: 'model', toolMs: 'tool', ms: 'model' } });
 
 /**
  * Deadlines for model calls and tool calls. A model call past its deadline fails with a
@@ -63,20 +81,18 @@ function checkMs(value: unknown, which: string): void {
  * @example agent.use(timeoutMiddleware({ model: 30_000, tool: 10_000 }))
  */
 export function timeoutMiddleware(options: TimeoutOptions): Middleware & { name: string } {
-  if (typeof options !== 'object' || options === null || (options.model === undefined && options.tool === undefined)) {
-    throw new TypeError('timeoutMiddleware(options): give { model?: ms, tool?: ms }');
-  }
-  checkMs(options.model, 'model');
-  checkMs(options.tool, 'tool');
+  if (typeof options !== 'object' || options === null) throw new TypeError('timeoutMiddleware(options): give { model?: ms, tool?: ms }');
+  parseOptions(timeoutOptionsSchema, options, 'timeoutMiddleware');
+  if (options.model === undefined && options.tool === undefined) throw new TypeError('timeoutMiddleware(options): give { model?: ms, tool?: ms }');
   const { model: modelMs, tool: toolMs } = options;
   const mw: Middleware & { name: string } = { name: 'timeout' };
   if (modelMs !== undefined) {
     mw.model = function timeout(ctx: ModelContext, next: Next<GenerateResult>) {
       const error = new TimeoutError('the model call', modelMs);
       return withDeadline(modelMs, () => error, (deadline) => {
-        const original = ctx.request.signal;
+        const original = before(ctx.request, ctx.request.signal);
         ctx.request.signal = original === undefined ? deadline : AbortSignal.any([original, deadline]);
-        return () => { ctx.request.signal = original; };
+        return (timedOut) => after(ctx.request, original, timedOut, (signal) => { ctx.request.signal = signal; });
       }, next, () => Promise.reject(error));
     };
   }
@@ -84,9 +100,9 @@ export function timeoutMiddleware(options: TimeoutOptions): Middleware & { name:
     mw.tool = function timeout(ctx: ToolContext, next: Next<ToolOutcome>) {
       const message = `${ctx.toolName} timed out after ${toolMs} ms`;
       return withDeadline(toolMs, () => new KoagentError('timeout', message), (deadline) => {
-        const original = ctx.signal;
+        const original = before(ctx, ctx.signal)!;
         ctx.signal = AbortSignal.any([original, deadline]);
-        return () => { ctx.signal = original; };
+        return (timedOut) => after(ctx, original, timedOut, (signal) => { ctx.signal = signal!; });
       }, next, () => toolError('aborted', message, 'timeout'));
     };
   }

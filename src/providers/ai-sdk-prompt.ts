@@ -1,4 +1,5 @@
 // A koagent request in the AI SDK's call-options format (identical in spec V2 and V3).
+import { textOf } from '../core/content.js';
 import type { Message, ToolMessage } from '../core/messages.js';
 import type { GenerateOptions } from '../core/model.js';
 import { parseArguments } from './openai-wire.js';
@@ -66,9 +67,10 @@ export function aiSdkPrompt(messages: readonly Message[]): AiSdkPromptMessage[] 
   const prompt: AiSdkPromptMessage[] = [];
   for (const m of messages) {
     if (m.role === 'system') prompt.push({ role: 'system', content: m.content });
-    else if (m.role === 'user') prompt.push({ role: 'user', content: [{ type: 'text', text: m.content }] });
+    else if (m.role === 'user') prompt.push({ role: 'user', content: [{ type: 'text', text: textOf(m.content) }] });
     else if (m.role === 'assistant') {
-      const content: Extract<AiSdkPromptMessage, { role: 'assistant' }>['content'] = m.content === '' ? [] : [{ type: 'text', text: m.content }];
+      const text = textOf(m.content);
+      const content: Extract<AiSdkPromptMessage, { role: 'assistant' }>['content'] = text === '' ? [] : [{ type: 'text', text }];
       for (const call of m.toolCalls ?? []) {
         content.push({ type: 'tool-call', toolCallId: call.id, toolName: call.name, input: typeof call.args === 'string' ? parseArguments(call.args) : call.args });
       }
@@ -85,6 +87,6 @@ export function aiSdkPrompt(messages: readonly Message[]): AiSdkPromptMessage[] 
 
 function toolResult(m: ToolMessage): Extract<AiSdkPromptMessage, { role: 'tool' }>['content'][number] {
   const failed = m.metadata?.error !== undefined;
-  return { type: 'tool-result', toolCallId: m.toolCallId, toolName: m.name, output: { type: failed ? 'error-text' : 'text', value: m.content } };
+  return { type: 'tool-result', toolCallId: m.toolCallId, toolName: m.name, output: { type: failed ? 'error-text' : 'text', value: textOf(m.content) } };
 }
 

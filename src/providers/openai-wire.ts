@@ -1,5 +1,6 @@
 // The Chat Completions wire format, both ways: koagent's transcript and request to the JSON a
 // server expects, and its replies (whole, or as streamed chunks) back to koagent's types.
+import type { ContentPart } from '../core/content.js';
 import type { AssistantMessage, Message, AssistantToolCall } from '../core/messages.js';
 import type { FinishReason, GenerateOptions, GenerateResult, StreamPart, TokenUsage, ToolSpec } from '../core/model.js';
 
@@ -37,20 +38,29 @@ export function wireMessages(messages: readonly Message[]): WireMessage[] {
   return messages.map((m, i): WireMessage => {
     switch (m.role) {
       case 'system':
-      case 'user':
         return { role: m.role, content: m.content };
+      case 'user':
+        return { role: m.role, content: textOnly(m.content, i) };
       case 'assistant': {
         const calls = m.toolCalls;
-        if (calls === undefined || calls.length === 0) return { role: 'assistant', content: m.content };
+        const content = textOnly(m.content, i);
+        if (calls === undefined || calls.length === 0) return { role: 'assistant', content };
         // With tool calls, "no text" is null on the wire, as OpenAI itself sends it.
-        return { role: 'assistant', content: m.content === '' ? null : m.content, tool_calls: calls.map(wireToolCall) };
+        return { role: 'assistant', content: content === '' ? null : content, tool_calls: calls.map(wireToolCall) };
       }
       case 'tool':
-        return { role: 'tool', tool_call_id: m.toolCallId, content: m.content };
+        return { role: 'tool', tool_call_id: m.toolCallId, content: textOnly(m.content, i) };
       default:
         throw new TypeError(`messages[${i}] has role ${JSON.stringify((m as { role: unknown }).role)}; expected system, user, assistant or tool`);
     }
   });
+}
+
+function textOnly(content: string | readonly ContentPart[], i: number): string {
+  if (typeof content === 'string') return content;
+  const other = content.find((p) => p.type !== 'text');
+  if (other !== undefined) throw new TypeError(`messages[${i}] holds a ${other.type} part, which this provider does not send`);
+  return content.map((p) => (p as { text: string }).text).join('');
 }
 
 function wireToolCall(call: AssistantToolCall): WireToolCall {

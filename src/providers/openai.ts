@@ -1,5 +1,8 @@
 import { createParser, type EventSourceMessage } from 'eventsource-parser';
+import { z } from 'zod';
+import { functionSchema, optionsSchema, parseOptions } from '../core/options.js';
 import type { GenerateOptions, GenerateResult, ModelProvider, StreamPart } from '../core/model.js';
+import { replyParts } from '../core/reply-parts.js';
 import { ChunkAssembler, completionResult, MalformedReply, requestBody, type MaxTokensField } from './openai-wire.js';
 import { isRetryableStatus, ProviderError, retryAfterMs, type ProviderErrorDetails } from '../core/provider-error.js';
 
@@ -35,6 +38,18 @@ export interface OpenAIProviderOptions {
   fetch?: typeof globalThis.fetch;
 }
 
+/** The shape of `openai()`'s options, described once. */
+const openaiOptionsSchema = optionsSchema({
+  model: z.string({ error: "must be the model id, e.g. 'gpt-5-mini'" }).min(1, { error: "must be the model id, e.g. 'gpt-5-mini'" }),
+  apiKey: z.string({ error: 'must be a string' }).optional(),
+  baseURL: z.string({ error: "must be a URL string such as 'http://localhost:11434/v1'" }).optional(),
+  headers: z.record(z.string(), z.string(), { error: 'must be an object of header names to string values' }).optional(),
+  name: z.string({ error: 'must be a string' }).optional(),
+  maxTokensField: z.enum(['max_completion_tokens', 'max_tokens'], { error: "must be 'max_completion_tokens' or 'max_tokens'" }).optional(),
+  extraBody: z.record(z.string(), z.unknown(), { error: 'must be an object of body fields' }).optional(),
+  fetch: functionSchema('a fetch function').optional(),
+}, { noun: 'an option of openai()', aliases: { key: 'apiKey', api_key: 'apiKey', baseUrl: 'baseURL', url: 'baseURL', endpoint: 'baseURL', modelId: 'model', body: 'extraBody' } });
+
 /**
  * A model behind the OpenAI Chat Completions API: OpenAI, or any server that speaks it (Ollama,
  * vLLM, llama.cpp, LM Studio, OpenRouter, gateways) through `baseURL`. Streams over SSE.
@@ -63,13 +78,8 @@ export class OpenAIChatModel implements ModelProvider {
   constructor(options: OpenAIProviderOptions) {
     const where = 'openai(options)';
     if (typeof options !== 'object' || options === null) throw new TypeError(`${where}: options must be an object { model, apiKey?, baseURL? }`);
+    parseOptions(openaiOptionsSchema, options, where);
     const { model, headers = {}, maxTokensField = 'max_completion_tokens', extraBody } = options;
-    if (typeof model !== 'string' || model === '') throw new TypeError(`${where}: model must be the model id, e.g. 'gpt-5-mini'`);
-    if (options.baseURL !== undefined && typeof options.baseURL !== 'string') throw new TypeError(`${where}: baseURL must be a URL string such as 'http://localhost:11434/v1'`);
-    if (options.apiKey !== undefined && typeof options.apiKey !== 'string') throw new TypeError(`${where}: apiKey must be a string`);
-    if (typeof headers !== 'object' || headers === null || Object.values(headers).some((v) => typeof v !== 'string')) throw new TypeError(`${where}: headers must be an object of header names to string values`);
-    if (maxTokensField !== 'max_completion_tokens' && maxTokensField !== 'max_tokens') throw new TypeError(`${where}: maxTokensField must be 'max_completion_tokens' or 'max_tokens'`);
-    if (extraBody !== undefined && (typeof extraBody !== 'object' || extraBody === null || Array.isArray(extraBody))) throw new TypeError(`${where}: extraBody must be an object of body fields`);
     const fromEnv = options.baseURL === undefined;
     // An empty variable counts as unset, as shells and .env files often leave them.
     const baseURL = options.baseURL ?? (process.env.OPENAI_BASE_URL || OPENAI_BASE_URL);
@@ -182,8 +192,7 @@ export class OpenAIChatModel implements ModelProvider {
     } catch (error) {
       throw this.#malformed(error instanceof MalformedReply ? error.message : `the body is not JSON: ${snippet(text)}`, response.status);
     }
-    if (result.message.content !== '') yield { type: 'text', delta: result.message.content };
-    for (const call of result.message.toolCalls ?? []) yield { type: 'tool-call', id: call.id, name: call.name, args: call.args };
+    yield* replyParts(result.message);
     yield { type: 'finish', usage: result.usage, finishReason: result.finishReason };
   }
 

@@ -65,7 +65,8 @@ export function resolveModel(spec: string, env: ModelEnv = process.env): ModelPr
   try {
     provider = factory(modelId, env);
   } catch (error) {
-    throw new TypeError(`${where}: ${(error as Error)?.message ?? String(error)}`, { cause: error });
+    // The factory's message is in ours; a cause would print it a second time.
+    throw new TypeError(`${where}: ${(error as Error)?.message ?? String(error)}`);
   }
   if (!isModelProvider(provider)) throw new TypeError(`${where}: the factory registered for "${prefix}" returned no model provider (an object with generate(request))`);
   return provider;

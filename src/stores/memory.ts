@@ -1,6 +1,7 @@
 import type { Checkpoint } from '../core/journaled-writer.js';
 import type { LedgerEntry, RunState } from '../core/state.js';
-import { applyToRow, assembleState, filterStatuses, leaseLost, leaseOption, partsOf, retentionStatuses, rowOf, stillRunning, summaryOf, type RunRow } from './records.js';
+import { applyToRow, assembleState, filterStatuses, leaseLost, partsOf, rowOf, stillRunning, summaryOf, type RunRow } from './records.js';
+import { DEFAULT_LEASE_MS, memoryStoreSchema, parseFilter, parseStoreOptions, retentionStatuses } from './store-options.js';
 import type { ClaimedRun, ClaimOutcome, ClaimRequest, CreateOutcome, Lease, NewRun, RetentionPolicy, RunFilter, RunStore, RunSummary, StoreStats } from './run-store.js';
 
 /**
@@ -53,11 +54,9 @@ class MemoryStore implements RunStore {
   #bytes = 0;
 
   constructor(options: MemoryStoreOptions) {
-    if (typeof options !== 'object' || options === null) throw new TypeError('memoryStore(options): options must be an object');
-    this.leaseMs = leaseOption(options.leaseMs, 'memoryStore');
-    if (options.now !== undefined && typeof options.now !== 'function') throw new TypeError('memoryStore: now must be a function returning milliseconds');
+    parseStoreOptions(memoryStoreSchema, options, 'memoryStore(options)');
+    this.leaseMs = options.leaseMs ?? DEFAULT_LEASE_MS;
     this.#now = options.now ?? Date.now;
-    if (options.retention !== undefined) retentionStatuses(options.retention, 'memoryStore({ retention })');
     this.#retention = options.retention;
   }
 
@@ -97,7 +96,7 @@ class MemoryStore implements RunStore {
     if (run.status !== 'suspended' && run.status !== 'failed') return { refused: 'status', status: run.status, segment: run.segment };
     if (run.segment !== claim.segment) return { refused: 'segment', status: run.status, segment: run.segment };
     const row = rowOf(claim.state);
-    Object.assign(run, { status: 'running', pending: row.pending, decisions: row.decisions, children: row.children, error: row.error });
+    Object.assign(run, { status: 'running', pending: row.pending, decisions: row.decisions, children: row.children, error: row.error, identity: row.identity, agentName: claim.state.agentName });
     return { lease: this.#lease(run, runId, claim.owner) };
   }
 
@@ -167,7 +166,8 @@ class MemoryStore implements RunStore {
     return head === undefined ? undefined : this.loadRun(head);
   }
 
-  async listRuns(filter: RunFilter = {}): Promise<RunSummary[]> {
+  async listRuns(given: RunFilter = {}): Promise<RunSummary[]> {
+    const filter = parseFilter(given);
     const statuses = filterStatuses(filter.status);
     const found: RunSummary[] = [];
     for (const [runId, run] of this.#runs) {

@@ -2,7 +2,9 @@
 // dependency, loaded here only, when a store is made.
 import { createRequire } from 'node:module';
 import type pg from 'pg';
-import { leaseOption, retentionStatuses } from './records.js';
+import { z } from 'zod';
+import { optionsSchema } from '../core/options.js';
+import { commonAliases, commonStoreOptions, DEFAULT_LEASE_MS, parseStoreOptions } from './store-options.js';
 import type { RetentionPolicy, RunStore, StoreStats } from './run-store.js';
 import { paramBytes, type Dialect, type Op, type Row } from './sql/query.js';
 import { MIGRATIONS, pendingMigrations } from './sql/schema.js';
@@ -27,6 +29,14 @@ export interface PostgresStoreOptions {
   retention?: RetentionPolicy;
 }
 
+const postgresStoreSchema = optionsSchema({
+  connectionString: z.string({ error: "must be a string, e.g. 'postgres://user:password@host:5432/db'" }).min(1, { error: "must be a string, e.g. 'postgres://user:password@host:5432/db'" }).optional(),
+  // pg checks its own settings.
+  poolConfig: z.record(z.string(), z.unknown(), { error: 'must be an object of pg.Pool settings' }).optional(),
+  pool: z.custom<pg.Pool>((value) => typeof (value as pg.Pool | null)?.connect === 'function' && typeof (value as pg.Pool).query === 'function', { error: 'must be a pg.Pool' }).optional(),
+  ...commonStoreOptions,
+}, { noun: 'an option of postgresStore', aliases: { ...commonAliases, url: 'connectionString', uri: 'connectionString', databaseUrl: 'connectionString', connection: 'connectionString', config: 'poolConfig', poolOptions: 'poolConfig', client: 'pool' } });
+
 const POSTGRES: Dialect = {
   name: 'postgres',
   now: 'CAST(EXTRACT(EPOCH FROM clock_timestamp()) * 1000 AS BIGINT)',
@@ -47,9 +57,8 @@ const MIGRATION_LOCK = 0x6b6f6167656e74;
  *          const store = await postgresStore({ connectionString: process.env.DATABASE_URL });
  */
 export async function postgresStore(options: PostgresStoreOptions): Promise<RunStore> {
-  if (typeof options !== 'object' || options === null) throw new TypeError('postgresStore(options): give { connectionString } or { pool }');
-  const leaseMs = leaseOption(options.leaseMs, 'postgresStore');
-  if (options.retention !== undefined) retentionStatuses(options.retention, 'postgresStore({ retention })');
+  parseStoreOptions(postgresStoreSchema, options, 'postgresStore(options)');
+  const leaseMs = options.leaseMs ?? DEFAULT_LEASE_MS;
   if (options.pool === undefined && options.connectionString === undefined && options.poolConfig === undefined) {
     throw new TypeError("postgresStore(options): say where the database is: { connectionString: 'postgres://…' }, { poolConfig }, or { pool }");
   }

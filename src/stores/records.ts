@@ -5,7 +5,7 @@ import { KoagentError } from '../core/errors.js';
 import type { Checkpoint } from '../core/journaled-writer.js';
 import type { Message, ToolMessage } from '../core/messages.js';
 import type { LedgerEntry, RunState, RunStatus, StopReason } from '../core/state.js';
-import type { RetentionPolicy, RunSummary } from './run-store.js';
+import type { RunSummary } from './run-store.js';
 
 /** The parts of a run state that checkpoints write; everything else is its identity, stored once. */
 const CHANGING = new Set(['status', 'segment', 'steps', 'usage', 'stopReason', 'output', 'error', 'pendingApprovals', 'decisions', 'children', 'messages', 'settled', 'ledger', 'hookState']);
@@ -127,29 +127,6 @@ export function leaseLost(runId: string): KoagentError {
 /** A delete refused because a worker holds the run. */
 export function stillRunning(runId: string): KoagentError {
   return new KoagentError('session_busy', `run ${runId} is running and a worker holds its lease; delete it once it has finished (or once its lease expired)`);
-}
-
-const PRUNABLE = new Set(['completed', 'failed', 'suspended']);
-
-/** The statuses a retention policy prunes, checked; a mistake names the policy's field. */
-export function retentionStatuses(policy: RetentionPolicy | undefined, where: string): { olderThanMs: number; statuses: RunStatus[] } {
-  if (policy === undefined) throw new TypeError(`${where}: give a retention policy { olderThanMs, statuses? }, here or as the store's \`retention\` option`);
-  if (typeof policy !== 'object' || policy === null) throw new TypeError(`${where}: the retention policy must be an object { olderThanMs, statuses? }`);
-  const { olderThanMs, statuses = ['completed', 'failed'] } = policy;
-  if (typeof olderThanMs !== 'number' || !(olderThanMs >= 0) || !Number.isFinite(olderThanMs)) {
-    throw new TypeError(`${where}: olderThanMs must be a number of milliseconds ≥ 0 (got ${String(olderThanMs)})`);
-  }
-  if (!Array.isArray(statuses) || statuses.some((s) => !PRUNABLE.has(s))) {
-    throw new TypeError(`${where}: statuses must list some of 'completed', 'failed', 'suspended' (a running run is never pruned), got ${JSON.stringify(statuses)}`);
-  }
-  return { olderThanMs, statuses: [...statuses] };
-}
-
-/** A lease duration option, checked. */
-export function leaseOption(value: unknown, where: string): number {
-  if (value === undefined) return 30_000;
-  if (typeof value !== 'number' || !Number.isFinite(value) || value < 10) throw new TypeError(`${where}: leaseMs must be a number of milliseconds ≥ 10 (got ${String(value)})`);
-  return value;
 }
 
 /** The statuses a filter asks for, as a list (undefined: any). */

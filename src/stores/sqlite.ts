@@ -2,7 +2,9 @@
 // optional peer dependency, loaded here only, when a store is made.
 import { createRequire } from 'node:module';
 import type BetterSqlite3 from 'better-sqlite3';
-import { leaseOption, retentionStatuses } from './records.js';
+import { z } from 'zod';
+import { optionsSchema } from '../core/options.js';
+import { commonAliases, commonStoreOptions, DEFAULT_LEASE_MS, parseStoreOptions } from './store-options.js';
 import type { RetentionPolicy, RunStore, StoreStats } from './run-store.js';
 import { paramBytes, type Dialect, type Op, type Row, type Sql } from './sql/query.js';
 import { MIGRATIONS, pendingMigrations } from './sql/schema.js';
@@ -30,6 +32,13 @@ export interface SqliteStoreOptions {
   retention?: RetentionPolicy;
 }
 
+const sqliteStoreSchema = optionsSchema({
+  path: z.string({ error: "must name the database file, e.g. sqliteStore({ path: 'runs.db' })" }).min(1, { error: "must name the database file, e.g. sqliteStore({ path: 'runs.db' })" }),
+  synchronous: z.enum(['normal', 'full'], { error: "must be 'normal' or 'full'" }).optional(),
+  busyTimeoutMs: z.number({ error: 'must be a number of milliseconds ≥ 0' }).min(0, { error: 'must be a number of milliseconds ≥ 0' }).optional(),
+  ...commonStoreOptions,
+}, { noun: 'an option of sqliteStore', aliases: { ...commonAliases, file: 'path', filename: 'path', database: 'path', db: 'path', sync: 'synchronous', busyTimeout: 'busyTimeoutMs', timeout: 'busyTimeoutMs' } });
+
 const SQLITE: Dialect = {
   name: 'sqlite',
   now: "CAST(unixepoch('subsec') * 1000 AS INTEGER)",
@@ -46,15 +55,10 @@ const SQLITE: Dialect = {
  *          const agent = createAgent({ model, tools, store: sqliteStore({ path: 'runs.db' }) });
  */
 export function sqliteStore(options: SqliteStoreOptions): RunStore {
-  if (typeof options !== 'object' || options === null || typeof options.path !== 'string' || options.path === '') {
-    throw new TypeError("sqliteStore(options): give { path } naming the database file, e.g. sqliteStore({ path: 'runs.db' })");
-  }
-  const leaseMs = leaseOption(options.leaseMs, 'sqliteStore');
+  parseStoreOptions(sqliteStoreSchema, options, 'sqliteStore(options)');
+  const leaseMs = options.leaseMs ?? DEFAULT_LEASE_MS;
   const synchronous = options.synchronous ?? 'normal';
-  if (synchronous !== 'normal' && synchronous !== 'full') throw new TypeError(`sqliteStore: synchronous must be 'normal' or 'full' (got ${JSON.stringify(synchronous)})`);
   const busy = options.busyTimeoutMs ?? 5000;
-  if (typeof busy !== 'number' || !(busy >= 0)) throw new TypeError(`sqliteStore: busyTimeoutMs must be a number ≥ 0 (got ${String(busy)})`);
-  if (options.retention !== undefined) retentionStatuses(options.retention, 'sqliteStore({ retention })');
   const Database = loadDriver();
   let db: BetterSqlite3.Database;
   try {

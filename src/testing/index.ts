@@ -1,1 +1,1 @@
-export { mockModel, type MockCall, type MockModel, type MockModelOptions, type MockReply, type MockToolCall } from './mock-model.js';
+export { mockModel, type MockCall, type MockModel, type MockModelOptions, type MockReasoning, type MockReply, type MockToolCall } from './mock-model.js';

@@ -1,16 +1,31 @@
+import { contentProblem, estimateTokens, type AssistantContentPart, type ProviderOptions } from '../core/content.js';
 import type { AssistantMessage, Message, AssistantToolCall } from '../core/messages.js';
 import type { GenerateOptions, GenerateResult, ModelProvider, StreamPart, TokenUsage } from '../core/model.js';
+import { optionsSchema, parseOptions } from '../core/options.js';
+import { replyParts } from '../core/reply-parts.js';
+import { z } from 'zod';
 
 /**
- * One scripted reply: text, tool calls (with optional text), or an error to throw.
+ * One scripted reply: text, tool calls (with optional text), or an error to throw. A reply may
+ * also carry reasoning (its text, or a reasoning part with `providerOptions`) or be given as
+ * content parts whole.
  *
- * @example const script: MockReply[] = [{ toolCalls: [{ name: 'search', args: { q: 'koa' } }] }, { error: 'overloaded' }, 'Done.'];
+ * @example const script: MockReply[] = [{ reasoning: 'I should search.', toolCalls: [{ name: 'search', args: { q: 'koa' } }] }, { error: 'overloaded' }, 'Done.'];
  */
 export type MockReply =
   | string
-  | { text: string; toolCalls?: MockToolCall[]; usage?: Partial<TokenUsage> }
-  | { toolCalls: MockToolCall[]; text?: string; usage?: Partial<TokenUsage> }
+  | { text: string; reasoning?: MockReasoning; toolCalls?: MockToolCall[]; usage?: Partial<TokenUsage> }
+  | { toolCalls: MockToolCall[]; text?: string; reasoning?: MockReasoning; usage?: Partial<TokenUsage> }
+  | { content: AssistantContentPart[]; toolCalls?: MockToolCall[]; usage?: Partial<TokenUsage> }
   | { error: string | Error };
+
+/**
+ * A scripted reply's reasoning: its text, or the text with the provider data a real provider
+ * would attach (a signature).
+ *
+ * @example const reasoning: MockReasoning = { text: 'Check the ledger first.', providerOptions: { anthropic: { signature: 'sig-1' } } };
+ */
+export type MockReasoning = string | { text: string; providerOptions?: ProviderOptions };
 
 /**
  * A tool call in a script: the tool's name, its arguments (an object, or raw text), and an id if you need one.
@@ -22,6 +37,7 @@ export interface MockToolCall {
   /** An object, or raw text as a provider would pass it (to test malformed arguments). */
   args?: unknown;
   id?: string;
+  providerOptions?: ProviderOptions;
 }
 
 /**
@@ -46,6 +62,8 @@ export interface MockModelOptions {
   streamChunk?: number;
   /** When streamed: wait this long before each delta (abortable). */
   deltaLatencyMs?: number;
+  /** What the mock says of itself as `structuredOutputs` (default true: replies are taken as they are scripted). */
+  structuredOutputs?: boolean;
 }
 
 /**
@@ -59,8 +77,41 @@ export interface MockModel extends ModelProvider {
   readonly remaining: number;
 }
 
+const usageSchema = optionsSchema({ inputTokens: z.number().optional(), outputTokens: z.number().optional() }, { noun: 'a usage field' }).optional();
+const providerOptionsSchema = z.record(z.string(), z.record(z.string(), z.unknown()), { error: 'must be an object keyed by provider' }).optional();
+const callSchema = optionsSchema({ name: z.string({ error: 'must be the tool\'s name' }), args: z.unknown().optional(), id: z.string().optional(), providerOptions: providerOptionsSchema }, { noun: 'a field of a scripted tool call', aliases: { tool: 'name', arguments: 'args', input: 'args', toolCallId: 'id' } });
+const reasoningSchema = z.union([z.string(), optionsSchema({ text: z.string({ error: 'must be a string' }), providerOptions: providerOptionsSchema }, { noun: 'a field of scripted reasoning' })], { error: "must be the reasoning's text, or { text, providerOptions? }" });
+const partsSchema = z.array(z.unknown(), { error: 'must be an array of content parts' }).superRefine((parts, ctx) => {
+  const problem = contentProblem(parts, 'assistant', 'content');
+  if (problem !== undefined) ctx.addIssue({ code: 'custom', message: problem.replace(/^content/, 'has a bad part: content') });
+});
+
+/** The shape of a script, described once: a typo in an entry fails at once, not as a wrong reply. */
+const scriptSchema = z.array(z.union([
+  z.string(),
+  optionsSchema({ text: z.string().optional(), reasoning: reasoningSchema.optional(), content: partsSchema.optional(), toolCalls: z.array(callSchema).optional(), usage: usageSchema }, { noun: 'a field of a scripted reply', aliases: { message: 'text', thinking: 'reasoning', parts: 'content', calls: 'toolCalls', tools: 'toolCalls', tool_calls: 'toolCalls' } }),
+  optionsSchema({ error: z.union([z.string(), z.instanceof(Error)]) }, { noun: 'a field of a scripted error' }),
+], { error: 'must be a reply: text, { text?, reasoning?, content?, toolCalls? }, or { error }' }));
+
+const mockOptionsSchema = optionsSchema({
+  latencyMs: z.number().min(0).optional(),
+  streamChunk: z.number().int().min(1).optional(),
+  deltaLatencyMs: z.number().min(0).optional(),
+  structuredOutputs: z.boolean({ error: 'must be true or false' }).optional(),
+}, { noun: 'an option of mockModel', aliases: { latency: 'latencyMs', delayMs: 'latencyMs', chunk: 'streamChunk', chunkSize: 'streamChunk' } });
+
 // A rough token estimate (4 characters a token), so usage is never zero in examples.
 const tokens = (text: string) => Math.ceil(text.length / 4);
+
+/** A scripted reply's content: its parts as given, reasoning then text, or the text alone. */
+function scriptedContent(entry: Exclude<MockReply, { error: unknown }>): AssistantMessage['content'] {
+  if (typeof entry === 'string') return entry;
+  if ('content' in entry) return snapshot(entry.content);
+  const text = entry.text ?? '';
+  if (entry.reasoning === undefined) return text;
+  const reasoning = typeof entry.reasoning === 'string' ? { type: 'reasoning' as const, text: entry.reasoning } : { type: 'reasoning' as const, ...snapshot(entry.reasoning) };
+  return text === '' ? [reasoning] : [reasoning, { type: 'text', text }];
+}
 
 /**
  * A model that replies from a script, one entry per call, and records each call's messages as
@@ -70,25 +121,41 @@ const tokens = (text: string) => Math.ceil(text.length / 4);
  */
 export function mockModel(script: MockReply[], options: MockModelOptions = {}): MockModel {
   if (!Array.isArray(script)) throw new TypeError('mockModel(script): script must be an array of replies');
+  parseOptions(scriptSchema, script, 'mockModel(script)');
+  script.forEach((entry, i) => {
+    if (typeof entry === 'object' && 'content' in entry && ('text' in entry || 'reasoning' in entry)) {
+      throw new TypeError(`mockModel(script): script[${i}] has content and text or reasoning; give the reply either as content parts or as text (with reasoning)`);
+    }
+  });
+  parseOptions(mockOptionsSchema, options, 'mockModel(script, options)');
   const calls: MockCall[] = [];
   let nextId = 1;
   const model: MockModel = {
     name: 'mockModel',
     modelId: 'mock',
+    structuredOutputs: options.structuredOutputs ?? true,
     calls,
     get remaining() {
       return Math.max(0, script.length - calls.length);
     },
     generate,
-    // The same scripted reply as parts: text in deltas, then the tool calls, then the finish.
+    // The same scripted reply as parts: text and reasoning in deltas, then the tool calls, then the finish.
     async *stream(request: GenerateOptions): AsyncIterable<StreamPart> {
       const reply = await generate(request);
-      for (const delta of pieces(reply.message.content, options.streamChunk)) {
-        if (options.deltaLatencyMs) await sleep(options.deltaLatencyMs, request.signal);
-        request.signal?.throwIfAborted();
-        yield { type: 'text', delta };
+      for (const part of replyParts(reply.message)) {
+        if (part.type !== 'text' && part.type !== 'reasoning') {
+          yield part;
+          continue;
+        }
+        const deltas = pieces(part.delta, options.streamChunk);
+        // Reasoning keeps its provider data on its last delta, as real providers send a signature last.
+        for (let i = 0; i < deltas.length; i++) {
+          if (options.deltaLatencyMs) await sleep(options.deltaLatencyMs, request.signal);
+          request.signal?.throwIfAborted();
+          if (part.type === 'text' || i < deltas.length - 1) yield { type: part.type, delta: deltas[i], ...(part.type === 'reasoning' ? { id: part.id } : {}) };
+          else yield { ...part, delta: deltas[i] };
+        }
       }
-      for (const call of reply.message.toolCalls ?? []) yield { type: 'tool-call', id: call.id, name: call.name, args: call.args };
       yield { type: 'finish', usage: reply.usage, finishReason: reply.finishReason };
     },
   };
@@ -96,7 +163,7 @@ export function mockModel(script: MockReply[], options: MockModelOptions = {}): 
 
   async function generate(request: GenerateOptions): Promise<GenerateResult> {
     const { messages, signal, ...rest } = request;
-    calls.push({ messages: structuredClone(messages), request: structuredClone(rest) });
+    calls.push({ messages: snapshot(messages), request: snapshot(rest) });
     const n = calls.length;
     if (options.latencyMs) await sleep(options.latencyMs, signal);
     signal?.throwIfAborted();
@@ -105,20 +172,41 @@ export function mockModel(script: MockReply[], options: MockModelOptions = {}): 
       throw new Error(`mockModel: the model was called ${n} time${n === 1 ? '' : 's'}, but the script has only ${script.length} entr${script.length === 1 ? 'y' : 'ies'}; add a reply for call ${n}`);
     }
     if (typeof entry === 'object' && 'error' in entry) throw typeof entry.error === 'string' ? new Error(entry.error) : entry.error;
-    const text = typeof entry === 'string' ? entry : entry.text ?? '';
-    const message: AssistantMessage = { role: 'assistant', content: text };
+    const message: AssistantMessage = { role: 'assistant', content: scriptedContent(entry) };
     const toolCalls = typeof entry === 'string' ? undefined : entry.toolCalls;
     if (toolCalls !== undefined && toolCalls.length > 0) {
-      message.toolCalls = toolCalls.map((c): AssistantToolCall => ({ id: c.id ?? `call_${nextId++}`, name: c.name, args: structuredClone(c.args === undefined ? {} : c.args) }));
+      message.toolCalls = toolCalls.map((c): AssistantToolCall => {
+        const call: AssistantToolCall = { id: c.id ?? `call_${nextId++}`, name: c.name, args: snapshot(c.args === undefined ? {} : c.args) };
+        if (c.providerOptions !== undefined) call.providerOptions = snapshot(c.providerOptions);
+        return call;
+      });
     }
-    const input = messages.reduce((sum, m) => sum + tokens(m.content), 0);
-    const output = tokens(text) + (message.toolCalls ? tokens(JSON.stringify(message.toolCalls)) : 0);
+    const input = messages.reduce((sum, m) => sum + estimateTokens(m.content), 0);
+    const output = estimateTokens(message.content) + (message.toolCalls ? tokens(jsonText(message.toolCalls)) : 0);
     const usage = typeof entry === 'string' ? undefined : entry.usage;
     return {
       message,
       usage: { inputTokens: usage?.inputTokens ?? input, outputTokens: usage?.outputTokens ?? output },
       finishReason: message.toolCalls ? 'tool_calls' : 'stop',
     };
+  }
+}
+
+/** A copy for the record (what a test reads back later); a value too deep to copy is kept as it is. */
+function snapshot<T>(value: T): T {
+  try {
+    return structuredClone(value);
+  } catch {
+    return value;
+  }
+}
+
+/** Text for the token estimate; a value too deep for JSON.stringify (a hostile script) counts as empty. */
+function jsonText(value: unknown): string {
+  try {
+    return JSON.stringify(value) ?? '';
+  } catch {
+    return '';
   }
 }
 

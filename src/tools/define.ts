@@ -1,13 +1,15 @@
 import { z } from 'zod';
+import type { ToolContentPart } from '../core/content.js';
 import type { InputGuardrail, InterruptPolicy, OutputGuardrail, Tool, ToolContext } from '../core/contexts.js';
 import type { ToolSpec } from '../core/model.js';
+import { functionSchema, optionsSchema, parseOptions } from '../core/options.js';
 
 /**
  * The definition `defineTool` takes.
  *
  * @example defineTool({ name: 'add', description: 'Add two numbers', input: z.object({ a: z.number(), b: z.number() }), execute: ({ a, b }) => a + b })
  */
-export interface ToolDefinition<S extends z.ZodType = z.ZodType, R = unknown> {
+export interface ToolDefinition<S extends ToolInput = ToolInput, R = unknown> {
   /** Letters, digits, `_` and `-`, at most 64 characters (what model APIs accept). */
   name: string;
   description: string;
@@ -15,6 +17,20 @@ export interface ToolDefinition<S extends z.ZodType = z.ZodType, R = unknown> {
   input?: S;
   /** Does the work: gets the checked arguments (the schema's output) and the call's context; returns the result (JSON) the model reads. */
   execute(args: z.output<S>, ctx: ToolContext): R | Promise<R>;
+  /**
+   * A zod schema every result must fit: a result that does not is an `execution` error naming
+   * the field, and what the tool gives on is the schema's output (its defaults and transforms
+   * applied). With `defineTool({ output })`, the result's type is the schema's.
+   */
+  output?: z.ZodType;
+  /**
+   * What the model reads of a result, when not the result as JSON: text, or parts (an image, a
+   * file). It runs on the result the layers settled on, so a layer that redacts the result
+   * redacts what the model sees.
+   *
+   * @example toModelOutput: (shot) => [{ type: 'text', text: shot.url }, { type: 'image', image: shot.png, mediaType: 'image/png' }]
+   */
+  toModelOutput?: (result: Awaited<R>) => string | ToolContentPart[];
   /** Pause for a human before running: always, or when the function says so. */
   needsApproval?: boolean | ((args: z.output<S>, ctx: ToolContext) => boolean | Promise<boolean>);
   guardrails?: { input?: InputGuardrail<z.output<S>>[]; output?: OutputGuardrail<z.output<S>, Awaited<R>>[] };
@@ -34,7 +50,32 @@ export interface ToolDefinition<S extends z.ZodType = z.ZodType, R = unknown> {
 }
 
 const NAME = /^[A-Za-z0-9_-]{1,64}$/;
-const INTERRUPT_POLICIES: readonly string[] = ['rerun', 'report', 'ask'];
+
+/**
+ * A zod schema whose input is an object of arguments: what models pass.
+ *
+ * @example const input: ToolInput = z.object({ city: z.string() });
+ */
+export type ToolInput = z.ZodType<unknown, Record<string, unknown>>;
+
+const isZodSchema = (value: unknown) => typeof (value as { safeParse?: unknown } | null)?.safeParse === 'function' && typeof value === 'object' && '_zod' in (value as object);
+
+/** The shape of a tool's definition, described once: its check and messages come from it. */
+const definitionSchema = optionsSchema({
+  name: z.string({ error: 'must be 1-64 letters, digits, "_" or "-"' }).regex(NAME, { error: 'must be 1-64 letters, digits, "_" or "-"' }),
+  description: z.string({ error: 'must be a string telling the model what the tool does' }),
+  input: z.custom(isZodSchema, { error: 'must be a zod (v4) schema, e.g. z.object({ query: z.string() })' }).optional(),
+  execute: functionSchema('a function (args, ctx) => result'),
+  output: z.custom(isZodSchema, { error: 'must be a zod (v4) schema of the result, e.g. z.object({ total: z.number() })' }).optional(),
+  toModelOutput: functionSchema('a function (result) => text or content parts').optional(),
+  needsApproval: z.union([z.boolean(), functionSchema()], { error: 'must be a boolean or a function (args, ctx) => boolean' }).optional(),
+  guardrails: optionsSchema({
+    input: z.array(functionSchema(), { error: 'must be an array of functions' }).optional(),
+    output: z.array(functionSchema(), { error: 'must be an array of functions' }).optional(),
+  }, { noun: 'a kind of guardrail', aliases: { inputs: 'input', outputs: 'output', before: 'input', after: 'output', args: 'input', result: 'output' } }).optional(),
+  idempotent: z.boolean({ error: 'must be true or false' }).optional(),
+  onInterrupted: z.enum(['rerun', 'report', 'ask'], { error: "must be 'rerun', 'report' or 'ask'" }).optional(),
+}, { noun: 'a field of a tool definition', aliases: { idempotency: 'idempotent', isIdempotent: 'idempotent', onInterrupt: 'onInterrupted', interrupted: 'onInterrupted', onCrash: 'onInterrupted', needsApprovel: 'needsApproval', requiresApproval: 'needsApproval', approval: 'needsApproval', run: 'execute', handler: 'execute', parameters: 'input', schema: 'input', inputSchema: 'input', args: 'input', outputSchema: 'output', result: 'output', returns: 'output', toModelContent: 'toModelOutput', modelOutput: 'toModelOutput' } });
 
 /**
  * Define a tool. Arguments are checked with the zod schema before anything else sees them.
@@ -42,43 +83,28 @@ const INTERRUPT_POLICIES: readonly string[] = ['rerun', 'report', 'ask'];
  * @example const add = defineTool({ name: 'add', description: 'Add two numbers',
  *   input: z.object({ a: z.number(), b: z.number() }), execute: ({ a, b }) => a + b });
  */
-export function defineTool<S extends z.ZodType = z.ZodObject<{}>, R = unknown>(definition: ToolDefinition<S, R>): Tool<S, R> {
+export function defineTool<S extends ToolInput = z.ZodObject<{}>, O extends z.ZodType = z.ZodType, R = unknown>(definition: ToolDefinition<S, z.input<O>> & { output: O }): Tool<S, z.output<O>>;
+export function defineTool<S extends ToolInput = z.ZodObject<{}>, R = unknown>(definition: ToolDefinition<S, R>): Tool<S, R>;
+export function defineTool<S extends ToolInput, R>(definition: ToolDefinition<S, R>): Tool<S, R> {
   if (typeof definition !== 'object' || definition === null) throw new TypeError('defineTool(definition): definition must be an object { name, description, input, execute }');
-  const { name, description, execute, needsApproval, guardrails = {} } = definition;
-  const where = `defineTool(${typeof name === 'string' ? JSON.stringify(name) : '…'})`;
-  if (typeof name !== 'string' || !NAME.test(name)) throw new TypeError(`${where}: name must be 1-64 letters, digits, "_" or "-" (got ${JSON.stringify(name)})`);
-  if (typeof description !== 'string') throw new TypeError(`${where}: description must be a string telling the model what the tool does`);
-  if (typeof execute !== 'function') throw new TypeError(`${where}: execute must be a function (args, ctx) => result`);
-  if (needsApproval !== undefined && typeof needsApproval !== 'boolean' && typeof needsApproval !== 'function') {
-    throw new TypeError(`${where}: needsApproval must be a boolean or a function (args, ctx) => boolean`);
-  }
-  const { idempotent, onInterrupted } = definition;
-  if (idempotent !== undefined && typeof idempotent !== 'boolean') throw new TypeError(`${where}: idempotent must be true or false`);
-  if (onInterrupted !== undefined && !INTERRUPT_POLICIES.includes(onInterrupted)) {
-    throw new TypeError(`${where}: onInterrupted must be 'rerun', 'report' or 'ask' (got ${JSON.stringify(onInterrupted)})`);
-  }
+  const named = (definition as { name?: unknown }).name;
+  const where = `defineTool(${typeof named === 'string' ? JSON.stringify(named) : '…'})`;
+  parseOptions(definitionSchema, definition, where);
+  const { name, description, execute, needsApproval, guardrails = {}, output, toModelOutput, idempotent, onInterrupted } = definition;
   if (onInterrupted === 'rerun' && idempotent !== true) {
     throw new TypeError(`${where}: onInterrupted: 'rerun' may run a call twice; declare idempotent: true if the tool deduplicates its effect by ctx.idempotencyKey, or use 'report' or 'ask'`);
   }
   const input = (definition.input ?? z.object({})) as S;
-  if (typeof (input as { safeParse?: unknown }).safeParse !== 'function' || !('_zod' in input)) {
-    throw new TypeError(`${where}: input must be a zod (v4) schema, e.g. z.object({ query: z.string() })`);
-  }
-  const guards = {
-    input: checkGuardrails(where, 'input', guardrails.input) as InputGuardrail[],
-    output: checkGuardrails(where, 'output', guardrails.output) as OutputGuardrail[],
-  };
-  const spec: ToolSpec = { name, description, parameters: parametersOf(where, input) };
-  const policy = { ...(idempotent !== undefined ? { idempotent } : {}), ...(onInterrupted !== undefined ? { onInterrupted } : {}) };
-  return Object.freeze({ name, description, input, spec, execute, needsApproval, guardrails: guards, ...policy });
-}
-
-function checkGuardrails(where: string, which: string, list: unknown): unknown[] {
-  if (list === undefined) return [];
-  if (!Array.isArray(list) || list.some((g) => typeof g !== 'function')) {
-    throw new TypeError(`${where}: guardrails.${which} must be an array of functions`);
-  }
-  return list;
+  const guards = { input: (guardrails.input ?? []) as InputGuardrail[], output: (guardrails.output ?? []) as OutputGuardrail[] };
+  // Frozen all the way down: a layer that changes what one request says of a tool replaces the
+  // spec in `ctx.request.tools`; it cannot change the tool for every other run.
+  const spec: ToolSpec = deepFreeze({ name, description, parameters: parametersOf(where, input) });
+  const tool: Tool<S, R> = { name, description, input, spec, execute, needsApproval, guardrails: guards };
+  if (output !== undefined) (tool as { output?: z.ZodType }).output = output;
+  if (toModelOutput !== undefined) (tool as { toModelOutput?: unknown }).toModelOutput = toModelOutput;
+  if (idempotent !== undefined) (tool as { idempotent?: boolean }).idempotent = idempotent;
+  if (onInterrupted !== undefined) (tool as { onInterrupted?: InterruptPolicy }).onInterrupted = onInterrupted;
+  return Object.freeze(tool);
 }
 
 function parametersOf(where: string, input: z.ZodType): Record<string, unknown> {
@@ -93,6 +119,19 @@ function parametersOf(where: string, input: z.ZodType): Record<string, unknown> 
   return schema;
 }
 
+function deepFreeze<T>(value: T): T {
+  if (typeof value === 'object' && value !== null && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const key of Object.keys(value)) deepFreeze((value as Record<string, unknown>)[key]);
+  }
+  return value;
+}
+
+/**
+ * Whether `value` is a tool made with `defineTool`.
+ *
+ * @example if (!isTool(candidate)) throw new TypeError('not a tool');
+ */
 export function isTool(value: unknown): value is Tool {
   return typeof value === 'object' && value !== null && typeof (value as Tool).execute === 'function' && typeof (value as Tool).spec === 'object';
 }

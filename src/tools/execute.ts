@@ -45,7 +45,14 @@ function succeeded(ctx: ToolContext, result: unknown): ToolOutcome {
   if (isSuspension(result)) {
     return { result: undefined, requiresApproval: true, approval: { toolName: ctx.toolName, args: ctx.args }, child: result[SUSPEND] };
   }
-  return { result };
+  const schema = ctx.tool!.output;
+  if (schema === undefined) return { result };
+  // The declared output is what every layer and the model see: checked here, innermost.
+  const parsed = schema.safeParse(result);
+  if (parsed.success) return { result: parsed.data };
+  const issue = parsed.error.issues[0];
+  const at = issue.path.length === 0 ? 'the result' : `"${issue.path.map(String).join('.')}"`;
+  return toolError('execution', `${ctx.tool!.name} returned a result that does not fit its output schema: at ${at}: ${issue.message}`);
 }
 
 function failed(ctx: ToolContext, call: CallState, error: unknown): Promise<ToolOutcome> {

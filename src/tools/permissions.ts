@@ -4,7 +4,9 @@ import type { Layer } from '../core/compose.js';
 import type { ToolContext } from '../core/contexts.js';
 import { describe } from '../core/errors.js';
 import type { PermissionDecision } from '../core/events.js';
+import { functionSchema, optionsSchema } from '../core/options.js';
 import { toolError, type ToolOutcome } from '../core/outcome.js';
+import { z } from 'zod';
 import { ToolCallContext } from '../core/tool-context.js';
 
 /**
@@ -31,6 +33,23 @@ export interface PermissionRule {
  */
 export type PermissionsOption = PermissionRule[] | { rules: PermissionRule[]; default?: PermissionDecision };
 
+const decision = z.enum(['allow', 'deny', 'ask'], { error: "must be 'allow', 'deny' or 'ask'" });
+
+const ruleSchema = optionsSchema({
+  name: z.string({ error: 'must be a string' }).optional(),
+  tool: z.string({ error: 'must be a string (a name or a glob like "fs_*")' }).optional(),
+  when: functionSchema('a function (toolName, args) => boolean').optional(),
+  decision,
+  reason: z.string({ error: 'must be a string' }).optional(),
+}, { noun: 'a field of a permission rule', aliases: { action: 'decision', effect: 'decision', verdict: 'decision', match: 'tool', pattern: 'tool', if: 'when' } })
+  .refine((rule) => rule.tool !== undefined || rule.when !== undefined, { error: 'needs a tool name or glob (tool) or a predicate (when)' });
+
+/** The shape of the `permissions` option: a list of rules, or `{ rules, default }`. */
+export const permissionsSchema = z.union([
+  z.array(ruleSchema),
+  optionsSchema({ rules: z.array(ruleSchema, { error: 'must be an array of rules' }), default: decision.optional() }, { noun: 'a field of permissions', aliases: { fallback: 'default', otherwise: 'default' } }),
+], { error: 'must be an array of rules or { rules: [...], default? }' });
+
 interface CompiledRule {
   name: string;
   pattern?: RegExp;
@@ -38,8 +57,6 @@ interface CompiledRule {
   decision: PermissionDecision;
   reason?: string;
 }
-
-const DECISIONS = new Set(['allow', 'deny', 'ask']);
 
 /** Whether any rule, or the default, can ask a human: then the approval step is needed. */
 export function mayAsk(option: PermissionsOption | undefined): boolean {
@@ -52,15 +69,7 @@ function compile(option: PermissionsOption | undefined): { rules: CompiledRule[]
   if (option === undefined) return { rules: [], fallback: 'allow' };
   const list = Array.isArray(option) ? option : option?.rules;
   const fallback = Array.isArray(option) ? 'allow' : option?.default ?? 'allow';
-  if (!Array.isArray(list)) throw new TypeError('permissions must be an array of rules or { rules: [...], default? }');
-  if (!DECISIONS.has(fallback)) throw new TypeError(`permissions.default must be 'allow', 'deny' or 'ask' (got ${JSON.stringify(fallback)})`);
   const rules = list.map((rule, i) => {
-    const where = `permissions rule #${i}`;
-    if (typeof rule !== 'object' || rule === null) throw new TypeError(`${where} must be an object { tool?, when?, decision }`);
-    if (!DECISIONS.has(rule.decision)) throw new TypeError(`${where}: decision must be 'allow', 'deny' or 'ask' (got ${JSON.stringify(rule.decision)})`);
-    if (rule.tool === undefined && rule.when === undefined) throw new TypeError(`${where}: give a tool name or glob (tool) or a predicate (when)`);
-    if (rule.tool !== undefined && typeof rule.tool !== 'string') throw new TypeError(`${where}: tool must be a string (a name or a glob like "fs_*")`);
-    if (rule.when !== undefined && typeof rule.when !== 'function') throw new TypeError(`${where}: when must be a function (toolName, args) => boolean`);
     return {
       name: rule.name ?? rule.tool ?? `rule#${i}`,
       pattern: rule.tool === undefined ? undefined : globToRegExp(rule.tool),

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { argsObject } from '../core/arguments.js';
+import { segmentOf } from '../core/base-context.js';
 import type { Layer } from '../core/compose.js';
 import type { Tool, ToolContext } from '../core/contexts.js';
 import { toolError, type ToolOutcome } from '../core/outcome.js';
@@ -30,7 +31,7 @@ function check(ctx: ToolContext, tools: ReadonlyMap<string, Tool>, afterLayers: 
     if (tool === undefined) return Promise.resolve(unknownTool(ctx.toolName, tools, changed ? ' (a layer renamed the call)' : ''));
     ctx.tool = tool;
   }
-  const args = argsObject(ctx.args);
+  const args = argsObject(ctx.args, segmentOf(ctx).agent.argumentBounds);
   if (typeof args === 'string') return Promise.resolve(toolError('validation', `Invalid arguments for ${tool.name}${changed ? ' (set by a layer)' : ''}: ${args}`));
   const parsed = tool.input.safeParse(args);
   if (!parsed.success) return Promise.resolve(invalid(tool, parsed.error, changed ? ' (as changed by a layer)' : ''));

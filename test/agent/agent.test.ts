@@ -22,7 +22,7 @@ describe('createAgent options', () => {
     ['a model without generate()', { model: { name: 'x' } }, /`model` must be a model provider/],
     ['maxSteps 0', { model: mockModel([]), maxSteps: 0 }, /maxSteps must be a whole number ≥ 1 \(got 0\)/],
     ['maxSteps 2.5', { model: mockModel([]), maxSteps: 2.5 }, /maxSteps must be a whole number ≥ 1 \(got 2.5\)/],
-    ['toolConcurrency "x"', { model: mockModel([]), toolConcurrency: 'x' }, /toolConcurrency must be a whole number ≥ 1 or Infinity \(got x\)/],
+    ['toolConcurrency "x"', { model: mockModel([]), toolConcurrency: 'x' }, /toolConcurrency must be a whole number ≥ 1 or Infinity \(got the string "x"\)/],
     ['toolConcurrency 0', { model: mockModel([]), toolConcurrency: 0 }, /toolConcurrency must be/],
     ['tools that are not an array', { model: mockModel([]), tools: add }, /tools must be an array/],
     ['a tool not made with defineTool', { model: mockModel([]), tools: [{ name: 'x', description: 'x', execute: () => 1 }] }, /tools\[0\] is not a tool; make tools with defineTool/],

@@ -51,7 +51,7 @@ describe('resuming a stored run', () => {
     expect((await refusal(agent.resume(paused.state, { p: true }))).message).toMatch(`this state (run ${paused.runId}, segment 1) was already resumed: the store has the run at segment 2 (completed)`);
     expect((await refusal(agent.resume(paused.runId, { p: true }))).message).toMatch(/has completed \(final\)/);
     const other = createAgent({ name: 'someone', model: mockModel([]), store });
-    expect((await refusal(other.resume(paused.runId))).message).toBe(`agent.resume(): run ${paused.runId} belongs to agent "payer", not "someone"; resume it with that agent`);
+    expect((await refusal(other.resume(paused.runId))).message).toBe('agent.resume(): this state belongs to agent "payer", not "someone"; resume it with that agent');
     expect((await refusal(agent.resume('run_nobody'))).message).toBe('agent.resume(): there is no run run_nobody in the store (memory); it was never stored, or it was deleted or pruned');
     await store.createRun({ state: { ...paused.state, runId: 'run_busy', status: 'running' }, owner: 'someone' });
     expect((await refusal(agent.resume('run_busy'))).message).toMatch(/run run_busy is running in a worker \(or its worker died: agent.recover\(\) continues it once its lease expired\)/);
@@ -124,9 +124,15 @@ describe('store options', () => {
     expect(() => createAgent({ model: mockModel([]), store: {} as never })).toThrow('createAgent: store is not a run store: it has no createRun, claimRun, claimExpired, checkpoint, renew, loadRun, sessionHead, listRuns, deleteRun, deleteSession, prune, close methods; use memoryStore(), sqliteStore() from koagent/sqlite or postgresStore() from koagent/postgres');
     expect(() => createAgent({ model: mockModel([]), store: memoryStore(), claimResume: () => true })).toThrow('createAgent: give claimResume or store, not both: with a store, every resume is claimed through the store');
     const agent = createAgent({ model: mockModel(['x']) });
-    await expect(agent.run('x', { store: { kind: 'mine' } as never })).rejects.toThrow('{ store } of this call is not a run store: it has no createRun');
-    await expect(agent.send('x', { sessionId: 'alice' })).rejects.toThrow('agent.send(input, { sessionId }) needs a run store');
+    await expect(agent.run('x', { store: { kind: 'mine' } as never })).rejects.toThrow('agent.run(input, options): store is not a run store: it has no createRun, claimRun');
+    await expect(agent.send('x', { sessionId: 'alice' })).rejects.toThrow("agent.send(input, { sessionId }): a stored session needs a run store (createAgent({ store }) or { store } in these options); without one, send() continues the agent's own session, and agent.run(input, { sessionId }) starts a run in another");
     await expect(agent.pendingApprovals()).rejects.toThrow('agent.pendingApprovals() needs a run store');
-    await expect(createAgent({ model: mockModel(['x']), store: memoryStore() }).send('x', { sessionId: '' })).rejects.toThrow('agent.send(input, { sessionId }): sessionId must be a non-empty string');
+    await expect(createAgent({ model: mockModel(['x']), store: memoryStore() }).send('x', { sessionId: '' })).rejects.toThrow('agent.send(input, options): sessionId must be a non-empty string');
+    // Misspelled keys are refused, naming the one meant.
+    await expect(agent.run('x', { stor: memoryStore() } as never)).rejects.toThrow('agent.run(input, options): stor is not an option; did you mean `store`?');
+    await expect(agent.recover({ limt: 3 } as never)).rejects.toThrow('agent.recover(options): limt is not an option; did you mean `limit`?');
+    await expect(agent.recover({ sessionId: 's' } as never)).rejects.toThrow('agent.recover(options): sessionId is not an option');
+    await expect(agent.pendingApprovals({ limits: 3 } as never)).rejects.toThrow('agent.pendingApprovals(options): limits is not an option; did you mean `limit`?');
+    expect(() => createAgent({ model: mockModel([]), stroe: memoryStore() } as never)).toThrow('createAgent: stroe is not an option; did you mean `store`?');
   });
 });

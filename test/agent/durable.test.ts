@@ -163,7 +163,7 @@ describe('agent.recover()', () => {
   it('finds nothing to do when no run is left behind, and needs a store', async () => {
     expect(await teller(memoryStore(), charge(new Ledger())).recover()).toEqual([]);
     await expect(createAgent({ model: cashier() }).recover()).rejects.toThrow('agent.recover() needs a run store: createAgent({ store }) with memoryStore(), sqliteStore() from koagent/sqlite or postgresStore() from koagent/postgres, or { store } in this call\'s options');
-    await expect(teller(memoryStore(), charge(new Ledger())).recover({ limit: 0 })).rejects.toThrow('agent.recover({ limit }): limit must be a number ≥ 1 (got 0)');
+    await expect(teller(memoryStore(), charge(new Ledger())).recover({ limit: 0 })).rejects.toThrow('agent.recover(options): limit must be a whole number ≥ 1 or Infinity (got 0)');
   });
 });
 

@@ -7,7 +7,7 @@ import { newState } from '../../src/core/state.js';
 import { KoagentError } from '../../src/index.js';
 
 function setup(write: (cp: Checkpoint, final: boolean) => Promise<void>) {
-  const state = newState('r', 's', 'a', []);
+  const state = newState('r', 's', { name: 'a', id: 'a', toolsFingerprint: 'f' }, []);
   const writer = new JournaledWriter(state);
   const sink: CheckpointSink = { write };
   return { state, writer, checkpoints: new Checkpoints(writer, sink) };

@@ -173,7 +173,8 @@ describe('errors propagate outward and try/catch around next() works', () => {
     expect(result.stopReason).toBe('final');
     expect(result.text).toBe('The model is busy; try again later.');
     expect(result.messages.filter((m) => m.role === 'assistant')).toHaveLength(1);
-    expect(result.usage.modelCalls).toBe(0);
+    // The failed attempt was a call made: it counts, with no tokens.
+    expect(result.usage).toMatchObject({ modelCalls: 1, totalTokens: 0 });
   });
 
   it('tool stack: a layer catches an inner layer\'s throw and settles the call; the run goes on', async () => {
@@ -192,6 +193,24 @@ describe('errors propagate outward and try/catch around next() works', () => {
     expect(result.text).toBe('fine now');
     expect(model.calls).toHaveLength(2);
     expect(result.messages.filter((m) => m.role === 'assistant')).toEqual([{ role: 'assistant', content: 'fine now' }]);
+  });
+});
+
+describe('a model layer\'s replacement reply is checked whole, and the layer named', () => {
+  it.each([
+    ['toolCalls that are no list', { toolCalls: 'oops' }, /toolCalls that are not a list/],
+    ['content that is a number', { content: 42 }, /a message whose content is neither text nor a list of parts/],
+    ['a tool call without a name', { toolCalls: [{ id: 'x', args: {} }] }, /toolCalls that are not a list/],
+  ])('%s fails the run with hook_failed naming the layer, not internal', async (_what, change, message) => {
+    const agent = createAgent({ model: mockModel(['real']) }).use({ name: 'rewriter', async model(_ctx, next) { const r = await next(); return { ...r, message: { ...r.message, ...change } as never }; } });
+    const error = await runFailure(agent.run('Hi'), 'hook_failed');
+    expect(error.layer).toBe('rewriter');
+    expect(error.message).toMatch(message);
+  });
+
+  it('so result.text is always a string', async () => {
+    const agent = createAgent({ model: mockModel(['real']) }).use({ name: 'rewriter', async model(_ctx, next) { const r = await next(); return { ...r, message: { role: 'assistant', content: 'replaced' } }; } });
+    expect((await agent.run('Hi')).text).toBe('replaced');
   });
 });
 

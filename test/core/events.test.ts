@@ -133,6 +133,29 @@ describe('events: listeners cannot break the run', () => {
   });
 });
 
+describe('events: an async listener cannot break the run either', () => {
+  it('a listener whose promise rejects is logged and the run goes on: no unhandled rejection reaches the process', async () => {
+    const warnings: unknown[][] = [];
+    const unhandled: unknown[] = [];
+    const onUnhandled = (reason: unknown) => unhandled.push(reason);
+    process.on('unhandledRejection', onUnhandled);
+    try {
+      const agent = createAgent({
+        model: mockModel(['Done.']),
+        onEvent: async (e) => { if (e.type === 'run.start') throw new Error('audit store down'); },
+        logger: { warn: (...args) => warnings.push(args) },
+      });
+      const result = await agent.run('go');
+      await new Promise((resolve) => setTimeout(resolve, 10));
+      expect(result.text).toBe('Done.');
+      expect(warnings).toEqual([['koagent: an event listener threw on run.start; the run goes on', new Error('audit store down')]]);
+      expect(unhandled).toEqual([]);
+    } finally {
+      process.off('unhandledRejection', onUnhandled);
+    }
+  });
+});
+
 describe('events: carry what the model sees', () => {
   it('a result a layer rewrote appears in events only as rewritten', async () => {
     const secretTool = defineTool({ name: 'whoami', description: 'd', execute: () => ({ user: 'ada', token: 'tok_live_123' }) });

@@ -10,7 +10,7 @@ const reply = (content: string, calls?: string[]): AssistantMessage => ({ role: 
 const result = (id: string): ToolMessage => ({ role: 'tool', toolCallId: id, name: 't', content: 'ok' });
 
 function fresh() {
-  const state = newState('r', 's', 'a', [user('hi')]);
+  const state = newState('r', 's', { name: 'a', id: 'a', toolsFingerprint: 'f' }, [user('hi')]);
   return { state, writer: new JournaledWriter(state) };
 }
 

@@ -18,10 +18,12 @@ describe('run input', () => {
   });
 
   it.each([
-    ['a number', 5, 'input is not a message: expected { role: \'user\' | \'system\' | \'assistant\' | \'tool\', content: string }'],
+    ['a number', 5, "input is not a message: expected { role: 'system' | 'user' | 'assistant' | 'tool', content: string | parts }"],
     ['an unknown role', { role: 'robot', content: 'x' }, 'input is not a message'],
     ['a list with a bad entry', [{ role: 'user', content: 'ok' }, null], 'input[1] is not a message'],
-    ['content that is not a string', { role: 'user', content: ['x'] }, 'input.content must be a string'],
+    ['content that is neither text nor parts', { role: 'user', content: 42 }, 'input.content must be a string or an array of content parts'],
+    ['a part that is not a content part', { role: 'user', content: ['x'] }, 'input.content[0] is not a content part'],
+    ['a reasoning part in a user message', { role: 'user', content: [{ type: 'reasoning', text: 'x' }] }, 'input.content[0]'],
   ])('rejects %s with a TypeError naming where', (_what, input, message) => {
     expect(() => inputMessages(input as never)).toThrow(TypeError);
     expect(() => inputMessages(input as never)).toThrow(message);

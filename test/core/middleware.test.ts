@@ -5,6 +5,7 @@ import { z } from 'zod';
 import { createAgent, defineTool, type Middleware, type RunResult, type RunState } from '../../src/index.js';
 import { mockModel } from '../../src/testing/index.js';
 import { add, provider, reply, toolMessages } from '../support/core.js';
+import { mapText, textOf } from '../../src/core/content.js';
 
 /** Three layers a, b, c on one hook point, logging their way in and out. */
 function traced(point: 'run' | 'model' | 'tool', log: string[]): Middleware[] {
@@ -119,7 +120,7 @@ describe('model stack', () => {
     const agent = createAgent({ model: mockModel(['my password is hunter2']) })
       .use({ name: 'redact', async model(_ctx, next) {
         const r = await next();
-        return { ...r, message: { ...r.message, content: r.message.content.replace('hunter2', '[redacted]') } };
+        return { ...r, message: { ...r.message, content: mapText(r.message.content, (t) => t.replace('hunter2', '[redacted]')) } };
       } });
     const result = await agent.run('Hi');
     expect(result.text).toBe('my password is [redacted]');
@@ -130,7 +131,7 @@ describe('model stack', () => {
     const model = mockModel(['bad answer', 'good answer']);
     const agent = createAgent({ model }).use({ name: 'retry', async model(_ctx, next) {
       const first = await next();
-      return first.message.content.startsWith('bad') ? next() : first;
+      return textOf(first.message.content).startsWith('bad') ? next() : first;
     } });
     const result = await agent.run('Hi');
     expect(model.calls).toHaveLength(2);

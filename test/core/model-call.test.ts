@@ -59,7 +59,7 @@ describe('checking the provider\'s reply', () => {
     ['a string', 'hello', /returned hello/],
     ['an object without a message', { usage: {} }, /returned no assistant message/],
     ['a user message', { message: { role: 'user', content: 'x' } }, /returned no assistant message/],
-    ['content that is a number', { message: { role: 'assistant', content: 42 } }, /content is not a string/],
+    ['content that is a number', { message: { role: 'assistant', content: 42 } }, /content is neither text nor a list of parts/],
     ['toolCalls that are not a list', { message: { role: 'assistant', content: '', toolCalls: 'add' } }, /toolCalls that are not a list of \{ id, name, args \}/],
     ['a tool call without a name', { message: { role: 'assistant', content: '', toolCalls: [{ id: 'x', args: {} }] } }, /toolCalls that are not a list/],
   ];
@@ -116,5 +116,51 @@ describe('tool-call ids', () => {
     const calls = (result.messages[1] as AssistantMessage).toolCalls!;
     expect(calls.every((c) => typeof c.id === 'string' && c.id.length > 0)).toBe(true);
     expect(new Set(calls.map((c) => c.id)).size).toBe(2);
+  });
+});
+
+describe('nothing a layer changes leaks into the agent or another run', () => {
+  it('a header a model layer sets reaches only its own run\'s requests, also across concurrent runs', async () => {
+    const seen: { user: unknown; header: unknown }[] = [];
+    const model = provider(async (request) => { await new Promise((r) => setTimeout(r, 5)); seen.push({ user: request.metadataUser, header: request.headers?.['x-user'] }); return reply('ok'); });
+    const settings = { temperature: 0, headers: { 'x-team': 'core' } as Record<string, string> };
+    const agent = createAgent({ model, modelSettings: settings }).use({
+      name: 'who',
+      model(ctx, next) {
+        const user = ctx.metadata.user as string;
+        ctx.request.headers![`x-user`] = user;
+        ctx.request.metadataUser = user;
+        return next();
+      },
+    });
+    await Promise.all(['alice', 'bob', 'carol'].map((user) => agent.run('Hi', { metadata: { user } })));
+    expect(seen.map((s) => s.header).sort()).toEqual(['alice', 'bob', 'carol']);
+    for (const s of seen) expect(s.header).toBe(s.user);
+    expect(settings.headers).toEqual({ 'x-team': 'core' });
+    await agent.run('Hi again', { metadata: { user: 'dave' } });
+    expect(seen.at(-1)).toEqual({ user: 'dave', header: 'dave' });
+  });
+
+  it('what a layer writes into an object of ctx.metadata stays in its run', async () => {
+    const shared = { counters: { calls: 0 } };
+    const agent = createAgent({ model: mockModel(['a', 'b']), metadata: shared }).use({ name: 'count', model(ctx, next) { (ctx.metadata.counters as { calls: number }).calls++; return next(); } });
+    await agent.run('one');
+    await agent.run('two');
+    expect(shared.counters.calls).toBe(0);
+  });
+
+  it('a tool spec cannot be changed for every run: the agent\'s specs are frozen, a layer replaces one in its own request', async () => {
+    const model = mockModel(['ok', 'ok']);
+    const agent = createAgent({ model, tools: [add] }).use({
+      name: 'describe',
+      model(ctx, next) {
+        expect(() => { (ctx.request.tools[0] as { description: string }).description = 'changed'; }).toThrow(TypeError);
+        ctx.request.tools = ctx.request.tools.map((spec) => ({ ...spec, description: `${spec.description} (this run)` }));
+        return next();
+      },
+    });
+    await agent.run('1');
+    expect((model.calls[0].request.tools as { description: string }[])[0].description).toBe('Add two numbers (this run)');
+    expect(add.spec.description).toBe('Add two numbers');
   });
 });

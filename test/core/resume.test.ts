@@ -4,7 +4,8 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createAgent, KoagentError, type AgentEvent, type ResumeClaim, type RunResult, type RunState } from '../../src/index.js';
+import { z } from 'zod';
+import { createAgent, defineTool, KoagentError, type AgentEvent, type ResumeClaim, type RunResult, type RunState } from '../../src/index.js';
 import { mockModel } from '../../src/testing/index.js';
 import { BALANCE_CALL, buildBankAgent, executions, TRANSFER_CALL } from '../fixtures/bank-agent.js';
 import { countingTool, eventLog } from '../fixtures/counting-tools.js';
@@ -49,10 +50,10 @@ describe('resume: misuse is a clear error and runs no tool', () => {
     ['a state of another agent', (s) => [{ ...s, agentName: 'someone-else' }, { p: true }], /this state belongs to agent "someone-else", not "payer"; resume it with that agent/],
     ['a state that is still running', (s) => [{ ...s, status: 'running' }, { p: true }], /is still running; resume the state of its result or of its RunFailedError/],
     ['something that is not a state', () => ['state.json', { p: true }], /resume\(state\): state is not an object/],
-    ['a state of another version', (s) => [{ ...s, version: 2 }, { p: true }], /state.version is 2, expected 1/],
+    ['a state of another version', (s) => [{ ...s, version: 1 }, { p: true }], /state.version is 1, expected 2/],
     ['a state missing a field', (s) => [{ ...s, ledger: undefined }, { p: true }], /state.ledger should be an object/],
     ['a state with an unknown status', (s) => [{ ...s, status: 'paused' }, { p: true }], /state.status is "paused", expected one of running, completed, suspended, failed/],
-    ['a state with a malformed pending approval', (s) => [{ ...s, pendingApprovals: [{ id: 'p' }] }, { p: true }], /state.pendingApprovals\[0\] should be \{ toolCallId: string, toolName: string, args \}/],
+    ['a state with a malformed pending approval', (s) => [{ ...s, pendingApprovals: [{ id: 'p' }] }, { p: true }], /state.pendingApprovals\[0\]\.toolCallId should be a string \(got undefined\)/],
   ];
 
   it.each(cases)('%s', async (_what, make, message) => {
@@ -301,5 +302,48 @@ describe('resume in another process', () => {
     expect(executions(dir).filter((l) => l.startsWith('transfer'))).toEqual([`transfer ${key}`, `transfer ${key}`]);
     expect(readdirSync(dir).filter((f) => f.startsWith('receipt-'))).toEqual([`receipt-${encodeURIComponent(key)}.json`]);
     expect(second.report.text).toContain('"duplicate":true');
+  });
+});
+
+describe('resume: a state is resumed only by the agent it belongs to', () => {
+  const rm = () => {
+    const removed: string[] = [];
+    const tool = defineTool({ name: 'rm', description: 'Remove a file', input: z.object({ path: z.string() }), needsApproval: true, execute: ({ path }) => { removed.push(path); return 'removed'; } });
+    return { tool, removed };
+  };
+  const paused = async () => {
+    const { tool, removed } = rm();
+    const owner = createAgent({ model: mockModel([{ toolCalls: [{ name: 'rm', args: { path: '/srv/data' }, id: 'c1' }] }, 'Done.']), tools: [tool] });
+    return { result: await owner.run('Clean up'), removed };
+  };
+
+  it('refuses an unnamed agent with other tools resuming another unnamed agent\'s pending call (names alone are not enough)', async () => {
+    const { result } = await paused();
+    const stranger = createAgent({ model: mockModel(['I ran it.']) });
+    const error = await rejection(stranger.resume(result.state, { c1: true }));
+    expect(KoagentError.is(error) && error.code).toBe('invalid_resume');
+    expect(error.message).toMatch(/this state belongs to another agent named "agent" \(other tools .*\); resume it with the agent that ran it, or take it over on purpose with agent\.adoptState\(state\)/);
+  });
+
+  it('refuses an agent with the same name and tools but another id', async () => {
+    const { result } = await paused();
+    const other = createAgent({ id: 'cleaner-2', model: mockModel([]), tools: [rm().tool] });
+    expect((await rejection(other.resume(result.state, { c1: true }))).message).toMatch(/\(id "agent", not "cleaner-2"\)/);
+  });
+
+  it('lets an agent take a state over on purpose with adoptState, after which the call runs against its tools', async () => {
+    const { result } = await paused();
+    const { tool, removed } = rm();
+    const successor = createAgent({ name: 'janitor', model: mockModel(['Cleaned.']), tools: [tool] });
+    const adopted = successor.adoptState(result.state);
+    expect(adopted).toMatchObject({ agentName: 'janitor', agentId: 'janitor', runId: result.runId });
+    expect(result.state.agentName).toBe('agent');
+    const done = await successor.resume(adopted, { c1: true });
+    expect(done.text).toBe('Cleaned.');
+    expect(removed).toEqual(['/srv/data']);
+  });
+
+  it('adoptState checks the state whole first', () => {
+    expect(() => createAgent({ model: mockModel([]) }).adoptState({ version: 2 } as never)).toThrow(/state\.runId should be a string/);
   });
 });

@@ -3,7 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { createAgent, defineTool, KoagentError, type RunState } from '../../src/index.js';
-import { checkState } from '../../src/core/resume.js';
+import { checkState } from '../../src/core/state-schema.js';
 import { newState } from '../../src/core/state.js';
 import { mockModel } from '../../src/testing/index.js';
 import { add, rejection } from '../support/core.js';
@@ -16,7 +16,7 @@ describe('the state of a segment is plain JSON', () => {
     const model = mockModel([{ toolCalls: [{ name: 'add', args: { a: 1, b: 1 } }, { name: 'broken', args: {} }, { name: 'nope', args: '[' }] }, 'ok']);
     const { state } = await createAgent({ model, tools: [add, broken] }).run('Hi');
     expect(roundTrip(state)).toStrictEqual(state);
-    expect(state).toMatchObject({ version: 1, status: 'completed', stopReason: 'final', steps: 2, segment: 1, pendingApprovals: [] });
+    expect(state).toMatchObject({ version: 2, status: 'completed', stopReason: 'final', steps: 2, segment: 1, pendingApprovals: [] });
   });
 
   it('when it stopped at maxSteps, was ended by a layer, or was aborted', async () => {
@@ -40,9 +40,9 @@ describe('the state of a segment is plain JSON', () => {
 describe('a new state', () => {
   it('starts empty, running, at segment 0', () => {
     const messages = [{ role: 'user' as const, content: 'Hi' }];
-    const state = newState('run_1', 'session_1', 'agent', messages);
+    const state = newState('run_1', 'session_1', { name: 'agent', id: 'agent', toolsFingerprint: 'f' }, messages);
     expect(state).toStrictEqual({
-      version: 1, runId: 'run_1', sessionId: 'session_1', agentName: 'agent', status: 'running', segment: 0, messages, steps: 0,
+      version: 2, runId: 'run_1', sessionId: 'session_1', agentName: 'agent', agentId: 'agent', toolsFingerprint: 'f', status: 'running', segment: 0, messages, steps: 0,
       usage: { inputTokens: 0, outputTokens: 0, totalTokens: 0, modelCalls: 0, toolCalls: 0 },
       pendingApprovals: [], decisions: {}, settled: {}, ledger: {}, hookState: {}, children: {},
     });
@@ -51,7 +51,7 @@ describe('a new state', () => {
 });
 
 describe('checking a stored state', () => {
-  const good = () => roundTrip(newState('run_1', 'session_1', 'agent', []));
+  const good = () => roundTrip(newState('run_1', 'session_1', { name: 'agent', id: 'agent', toolsFingerprint: 'f' }, []));
 
   it('accepts a state as the runtime wrote it', () => {
     const state = good();
@@ -60,11 +60,16 @@ describe('checking a stored state', () => {
 
   it.each([
     ['not an object', () => 'state', /state is not an object/],
-    ['a wrong version', () => ({ ...good(), version: 2 }), /state\.version is 2, expected 1/],
+    ['a wrong version', () => ({ ...good(), version: 1 }), /state\.version is 1, expected 2/],
     ['messages that are not an array', () => ({ ...good(), messages: {} }), /state\.messages should be an array/],
     ['usage that is not an object', () => ({ ...good(), usage: [] }), /state\.usage should be an object/],
     ['a missing runId', () => { const s: Partial<RunState> = good(); delete s.runId; return s; }, /state\.runId should be a string/],
     ['steps that are not a number', () => ({ ...good(), steps: '3' }), /state\.steps should be a number/],
+    ['a null among the messages', () => ({ ...good(), messages: [{ role: 'user', content: 'Hi' }, null] }), /state\.messages\[1\] should be an object \(got null\)/],
+    ['a tool call that is not an object', () => ({ ...good(), messages: [{ role: 'assistant', content: '', toolCalls: [null] }] }), /state\.messages\[0\]\.toolCalls\[0\] should be an object/],
+    ['a number held as a settled result', () => ({ ...good(), settled: { c1: 5 } }), /state\.settled\.c1 should be an object/],
+    ['usage without its counts', () => ({ ...good(), usage: {} }), /state\.usage\.inputTokens should be a number/],
+    ['a value nested too deep to write as JSON again', () => { let deep: unknown = 1; for (let i = 0; i < 300; i++) deep = [deep]; return { ...good(), hookState: { h: deep } }; }, /state\.hookState\.h(\[0\])+ is nested deeper than 256 levels/],
   ])('rejects %s with invalid_resume naming the field', (_what, make, message) => {
     let caught: unknown;
     try {

@@ -12,6 +12,7 @@ import { defaultArgumentExample } from '../../examples/agent-hooks/default-argum
 import { redactResultExample } from '../../examples/agent-hooks/redact-result.js';
 import { injectContextExample } from '../../examples/agent-hooks/inject-context.js';
 import { registryExample } from '../../examples/agent-hooks/registry.js';
+import { textOf } from '../../src/core/content.js';
 
 const quiet = () => undefined;
 
@@ -30,7 +31,7 @@ describe('examples/agent-hooks', () => {
     expect(shell.metadata?.error).toMatchObject({ kind: 'denied', by: 'gatekeeper' });
     expect(searchArgs).toEqual({ query: 'todo', limit: 10 });
     expect(search.content).toHaveLength(2000);
-    expect(search.content.startsWith('hit for todo hit for todo')).toBe(true);
+    expect(textOf(search.content).startsWith('hit for todo hit for todo')).toBe(true);
   });
 
   it('deny-tool: "Deny a tool by name" — the tool does not run and the model reads a denied error', async () => {
@@ -49,7 +50,7 @@ describe('examples/agent-hooks', () => {
     expect(raw).toContain('grace@navy.example');
     expect(seen?.role).toBe('tool');
     expect(seen?.content).toHaveLength(1000);
-    expect(seen?.content.startsWith('login ok: [email] from 10.0.0.7; ')).toBe(true);
+    expect((seen && textOf(seen.content))?.startsWith('login ok: [email] from 10.0.0.7; ')).toBe(true);
     expect(seen?.content).not.toContain('@');
   });
 

@@ -129,8 +129,12 @@ describe('limits: options', () => {
     expect(() => createAgent({ model: mockModel([]), limits: { steps: 3 } as never })).toThrow(new TypeError('createAgent: limits.steps is not a limit; use modelCalls, toolCalls or tokens'));
   });
 
-  it.each([0, -1, 1.5, '3'])('rejects %s as a limit', (value) => {
+  it.each([0, -1, 1.5])('rejects %s as a limit', (value) => {
     expect(() => createAgent({ model: mockModel([]), limits: { tokens: value as number } })).toThrow(new TypeError(`createAgent: limits.tokens must be a whole number ≥ 1 (got ${String(value)})`));
+  });
+
+  it('says so when a limit is given as a string', () => {
+    expect(() => createAgent({ model: mockModel([]), limits: { tokens: '3' as never } })).toThrow(new TypeError('createAgent: limits.tokens must be a whole number ≥ 1 (got the string "3")'));
   });
 
   it('must be an object', () => {

@@ -6,6 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { compactionMiddleware, createAgent, defineTool, type AgentEvent, type Message, type Middleware } from '../../src/index.js';
 import { estimateTokens, SUMMARY_PREFIX } from '../../src/middleware/compaction-middleware.js';
 import { mockModel, type MockReply } from '../../src/testing/index.js';
+import { textOf } from '../../src/core/content.js';
 
 const lookup = defineTool({
   name: 'lookup',
@@ -28,7 +29,7 @@ function toolHeavyScript(turns: number): MockReply[] {
 /** A summariser that always answers, with a fixed usage. */
 const summariser = (usage = { inputTokens: 40, outputTokens: 8 }) => mockModel(Array.from({ length: 100 }, (_, i) => ({ text: `summary #${i + 1}`, usage })));
 
-const isSummary = (m: Message | undefined) => m?.role === 'user' && m.content.startsWith(SUMMARY_PREFIX);
+const isSummary = (m: Message | undefined) => m?.role === 'user' && textOf(m.content).startsWith(SUMMARY_PREFIX);
 
 /** What the kept transcript must satisfy: each tool result follows the call that asked for it, and none follows the summary. */
 function checkNoOrphans(messages: readonly Message[]): void {
@@ -236,7 +237,13 @@ describe('compaction: options', () => {
     expect(() => createAgent({ model: mockModel([]), compaction: { keepRecent: 3 } })).toThrow(/compaction: give maxMessages, maxTokens or both/);
   });
 
-  it.each([{ maxMessages: 0 }, { maxTokens: 1.5 }, { maxMessages: 10, keepRecent: -1 }, { maxMessages: '10' }])('rejects %o, naming the fields', (options) => {
-    expect(() => compactionMiddleware(options as never)).toThrow(new TypeError('compaction: maxMessages, maxTokens and keepRecent must be whole numbers ≥ 1'));
+  it.each([
+    [{ maxMessages: 0 }, 'compaction: maxMessages must be a whole number ≥ 1 (got 0)'],
+    [{ maxTokens: 1.5 }, 'compaction: maxTokens must be a whole number ≥ 1 (got 1.5)'],
+    [{ maxMessages: 10, keepRecent: -1 }, 'compaction: keepRecent must be a whole number ≥ 1 (got -1)'],
+    [{ maxMessages: '10' }, 'compaction: maxMessages must be a whole number ≥ 1 (got the string "10")'],
+    [{ maxMessages: 10, keepLast: 2 }, 'compaction: keepLast is not a compaction option; did you mean `keepRecent`?'],
+  ])('rejects %o, naming the field', (options, message) => {
+    expect(() => compactionMiddleware(options as never)).toThrow(new TypeError(message));
   });
 });

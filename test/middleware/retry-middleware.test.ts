@@ -30,30 +30,31 @@ describe('retryMiddleware: what it retries', () => {
     expect(result.text).toBe('answer after 2 failures');
     expect(model.requests).toHaveLength(3);
     expect(waits).toHaveLength(2);
-    expect(result.usage.modelCalls).toBe(1);
+    // Every attempt is a call made (what limits.modelCalls bounds); the failed ones add no tokens.
+    expect(result.usage.modelCalls).toBe(3);
     expect(result.messages.filter((m) => m.role === 'assistant')).toHaveLength(1);
   });
 
   it('does not retry an error that is not retryable', async () => {
     const model = flaky([badRequest()]);
-    const error = await runFailure(createAgent({ model, middleware: [retryMiddleware(recorder())] }).run('Hi'), 'model_error');
+    const error = await runFailure(createAgent({ model, middleware: [retryMiddleware({ sleep: recorder().sleep })] }).run('Hi'), 'model_error');
     expect(model.requests).toHaveLength(1);
     expect(error.cause).toMatchObject({ status: 400 });
   });
 
   it('does not retry plain errors, but does retry errors that say isRetryable (the AI SDK convention)', async () => {
     const plain = flaky([new Error('a bug')]);
-    await runFailure(createAgent({ model: plain, middleware: [retryMiddleware(recorder())] }).run('Hi'), 'model_error');
+    await runFailure(createAgent({ model: plain, middleware: [retryMiddleware({ sleep: recorder().sleep })] }).run('Hi'), 'model_error');
     expect(plain.requests).toHaveLength(1);
     const aiSdkStyle = flaky([Object.assign(new Error('overloaded'), { isRetryable: true })]);
-    await createAgent({ model: aiSdkStyle, middleware: [retryMiddleware(recorder())] }).run('Hi');
+    await createAgent({ model: aiSdkStyle, middleware: [retryMiddleware({ sleep: recorder().sleep })] }).run('Hi');
     expect(aiSdkStyle.requests).toHaveLength(2);
   });
 
   it('gives up after maxRetries, failing with the last error', async () => {
     const last = serverError();
     const model = flaky([serverError(), serverError(), last, serverError()]);
-    const error = await runFailure(createAgent({ model, middleware: [retryMiddleware({ maxRetries: 2, ...recorder() })] }).run('Hi'), 'model_error');
+    const error = await runFailure(createAgent({ model, middleware: [retryMiddleware({ maxRetries: 2, sleep: recorder().sleep })] }).run('Hi'), 'model_error');
     expect(model.requests).toHaveLength(3);
     expect(error.cause).toBe(last);
   });
@@ -61,7 +62,7 @@ describe('retryMiddleware: what it retries', () => {
   it('asks shouldRetry when given one', async () => {
     const model = flaky([badRequest(), badRequest()]);
     const asked: number[] = [];
-    const retry = retryMiddleware({ ...recorder(), shouldRetry: (error, attempt) => { asked.push(attempt); return (error as ProviderError).status === 400; } });
+    const retry = retryMiddleware({ sleep: recorder().sleep, shouldRetry: (error, attempt) => { asked.push(attempt); return (error as ProviderError).status === 400; } });
     await createAgent({ model, middleware: [retry] }).run('Hi');
     expect(asked).toEqual([1, 2]);
   });
@@ -153,7 +154,7 @@ describe('retryMiddleware: the middleware itself', () => {
 
   it('maxRetries: 0 turns retrying off', async () => {
     const model = flaky([serverError()]);
-    await runFailure(createAgent({ model, middleware: [retryMiddleware({ maxRetries: 0, ...recorder() })] }).run('Hi'), 'model_error');
+    await runFailure(createAgent({ model, middleware: [retryMiddleware({ maxRetries: 0, sleep: recorder().sleep })] }).run('Hi'), 'model_error');
     expect(model.requests).toHaveLength(1);
   });
 });

@@ -134,6 +134,23 @@ describe('timeoutMiddleware: model calls', () => {
 });
 
 describe('timeoutMiddleware: tool calls', () => {
+  it('leaves a timed-out call\'s ctx.signal aborted: a tool that ignored it and checks it afterwards sees the call is over', async () => {
+    let sawAborted: boolean | undefined;
+    const stubborn = defineTool({
+      name: 'stubborn', description: 'Ignores its signal for a while',
+      async execute(_args, ctx) {
+        await new Promise((resolve) => setTimeout(resolve, 1_000));
+        sawAborted = ctx.signal.aborted;
+        return 'finished anyway';
+      },
+    });
+    const agent = createAgent({ model: mockModel([{ toolCalls: [{ name: 'stubborn' }] }, 'It timed out.']), tools: [stubborn] }).use(timeoutMiddleware({ tool: 500 }));
+    const running = agent.run('Go');
+    await vi.advanceTimersByTimeAsync(1_000);
+    expect((await running).text).toBe('It timed out.');
+    expect(sawAborted).toBe(true);
+  });
+
   it('settles a call past its deadline as an aborted tool error the model sees, and aborts the tool\'s signal', async () => {
     const seen: { signals: AbortSignal[] } = { signals: [] };
     const model = mockModel([{ toolCalls: [{ name: 'slow' }] }, 'It timed out.']);
@@ -193,7 +210,8 @@ describe('timeoutMiddleware: options', () => {
   });
 
   it.each([0, -5, Number.NaN, Infinity, '500'])('rejects %s as a deadline, naming which one', (ms) => {
-    expect(() => timeoutMiddleware({ tool: ms as number })).toThrow(new TypeError(`timeoutMiddleware: tool must be a number of milliseconds > 0 (got ${String(ms)})`));
+    const got = typeof ms === 'string' ? `the string "${ms}"` : String(ms);
+    expect(() => timeoutMiddleware({ tool: ms as number })).toThrow(new TypeError(`timeoutMiddleware: tool must be a number of milliseconds > 0 (got ${got})`));
     expect(() => timeoutMiddleware({ model: ms as number })).toThrow(/timeoutMiddleware: model must be a number of milliseconds > 0/);
   });
 

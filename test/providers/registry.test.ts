@@ -1,3 +1,4 @@
+import { inspect } from 'node:util';
 // Model strings: `model: 'openai:gpt-5-mini'` resolves to a provider at construction, reading
 // the environment; a bad string, an unknown prefix or a missing key fails there, saying what to set.
 import { afterEach, describe, expect, it, vi } from 'vitest';
@@ -90,7 +91,7 @@ describe('registerModelPrefix', () => {
     expect(seen).toEqual([['parrot:v2', process.env.HOME === undefined ? undefined : 'has HOME']]);
   });
 
-  it('reports a factory that throws as the model string\'s error, keeping the cause', () => {
+  it('reports a factory that throws as the model string\'s error, its message said once', () => {
     const missing = new Error('ECHO_TOKEN is not set');
     registerModelPrefix('echo-broken', () => { throw missing; });
     let caught: unknown;
@@ -100,7 +101,8 @@ describe('registerModelPrefix', () => {
       caught = error;
     }
     expect((caught as Error).message).toBe('createAgent: model "echo-broken:x": ECHO_TOKEN is not set');
-    expect(((caught as Error).cause as Error).cause).toBe(missing);
+    // Printed as Node prints an uncaught error, causes included: the message appears once.
+    expect(inspect(caught).split('ECHO_TOKEN is not set')).toHaveLength(2);
   });
 
   it('rejects a factory result that is not a provider, and bad prefixes or factories', () => {

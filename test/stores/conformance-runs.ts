@@ -4,6 +4,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
 import { createAgent, defineTool, KoagentError, type Checkpoint, type RunState, type RunStore } from '../../src/index.js';
 import { mockModel } from '../../src/testing/index.js';
+import { storedState } from '../support/durable.js';
 
 export interface StoreFactory {
   /** A new, empty store; `leaseMs` short for the tests that wait for a lease to expire. */
@@ -19,12 +20,7 @@ const twoTurns = () => mockModel([
 
 /** A fresh state of agent `teller`, as `createRun` gets it. */
 function newRun(runId: string, sessionId = `s_${runId}`): RunState {
-  return {
-    version: 1, runId, sessionId, agentName: 'teller', status: 'running', segment: 0,
-    messages: [{ role: 'system', content: 'Be careful.' }, { role: 'user', content: 'Pay Alice' }], steps: 0,
-    usage: { inputTokens: 0, outputTokens: 0, totalTokens: 0, modelCalls: 0, toolCalls: 0 },
-    pendingApprovals: [], decisions: {}, settled: {}, ledger: {}, hookState: {}, children: {},
-  };
+  return storedState(runId, sessionId, 'teller', [{ role: 'system', content: 'Be careful.' }, { role: 'user', content: 'Pay Alice' }]);
 }
 
 /** A checkpoint with only the small fields, as a step that changed nothing else writes. */
@@ -101,16 +97,20 @@ export function runConformance(kind: string, make: StoreFactory): void {
     });
 
     it('lets recovery claim only runs whose lease expired, of the agent named, each once', async () => {
-      const store = await make({ leaseMs: 60 });
+      // Leases long enough that the three claims below all start before the winner's new lease
+      // could expire, on a busy machine too: else a later claim would rightly take the run again.
+      const store = await make({ leaseMs: 400 });
       const a = await store.createRun({ state: newRun('run_a'), owner: 'w1' });
       await store.createRun({ state: { ...newRun('run_other'), agentName: 'someone-else' }, owner: 'w1' });
       expect(await store.claimExpired('teller', 'w2')).toBeUndefined();
       // A renewed lease does not expire.
-      await sleep(40);
+      await sleep(250);
       expect(await store.renew((a as { lease: never }).lease)).toBe(true);
-      await sleep(40);
+      await sleep(250);
       expect(await store.claimExpired('teller', 'w2')).toBeUndefined();
-      await sleep(80);
+      // Connections opened now (a database store's pool), so the claims race each other, not the connecting.
+      await Promise.all([store.listRuns(), store.listRuns(), store.listRuns()]);
+      await sleep(450);
       const claims = await Promise.all([store.claimExpired('teller', 'w2'), store.claimExpired('teller', 'w3'), store.claimExpired('teller', 'w4')]);
       expect(claims.filter((c) => c !== undefined).map((c) => c!.state.runId)).toEqual(['run_a']);
       expect(claims.find((c) => c !== undefined)!.state).toEqual(newRun('run_a'));

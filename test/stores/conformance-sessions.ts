@@ -2,7 +2,7 @@
 // the memory, SQLite and PostgreSQL stores alike.
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
-import { createAgent, defineTool, KoagentError, type RunStore } from '../../src/index.js';
+import { createAgent, defineTool, KoagentError, type Message, type RunStore } from '../../src/index.js';
 import { mockModel } from '../../src/testing/index.js';
 import type { StoreFactory } from './conformance-runs.js';
 
@@ -11,7 +11,7 @@ function chatty(store: RunStore, replies = 10) {
   return createAgent({ name: 'chat', instructions: 'Chat.', model: mockModel(Array.from({ length: replies }, (_, i) => `reply ${i + 1}`)), store });
 }
 
-const contents = (messages: { content: string }[]) => messages.map((m) => m.content);
+const contents = (messages: readonly Message[]) => messages.map((m) => m.content);
 
 async function refusal(promise: Promise<unknown>, code: string): Promise<string> {
   const error = await promise.then(() => undefined, (e: unknown) => e);
@@ -44,7 +44,7 @@ export function sessionConformance(kind: string, make: StoreFactory): void {
       const paused = await agent.send('pay', { sessionId: 'bob' });
       expect(await refusal(agent.send('again', { sessionId: 'bob' }), 'session_busy')).toMatch(`finish it with agent.resume('${paused.runId}', decisions) first`);
       const other = createAgent({ name: 'other', model: mockModel(['hi']), store });
-      expect(await refusal(other.send('hi', { sessionId: 'bob' }), 'session_busy')).toMatch(/session bob belongs to agent "chat", not "other"/);
+      expect(await refusal(other.send('hi', { sessionId: 'bob' }), 'session_busy')).toMatch('session bob belongs to agent "chat" (id "chat"), not "other" (id "other")');
       await agent.resume(paused.runId, { p: true });
       const thanks = await agent.send('thanks', { sessionId: 'bob' });
       expect(contents(thanks.messages).slice(-2)).toEqual(['thanks', 'you are welcome']);
@@ -100,6 +100,8 @@ export function sessionConformance(kind: string, make: StoreFactory): void {
       const [summary] = await store.listRuns({ sessionId: 'y' });
       expect(summary).toMatchObject({ agentName: 'chat', sessionId: 'y', status: 'completed', stopReason: 'final', segment: 1, steps: 1, pendingApprovals: [] });
       expect(summary.updatedAt).toBeGreaterThanOrEqual(summary.createdAt);
+      await expect(store.listRuns({ limit: 0 })).rejects.toThrow('store.listRuns(filter): limit must be a whole number ≥ 1 (got 0)');
+      await expect(store.listRuns({ agent: 'chat' } as never)).rejects.toThrow('store.listRuns(filter): agent is not a field of a run filter; did you mean `agentName`?');
       await store.close();
     });
 

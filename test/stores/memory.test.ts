@@ -1,6 +1,7 @@
 // The memory store against the conformance suites every store passes, and what is its own.
 import { describe, expect, it } from 'vitest';
 import { memoryStore } from '../../src/index.js';
+import { storedState } from '../support/durable.js';
 import { runConformance } from './conformance-runs.js';
 import { sessionConformance } from './conformance-sessions.js';
 
@@ -10,16 +11,18 @@ sessionConformance('memory', make);
 
 describe('memoryStore options', () => {
   it('refuse what is not an option, naming it', () => {
-    expect(() => memoryStore({ leaseMs: 0 })).toThrow('memoryStore: leaseMs must be a number of milliseconds ≥ 10 (got 0)');
-    expect(() => memoryStore({ now: 5 as never })).toThrow('memoryStore: now must be a function returning milliseconds');
-    expect(() => memoryStore({ retention: { olderThanMs: 'week' as never } })).toThrow('memoryStore({ retention }): olderThanMs must be a number of milliseconds ≥ 0 (got week)');
+    expect(() => memoryStore({ leaseMs: 0 })).toThrow('memoryStore(options): leaseMs must be a number of milliseconds ≥ 10 (got 0)');
+    expect(() => memoryStore({ now: 5 as never })).toThrow('memoryStore(options): now must be a function () => milliseconds (got 5)');
+    expect(() => memoryStore({ retention: { olderThanMs: 'week' as never } })).toThrow('memoryStore(options): retention.olderThanMs must be a number of milliseconds ≥ 0 (got the string "week")');
     expect(() => memoryStore(null as never)).toThrow('memoryStore(options): options must be an object');
+    expect(() => memoryStore({ leasMs: 50 } as never)).toThrow('memoryStore(options): leasMs is not an option of memoryStore; did you mean `leaseMs`?');
+    expect(() => memoryStore({ retention: { olderThan: 5 } } as never)).toThrow('memoryStore(options): retention.olderThan is not a field of a retention policy; did you mean `olderThanMs`?');
   });
 
   it('prunes by its retention option, on its own clock', async () => {
     let now = 1_000_000;
     const store = memoryStore({ now: () => now, retention: { olderThanMs: 1000 } });
-    const created = await store.createRun({ state: { version: 1, runId: 'r', sessionId: 's', agentName: 'a', status: 'running', segment: 0, messages: [], steps: 0, usage: { inputTokens: 0, outputTokens: 0, totalTokens: 0, modelCalls: 0, toolCalls: 0 }, pendingApprovals: [], decisions: {}, settled: {}, ledger: {}, hookState: {}, children: {} }, owner: 'w' });
+    const created = await store.createRun({ state: storedState('r', 's', 'a'), owner: 'w' });
     await store.checkpoint((created as { lease: never }).lease, { status: 'completed', segment: 1, steps: 0, usage: '{}', stopReason: 'final', error: null }, true);
     now += 999;
     expect(await store.prune()).toBe(0);

@@ -48,7 +48,9 @@ describe('postgresStore', () => {
 
   it('refuses bad options, naming them, and says when the server cannot be reached', async () => {
     await expect(postgresStore({})).rejects.toThrow("postgresStore(options): say where the database is: { connectionString: 'postgres://…' }, { poolConfig }, or { pool }");
-    await expect(postgresStore({ connectionString: 'postgres://x@127.0.0.1:1/none', leaseMs: 1 })).rejects.toThrow('postgresStore: leaseMs must be a number of milliseconds ≥ 10 (got 1)');
+    await expect(postgresStore({ connectionString: 'postgres://x@127.0.0.1:1/none', leaseMs: 1 })).rejects.toThrow('postgresStore(options): leaseMs must be a number of milliseconds ≥ 10 (got 1)');
+    await expect(postgresStore({ url: 'postgres://x@127.0.0.1:1/none' } as never)).rejects.toThrow('postgresStore(options): url is not an option of postgresStore; did you mean `connectionString`?');
+    await expect(postgresStore({ pool: {} as never })).rejects.toThrow('postgresStore(options): pool must be a pg.Pool');
     await expect(postgresStore({ connectionString: 'postgres://x@127.0.0.1:1/none' })).rejects.toThrow(/postgresStore: cannot prepare the database: .*ECONNREFUSED/);
   });
 });

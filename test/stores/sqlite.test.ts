@@ -8,6 +8,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { sqliteStore } from '../../src/sqlite.js';
 import { migrate } from '../../src/stores/sqlite.js';
 import { MIGRATIONS } from '../../src/stores/sql/schema.js';
+import { storedState } from '../support/durable.js';
 import { runConformance } from './conformance-runs.js';
 import { sessionConformance } from './conformance-sessions.js';
 
@@ -24,7 +25,7 @@ describe('sqliteStore', () => {
   it('opens the file in WAL mode with a busy timeout, and keeps its runs when opened again', async () => {
     const path = file();
     const store = sqliteStore({ path, busyTimeoutMs: 1234 });
-    await store.createRun({ state: { version: 1, runId: 'r1', sessionId: 's', agentName: 'a', status: 'running', segment: 0, messages: [{ role: 'user', content: 'hi' }], steps: 0, usage: { inputTokens: 0, outputTokens: 0, totalTokens: 0, modelCalls: 0, toolCalls: 0 }, pendingApprovals: [], decisions: {}, settled: {}, ledger: {}, hookState: {}, children: {} }, owner: 'w' });
+    await store.createRun({ state: storedState('r1', 's', 'a', [{ role: 'user', content: 'hi' }]), owner: 'w' });
     await store.close();
     const db = new Database(path, { readonly: true });
     expect(db.pragma('journal_mode', { simple: true })).toBe('wal');
@@ -61,10 +62,12 @@ describe('sqliteStore', () => {
   });
 
   it('refuses bad options, naming them', () => {
-    expect(() => sqliteStore({} as never)).toThrow("sqliteStore(options): give { path } naming the database file, e.g. sqliteStore({ path: 'runs.db' })");
-    expect(() => sqliteStore({ path: file(), synchronous: 'off' as never })).toThrow(`sqliteStore: synchronous must be 'normal' or 'full' (got "off")`);
-    expect(() => sqliteStore({ path: file(), leaseMs: -5 })).toThrow('sqliteStore: leaseMs must be a number of milliseconds ≥ 10 (got -5)');
-    expect(() => sqliteStore({ path: file(), busyTimeoutMs: Number.NaN })).toThrow('sqliteStore: busyTimeoutMs must be a number ≥ 0 (got NaN)');
+    expect(() => sqliteStore({} as never)).toThrow("sqliteStore(options): path must name the database file, e.g. sqliteStore({ path: 'runs.db' }) (got undefined)");
+    expect(() => sqliteStore({ path: file(), synchronous: 'off' as never })).toThrow(`sqliteStore(options): synchronous must be 'normal' or 'full' (got the string "off")`);
+    expect(() => sqliteStore({ path: file(), leaseMs: -5 })).toThrow('sqliteStore(options): leaseMs must be a number of milliseconds ≥ 10 (got -5)');
+    expect(() => sqliteStore({ path: file(), busyTimeoutMs: Number.NaN })).toThrow('sqliteStore(options): busyTimeoutMs must be a number of milliseconds ≥ 0 (got NaN)');
+    expect(() => sqliteStore({ file: file() } as never)).toThrow('sqliteStore(options): file is not an option of sqliteStore; did you mean `path`?');
+    expect(() => sqliteStore({ path: file(), retention: { olderThanMs: 1, statuses: ['running'] } } as never)).toThrow("sqliteStore(options): retention.statuses[0] must be 'completed', 'failed' or 'suspended' (a running run is never pruned)");
     expect(() => sqliteStore({ path: join(dir, 'no/such/dir/runs.db') })).toThrow(/sqliteStore: cannot open .*no\/such\/dir\/runs.db: /);
   });
 });

@@ -1,6 +1,12 @@
 // Helpers of the durable-run tests: a store whose worker can "die" (every call it makes from
 // then on never answers, as a killed process's would not), and a clock the memory store reads.
-import type { RunStore } from '../../src/index.js';
+import { newState } from '../../src/core/state.js';
+import type { Message, RunState, RunStore } from '../../src/index.js';
+
+/** A new run's state (format 2) of agent `agentName`, as `createRun` gets it. */
+export function storedState(runId: string, sessionId: string, agentName: string, messages: Message[] = []): RunState {
+  return newState(runId, sessionId, { name: agentName, id: agentName, toolsFingerprint: 'tools' }, messages);
+}
 
 /** A view of `store` for one worker; after `die()`, everything it asks of the store hangs forever. */
 export function mortal(store: RunStore): { store: RunStore; die(): void; readonly dead: boolean } {

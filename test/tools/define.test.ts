@@ -47,9 +47,11 @@ describe('bad definitions', () => {
     ['an input that only looks like zod', { name: 'x', description: 'd', input: { safeParse: () => ({ success: true }) }, execute }, /input must be a zod \(v4\) schema/],
     ['a schema JSON schema cannot describe', { name: 'x', description: 'd', input: z.object({ when: z.date() }), execute }, /input cannot be described as JSON schema for the model/],
     ['needsApproval of the wrong type', { name: 'x', description: 'd', execute, needsApproval: 'yes' }, /needsApproval must be a boolean or a function/],
-    ['guardrails that are not functions', { name: 'x', description: 'd', execute, guardrails: { input: ['no'] } }, /guardrails\.input must be an array of functions/],
+    ['guardrails that are not functions', { name: 'x', description: 'd', execute, guardrails: { input: ['no'] } }, /guardrails\.input\[0\] must be a function \(got the string "no"\)/],
     ['idempotent that is not a boolean', { name: 'x', description: 'd', execute, idempotent: 'yes' }, /defineTool\("x"\): idempotent must be true or false/],
-    ['an unknown interruption policy', { name: 'x', description: 'd', execute, onInterrupted: 'retry' }, /onInterrupted must be 'rerun', 'report' or 'ask' \(got "retry"\)/],
+    ['an unknown interruption policy', { name: 'x', description: 'd', execute, onInterrupted: 'retry' }, /onInterrupted must be 'rerun', 'report' or 'ask' \(got the string "retry"\)/],
+    ['a misspelled interruption policy key', { name: 'x', description: 'd', execute, onInterupted: 'ask' }, /defineTool\("x"\): onInterupted is not a field of a tool definition; did you mean `onInterrupted`\?/],
+    ['idempotency for idempotent', { name: 'x', description: 'd', execute, idempotency: true }, /idempotency is not a field of a tool definition; did you mean `idempotent`\?/],
     ["onInterrupted: 'rerun' without idempotent", { name: 'x', description: 'd', execute, onInterrupted: 'rerun' }, /onInterrupted: 'rerun' may run a call twice; declare idempotent: true if the tool deduplicates its effect by ctx.idempotencyKey, or use 'report' or 'ask'/],
   ])('rejects %s with a TypeError', (_what, definition, message) => {
     expect(() => defineTool(definition as never)).toThrow(TypeError);

@@ -105,7 +105,7 @@ describe('input guardrails', () => {
   });
 
   it('defineTool rejects guardrails that are not functions', () => {
-    expect(() => defineTool({ name: 't', description: 'd', execute: () => 1, guardrails: { input: ['no'] as never } })).toThrow('defineTool("t"): guardrails.input must be an array of functions');
+    expect(() => defineTool({ name: 't', description: 'd', execute: () => 1, guardrails: { input: ['no'] as never } })).toThrow('defineTool("t"): guardrails.input[0] must be a function (got the string "no")');
   });
 });
 

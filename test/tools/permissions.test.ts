@@ -94,12 +94,13 @@ describe('permissions: rule forms', () => {
 
 describe('permissions: configuration errors', () => {
   const cases: [string, unknown, RegExp][] = [
-    ['a rule without tool or when', [{ decision: 'deny' }], /permissions rule #0: give a tool name or glob \(tool\) or a predicate \(when\)/],
-    ['an unknown decision', [{ tool: 'x', decision: 'maybe' }], /permissions rule #0: decision must be 'allow', 'deny' or 'ask' \(got "maybe"\)/],
-    ['a tool that is not a string', [{ tool: 3, decision: 'deny' }], /permissions rule #0: tool must be a string/],
-    ['a when that is not a function', [{ when: true, decision: 'deny' }], /permissions rule #0: when must be a function/],
-    ['a bad default', { rules: [], default: 'never' }, /permissions.default must be 'allow', 'deny' or 'ask' \(got "never"\)/],
-    ['neither an array nor { rules }', { default: 'deny' }, /permissions must be an array of rules or \{ rules: \[\.\.\.\], default\? \}/],
+    ['a rule without tool or when', [{ decision: 'deny' }], /permissions\[0\] needs a tool name or glob \(tool\) or a predicate \(when\)/],
+    ['an unknown decision', [{ tool: 'x', decision: 'maybe' }], /permissions\[0\]\.decision must be 'allow', 'deny' or 'ask' \(got the string "maybe"\)/],
+    ['a tool that is not a string', [{ tool: 3, decision: 'deny' }], /permissions\[0\]\.tool must be a string/],
+    ['a when that is not a function', [{ when: true, decision: 'deny' }], /permissions\[0\]\.when must be a function/],
+    ['a bad default', { rules: [], default: 'never' }, /permissions\.default must be 'allow', 'deny' or 'ask' \(got the string "never"\)/],
+    ['neither an array nor { rules }', { default: 'deny' }, /permissions\.rules must be an array of rules/],
+    ['not an object at all', 'deny', /permissions must be an array of rules or \{ rules: \[\.\.\.\], default\? \}/],
   ];
   it.each(cases)('%s is rejected when the agent is created', (_what, permissions, message) => {
     expect(() => createAgent({ model: mockModel([]), permissions: permissions as PermissionsOption })).toThrow(message);

@@ -1,5 +1,6 @@
-import { blame, type GenerateResult, type Middleware, type ModelContext, type ToolContext, type ToolFailure, type ToolOutcome } from '../../api.js';
+import { blame, optionsSchema, refuseMisspellings, type GenerateResult, type Middleware, type ModelContext, type ToolContext, type ToolFailure, type ToolOutcome } from '../../api.js';
 import { postToolOutcome, preToolOutcome } from './outcomes.js';
+import { z } from 'zod';
 
 /**
  * The context of `preToolCall` and `postToolCall`. It is koagent's own tool context, the very
@@ -101,7 +102,17 @@ export function checkAgentHook(value: unknown, where: string): asserts value is 
   if (foreign.length > 0) {
     throw new TypeError(`${where}: AgentHook "${hook.name}" also has ${foreign.join(', ')}, which belong to middleware or criogen Hooks; split it into one object per kind`);
   }
+  // A misspelled method (`postToolcall`) would never run: refuse it. Other keys are the hook's own.
+  refuseMisspellings(hookShape, hook, `${where}: AgentHook "${hook.name}"`);
 }
+
+const hookShape = optionsSchema({
+  name: z.string(),
+  preToolCall: z.unknown().optional(),
+  postToolCall: z.unknown().optional(),
+  preGenerate: z.unknown().optional(),
+  postGenerate: z.unknown().optional(),
+}, { noun: 'an AgentHook method', aliases: { beforeToolCall: 'preToolCall', afterToolCall: 'postToolCall', beforeGenerate: 'preGenerate', afterGenerate: 'postGenerate', preTool: 'preToolCall', postTool: 'postToolCall' } });
 
 /** A hook method's value, awaited only when it is a promise (most hooks are synchronous). */
 const isThenable = (value: unknown): value is PromiseLike<unknown> => typeof (value as PromiseLike<unknown> | null)?.then === 'function';

@@ -1,7 +1,10 @@
-import type { Logger } from '../../api.js';
+import { optionsSchema, parseOptions, type Logger } from '../../api.js';
+import { z } from 'zod';
 import { checkAgentHook, type AgentHook } from './agent-hook.js';
 
 const MARK = Symbol.for('koagent.hookRegistry');
+
+const registryOptionsSchema = optionsSchema({ logger: z.unknown().optional() }, { noun: 'an option of HookRegistry', aliases: { log: 'logger', console: 'logger' } });
 /** The registry's current hooks, read by the agent's hook layer without a copy. */
 const CURRENT: unique symbol = Symbol.for('koagent.hookRegistry.current');
 
@@ -31,6 +34,7 @@ export class HookRegistry {
 
   constructor(options: HookRegistryOptions = {}) {
     if (typeof options !== 'object' || options === null) throw new TypeError('new HookRegistry(options): options must be an object { logger? }');
+    parseOptions(registryOptionsSchema, options, 'new HookRegistry(options)');
     const logger = options.logger ?? console;
     if (typeof logger?.warn !== 'function') throw new TypeError('new HookRegistry({ logger }): logger must have a warn(message) method (console does)');
     this.#logger = logger;

@@ -4,16 +4,28 @@
 import { segmentOf } from '../../core/base-context.js';
 import type { Layer } from '../../core/compose.js';
 import type { ModelContext } from '../../core/contexts.js';
-import type { AssistantMessage, AssistantToolCall } from '../../core/messages.js';
+import type { AssistantMessage } from '../../core/messages.js';
 import type { FinishReason, GenerateResult, TokenUsage } from '../../core/model.js';
+import { ReplyAssembler } from '../../core/reply-parts.js';
 import type { ProviderCall, Segment } from '../../core/segment.js';
 
-/** Text of each model call a stream consumer has seen (and not had retracted). */
-const shown = new WeakMap<ModelContext, string>();
+/** What a stream consumer has seen of a model call (and not had retracted): its text and its reasoning. */
+interface Shown {
+  text: string;
+  reasoning: string;
+}
+
+const shown = new WeakMap<ModelContext, Shown>();
+
+function shownOf(turn: ModelContext): Shown {
+  let seen = shown.get(turn);
+  if (seen === undefined) shown.set(turn, (seen = { text: '', reasoning: '' }));
+  return seen;
+}
 
 /**
  * A turn streamed and assembled into the same reply `generate` would give, so every layer sees
- * a streamed call exactly as a plain one. Text deltas go to the listeners at once, unless a
+ * a streamed call exactly as a plain one. Text and reasoning deltas go to the listeners at once, unless a
  * `holdStream` layer is on the stack (`hold`): then nothing shows until the reply is final.
  * A retry's earlier attempt is retracted before the new text flows. Side calls, and providers
  * without `stream`, are asked as usual.
@@ -26,28 +38,28 @@ export function streamingProviderLayer(hold: boolean): Layer<ProviderCall, Gener
       const { turn, provider, request, segment } = call;
       if (turn === undefined || provider.stream === undefined) return next(call);
       retract(segment, turn);
-      let content = '';
-      const toolCalls: AssistantToolCall[] = [];
+      const reply = new ReplyAssembler();
       let usage: TokenUsage | undefined;
       let finishReason: FinishReason | undefined;
       for await (const part of provider.stream(request)) {
         request.signal?.throwIfAborted();
-        if (part.type === 'text') {
-          content += part.delta;
-          if (!hold && part.delta !== '') {
-            shown.set(turn, (shown.get(turn) ?? '') + part.delta);
-            segment.publish({ type: 'text.delta', delta: part.delta, step: turn.step });
-          }
-        } else if (part.type === 'tool-call') {
-          toolCalls.push({ id: part.id, name: part.name, args: part.args });
-        } else if (part.type === 'finish') {
+        if (part.type === 'finish') {
           usage = part.usage;
           finishReason = part.finishReason;
+          continue;
+        }
+        reply.add(part);
+        if (hold || (part.type !== 'text' && part.type !== 'reasoning') || part.delta === '') continue;
+        const seen = shownOf(turn);
+        if (part.type === 'text') {
+          seen.text += part.delta;
+          segment.publish({ type: 'text.delta', delta: part.delta, step: turn.step });
+        } else {
+          seen.reasoning += part.delta;
+          segment.publish({ type: 'reasoning.delta', delta: part.delta, step: turn.step });
         }
       }
-      const message: AssistantMessage = { role: 'assistant', content };
-      if (toolCalls.length > 0) message.toolCalls = toolCalls;
-      return { message, usage: usage ?? { inputTokens: 0, outputTokens: 0 }, finishReason: finishReason ?? (toolCalls.length > 0 ? 'tool_calls' : 'stop') };
+      return { message: reply.message(), usage: usage ?? { inputTokens: 0, outputTokens: 0 }, finishReason: finishReason ?? (reply.hasToolCalls ? 'tool_calls' : 'stop') };
     },
   };
 }
@@ -72,22 +84,42 @@ export const streamReleaseLayer: Layer<ModelContext, GenerateResult> = {
     }
     // A layer that ended the run without calling the model leaves no reply to show.
     if (ctx.ended && ctx.reply === undefined) return result;
-    const reply = result.message.content;
-    if ((shown.get(ctx) ?? '') !== reply) {
+    const { text, reasoning } = spelled(result.message);
+    const seen = shown.get(ctx) ?? { text: '', reasoning: '' };
+    if (seen.text !== text || seen.reasoning !== reasoning) {
       retract(segment, ctx);
-      if (reply !== '') {
-        shown.set(ctx, reply);
-        segment.publish({ type: 'text.delta', delta: reply, step: ctx.step });
+      const now = shownOf(ctx);
+      if (reasoning !== '') {
+        now.reasoning = reasoning;
+        segment.publish({ type: 'reasoning.delta', delta: reasoning, step: ctx.step });
+      }
+      if (text !== '') {
+        now.text = text;
+        segment.publish({ type: 'text.delta', delta: text, step: ctx.step });
       }
     }
     return result;
   },
 };
 
+/** The text and the reasoning a reply spells, as its deltas would. */
+function spelled(message: AssistantMessage): Shown {
+  const { content } = message;
+  if (typeof content === 'string') return { text: content, reasoning: '' };
+  let text = '';
+  let reasoning = '';
+  for (const part of content) {
+    if (part.type === 'text') text += part.text;
+    else if (part.type === 'reasoning') reasoning += part.text;
+  }
+  return { text, reasoning };
+}
+
 /** Take back what a call showed (a retry replaces it, or the call failed and left no reply). */
 function retract(segment: Segment, call: ModelContext): void {
-  const text = shown.get(call);
-  if (text === undefined || text === '') return;
-  segment.publish({ type: 'text.retract', text, step: call.step });
+  const seen = shown.get(call);
+  if (seen === undefined) return;
+  if (seen.reasoning !== '') segment.publish({ type: 'reasoning.retract', text: seen.reasoning, step: call.step });
+  if (seen.text !== '') segment.publish({ type: 'text.retract', text: seen.text, step: call.step });
   shown.delete(call);
 }

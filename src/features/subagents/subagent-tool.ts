@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { segmentOf } from '../../core/base-context.js';
 import type { SubagentInfo, Tool, ToolContext } from '../../core/contexts.js';
 import { RunFailedError } from '../../core/errors.js';
+import { optionsSchema, parseOptions } from '../../core/options.js';
 import type { EventListener, PermissionListener } from '../../core/events.js';
 import type { NamedMiddleware } from '../../core/middleware.js';
 import type { RunResult } from '../../core/result.js';
@@ -46,6 +47,8 @@ export interface ChildRunner {
 
 const input = z.object({ task: z.string().describe('What the sub-agent should do, in full') });
 
+const subagentToolOptionsSchema = optionsSchema({ name: z.string({ error: 'must be a tool name' }).optional(), description: z.string() }, { noun: 'an option of asTool', aliases: { toolName: 'name', desc: 'description', instructions: 'description' } });
+
 /**
  * A tool that runs `runner`'s agent for a call of the current run: a run of its own (own run
  * id, same session), inside the parent's inherited layers, hearing the parent's event and
@@ -56,6 +59,7 @@ export function subagentTool(runner: ChildRunner, options: SubagentToolOptions):
   if (typeof options !== 'object' || options === null || typeof options.description !== 'string') {
     throw new TypeError(`agent.asTool(options): give { description } telling the lead model what ${runner.name} does`);
   }
+  parseOptions(subagentToolOptionsSchema, options, 'agent.asTool(options)');
   return defineTool({
     name: options.name ?? runner.name,
     description: options.description,
@@ -78,9 +82,12 @@ export function subagentTool(runner: ChildRunner, options: SubagentToolOptions):
           parentSpan: parentSpanOf(ctx),
         });
       } catch (error) {
-        // A failed child run spent tokens too; its state is of no further use to this call.
-        if (error instanceof RunFailedError) parent.writer.addUsage(spent(error.state.usage, before));
-        parent.writer.dropChild(ctx.toolCallId);
+        // A failed child run spent tokens too. Its state stays with the call: a retry of the call
+        // continues that run (same run id, its completed calls not run again).
+        if (error instanceof RunFailedError) {
+          parent.writer.addUsage(spent(error.state.usage, before));
+          parent.writer.keepFailedChild(ctx.toolCallId, error.state);
+        } else parent.writer.dropChild(ctx.toolCallId);
         throw error;
       }
       parent.writer.addUsage(spent(result.usage, before));

@@ -1,6 +1,6 @@
 import type { Checkpoint } from '../../core/journaled-writer.js';
 import type { RunState } from '../../core/state.js';
-import { retentionStatuses } from '../records.js';
+import { parseFilter, retentionStatuses } from '../store-options.js';
 import type { ClaimedRun, ClaimOutcome, ClaimRequest, CreateOutcome, Lease, NewRun, RetentionPolicy, RunFilter, RunStore, RunSummary, StoreStats } from '../run-store.js';
 import { deleteRun, deleteSession, PRUNE_BATCH, pruneBatch } from './delete-ops.js';
 import type { Dialect, Op } from './query.js';
@@ -62,10 +62,8 @@ export class SqlStore implements RunStore {
     return this.runner.read(() => sessionHead(sessionId));
   }
 
-  listRuns(filter: RunFilter = {}): Promise<RunSummary[]> {
-    if (filter.limit !== undefined && !(Number.isInteger(filter.limit) && filter.limit >= 1)) {
-      return Promise.reject(new TypeError(`store.listRuns({ limit }): limit must be a whole number ≥ 1 (got ${String(filter.limit)})`));
-    }
+  async listRuns(given: RunFilter = {}): Promise<RunSummary[]> {
+    const filter = parseFilter(given);
     return this.runner.read(() => listRuns(filter));
   }
 

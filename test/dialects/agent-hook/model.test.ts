@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { createAgent, type AgentHook, type GenerateHookContext, type GenerateResult } from '../../../src/index.js';
 import { mockModel } from '../../../src/testing/index.js';
 import { callTool, eventLog, searchTool } from './fixtures.js';
+import { textOf } from '../../../src/core/content.js';
 
 describe('preGenerate and postGenerate', () => {
   it('"preGenerate(ctx): before each model call"; "postGenerate(ctx, result): after each model call resolves, with its GenerateResult"', async () => {
@@ -118,7 +119,7 @@ describe('ctx.generate', () => {
       name: 'summarize',
       async preGenerate(ctx) {
         const side = await ctx.generate(summarizer, { messages: [{ role: 'user', content: 'Summarize the chat' }] }, 'summary');
-        summary = side.message.content;
+        summary = textOf(side.message.content);
       },
     };
     const model = mockModel([{ text: 'hi', usage: { inputTokens: 5, outputTokens: 1 } }]);

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { describe, expect, it } from 'vitest';
 import { createAgent, defineTool, RunFailedError, ToolError, ToolResult, type AgentOptions, type Hook, type ToolCall, type ToolMessage } from '../../../src/index.js';
 import { mockModel, type MockToolCall } from '../../../src/testing/index.js';
+import { textOf } from '../../../src/core/content.js';
 
 async function failure(promise: Promise<unknown>): Promise<RunFailedError> {
   const error = await promise.then(() => undefined, (e: unknown) => e);
@@ -38,7 +39,7 @@ describe('criogen beforeTool: the call as the model wrote it, ahead of validatio
     expect(seen).toEqual([{ callId: expect.any(String), name: 'web_search', args: { q: 'koa' } }]);
     expect(error).toBeUndefined();
     expect(ran).toEqual(['web:koa']);
-    expect(JSON.parse(message.content)).toEqual({ hits: ['web result for koa'] });
+    expect(JSON.parse(textOf(message.content))).toEqual({ hits: ['web result for koa'] });
   });
 
   it('"args: The arguments the model wrote": arguments that do not fit the schema reach the hook as written, and validation judges what it returns', async () => {
@@ -85,7 +86,7 @@ describe('criogen beforeTool: a changed ToolCall', () => {
     const reroute: Hook = { name: 'reroute', beforeTool: (call) => (call.name === 'search_web' ? { ...call, name: 'search_docs', args: { query: String(call.args.q) } } : undefined) };
     const { ran, message } = await oneCall({ name: 'search_web', args: { q: 'hooks' } }, [reroute]);
     expect(ran).toEqual(['docs:hooks']);
-    expect(JSON.parse(message.content)).toEqual({ hits: ['docs result for hooks'] });
+    expect(JSON.parse(textOf(message.content))).toEqual({ hits: ['docs result for hooks'] });
   });
 
   it('settles the call as a validation error when the renamed call\'s args do not fit the new tool', async () => {

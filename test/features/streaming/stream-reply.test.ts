@@ -7,6 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { createAgent, defineTool, type AgentEvent, type AgentHook, type GenerateOptions, type GenerateResult, type Hook, type Middleware, type ModelProvider, type RunCallOptions, type RunResult, type StreamPart } from '../../../src/index.js';
 import { mockModel } from '../../../src/testing/index.js';
 import { add } from '../../support/core.js';
+import { mapText, textOf } from '../../../src/core/content.js';
 
 const lookup = defineTool({
   name: 'lookup',
@@ -173,7 +174,7 @@ function redaction(holdStream: boolean, log?: (note: string) => void): Middlewar
     async model(_ctx, next) {
       const reply = await next();
       log?.('redact got the reply');
-      return { ...reply, message: { ...reply.message, content: reply.message.content.replaceAll(SECRET, '[redacted]') } };
+      return { ...reply, message: { ...reply.message, content: mapText(reply.message.content, (t) => t.replaceAll(SECRET, '[redacted]')) } };
     },
   };
 }
@@ -270,7 +271,7 @@ describe('retracting text a layer discarded', () => {
       name: 'reject-bad',
       async model(_ctx, next) {
         const first = await next();
-        return first.message.content.startsWith('Bad') ? next() : first;
+        return textOf(first.message.content).startsWith('Bad') ? next() : first;
       },
     };
     const { events, result } = await drain(createAgent({ model: mockModel(['Bad answer.', 'Good answer.']), middleware: [rejectFirst] }).stream('Hi'));

@@ -5,6 +5,7 @@ import { z } from 'zod';
 import { describe, expect, it } from 'vitest';
 import { createAgent, defineTool, type AgentEvent, type AgentHook, type Hook, type Middleware, type RunState, type SubagentInfo } from '../../../src/index.js';
 import { mockModel, type MockReply } from '../../../src/testing/index.js';
+import { mapText } from '../../../src/core/content.js';
 
 function searchTool(log: string[] = []) {
   return defineTool({
@@ -142,7 +143,7 @@ describe('what flows up to the lead', () => {
 
   it('an inherited holdStream layer holds the sub-agent\'s text as well: its secret reaches no consumer', async () => {
     const secret = 'ssn-078-05-1120';
-    const redact: Middleware = { name: 'redact', holdStream: true, async model(_ctx, next) { const r = await next(); return { ...r, message: { ...r.message, content: r.message.content.replaceAll(secret, '[redacted]') } }; } };
+    const redact: Middleware = { name: 'redact', holdStream: true, async model(_ctx, next) { const r = await next(); return { ...r, message: { ...r.message, content: mapText(r.message.content, (t) => t.replaceAll(secret, '[redacted]')) } }; } };
     const { lead } = team({ leadMiddleware: [redact], researcher: [`The number is ${secret}.`], lead: [{ toolCalls: [{ name: 'researcher', args: { task: 'Find it' } }] }, 'Found it.'] });
     const events: AgentEvent[] = [];
     for await (const e of lead.stream('Find the number')) events.push(e);
@@ -169,7 +170,8 @@ describe('what flows up to the lead', () => {
   it('counts what a failed sub-agent run used before it failed', async () => {
     const { lead } = team({ researcher: [{ toolCalls: [{ name: 'search', args: { query: 'otters' } }], usage: { inputTokens: 3, outputTokens: 1 } }, { error: 'researcher model is down' }] });
     const { usage } = await lead.run('Otters?');
-    expect(usage).toEqual({ inputTokens: 23, outputTokens: 11, totalTokens: 34, modelCalls: 3, toolCalls: 2 });
+    // The sub-agent's failed call counts as a call, with no tokens.
+    expect(usage).toEqual({ inputTokens: 23, outputTokens: 11, totalTokens: 34, modelCalls: 4, toolCalls: 2 });
   });
 
   it('is cancelled with the lead: aborting the lead aborts the sub-agent\'s running tool', async () => {
@@ -295,5 +297,25 @@ describe('agent.asTool()', () => {
   it('needs a description, telling the lead model what the agent does', () => {
     const agent = createAgent({ name: 'writer', model: mockModel([]) });
     expect(() => agent.asTool({} as never)).toThrow(new TypeError('agent.asTool(options): give { description } telling the lead model what writer does'));
+  });
+});
+
+describe('a retried sub-agent call', () => {
+  it('continues the same child run: its completed calls do not run again, and the idempotency key stays the same', async () => {
+    const searched: string[] = [];
+    const keys: string[] = [];
+    const search = defineTool({ name: 'search', description: 'Searches', input: z.object({ query: z.string() }), execute: ({ query }, ctx) => { searched.push(query); keys.push(ctx.idempotencyKey); return `results for ${query}`; } });
+    // The sub-agent searches, then its model fails once; the lead's layer retries the call.
+    const researcher = mockModel([{ toolCalls: [{ name: 'search', args: { query: 'otters' } }] }, { error: 'overloaded' }, 'Otters hold hands.']);
+    const runIds = new Set<string>();
+    const agent = createAgent({ name: 'lead', model: mockModel([{ toolCalls: [{ name: 'researcher', args: { task: 'Find otter facts' } }] }, 'Done.']), tools: [createAgent({ name: 'researcher', model: researcher, tools: [search] }).asTool({ description: 'Researches' })] })
+      .use({ name: 'retry-once', async tool(_ctx, next) { const first = await next(); return first.error?.kind === 'execution' ? next() : first; } });
+    const result = await agent.run('Otters?', { onEvent: (e) => { if (e.agentPath !== undefined) runIds.add(e.runId); } });
+    expect(result.text).toBe('Done.');
+    expect(searched).toEqual(['otters']);
+    expect(runIds.size).toBe(1);
+    expect(result.messages.find((m) => m.role === 'tool')).toMatchObject({ content: 'Otters hold hands.' });
+    expect(result.state.children).toEqual({});
+    expect(keys).toHaveLength(1);
   });
 });

@@ -1,0 +1,103 @@
+// A reply as stream parts and back: what a streamed call assembles into the same message
+// `generate` gives, and what a whole reply becomes when a caller asked for a stream.
+import type { AssistantContentPart, ProviderOptions } from './content.js';
+import type { AssistantMessage, AssistantToolCall } from './messages.js';
+import type { StreamPart } from './model.js';
+
+/**
+ * Builds an assistant message from stream parts, in their order. The content stays a string
+ * until a part that is not text arrives (reasoning, a file), so a text-only reply is exactly
+ * what it was before content parts existed.
+ */
+export class ReplyAssembler {
+  #text = '';
+  #parts: AssistantContentPart[] | undefined;
+  #reasoningId: string | undefined;
+  readonly #calls: AssistantToolCall[] = [];
+
+  /** Take one part (`finish` is the caller's business). */
+  add(part: StreamPart): void {
+    switch (part.type) {
+      case 'text':
+        this.#addText(part.delta);
+        break;
+      case 'reasoning':
+        this.#addReasoning(part.delta, part.id, part.providerOptions);
+        break;
+      case 'file':
+        this.#toParts().push(withOptions({ type: 'file', data: part.data, mediaType: part.mediaType }, part.providerOptions));
+        break;
+      case 'tool-call':
+        this.#calls.push(withOptions({ id: part.id, name: part.name, args: part.args }, part.providerOptions));
+        break;
+    }
+  }
+
+  get hasToolCalls(): boolean {
+    return this.#calls.length > 0;
+  }
+
+  message(): AssistantMessage {
+    const message: AssistantMessage = { role: 'assistant', content: this.#parts ?? this.#text };
+    if (this.#calls.length > 0) message.toolCalls = this.#calls;
+    return message;
+  }
+
+  #addText(delta: string): void {
+    if (delta === '') return;
+    if (this.#parts === undefined) {
+      this.#text += delta;
+      return;
+    }
+    const last = this.#parts[this.#parts.length - 1];
+    if (last?.type === 'text') last.text += delta;
+    else this.#parts.push({ type: 'text', text: delta });
+  }
+
+  #addReasoning(delta: string, id: string | undefined, options: ProviderOptions | undefined): void {
+    const parts = this.#toParts();
+    const last = parts[parts.length - 1];
+    if (last?.type === 'reasoning' && (id === undefined || id === this.#reasoningId)) {
+      last.text += delta;
+      if (options !== undefined) last.providerOptions = mergeOptions(last.providerOptions, options);
+    } else {
+      parts.push(withOptions({ type: 'reasoning', text: delta }, options));
+    }
+    this.#reasoningId = id;
+  }
+
+  /** Text so far becomes the first part: from here on, the content is a list. */
+  #toParts(): AssistantContentPart[] {
+    if (this.#parts === undefined) this.#parts = this.#text === '' ? [] : [{ type: 'text', text: this.#text }];
+    return this.#parts;
+  }
+}
+
+/** Provider options merged per provider: later keys win (a signature that arrives last). */
+export function mergeOptions(a: ProviderOptions | undefined, b: ProviderOptions): ProviderOptions {
+  if (a === undefined) return b;
+  const merged: ProviderOptions = { ...a };
+  for (const [provider, fields] of Object.entries(b)) merged[provider] = { ...merged[provider], ...fields };
+  return merged;
+}
+
+function withOptions<T extends object>(value: T, options: ProviderOptions | undefined): T & { providerOptions?: ProviderOptions } {
+  return options === undefined ? value : Object.assign(value, { providerOptions: options });
+}
+
+/** A whole reply as the stream parts that would have built it (without `finish`). */
+export function* replyParts(message: AssistantMessage): Generator<StreamPart> {
+  const { content } = message;
+  if (typeof content === 'string') {
+    if (content !== '') yield { type: 'text', delta: content };
+  } else {
+    for (let i = 0; i < content.length; i++) {
+      const part = content[i];
+      if (part.type === 'text') yield { type: 'text', delta: part.text };
+      // An id per part, so two reasoning parts in a row stay two.
+      else if (part.type === 'reasoning') yield withOptions({ type: 'reasoning', delta: part.text, id: `reasoning_${i}` }, part.providerOptions);
+      else yield withOptions({ type: 'file', data: part.data, mediaType: part.mediaType }, part.providerOptions);
+    }
+  }
+  for (const call of message.toolCalls ?? []) yield withOptions({ type: 'tool-call', id: call.id, name: call.name, args: call.args }, call.providerOptions);
+}

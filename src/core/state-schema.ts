@@ -1,0 +1,127 @@
+// The run state's shape as a zod schema: what `resume` checks a state against, whole, before
+// anything runs. It is tied to the `RunState` type at compile time (`satisfies`), so the type that
+// documents the state and the check that guards it cannot drift apart.
+import { z } from 'zod';
+import { KoagentError } from './errors.js';
+import type { Message } from './messages.js';
+import type { RunState } from './state.js';
+
+/** The run state format this version of koagent writes and reads. */
+export const STATE_VERSION = 2;
+
+/** Deeper than this, a value in a state is refused: it could not be written as JSON again. */
+export const MAX_STATE_DEPTH = 256;
+
+const count = z.number().int().min(0);
+const tokens = z.number().min(0).refine(Number.isFinite, { error: 'must be a finite number' });
+
+const providerOptions = z.record(z.string(), z.record(z.string(), z.unknown())).optional();
+const toolCall = z.object({ id: z.string(), name: z.string(), args: z.unknown(), providerOptions });
+
+const text = z.object({ type: z.literal('text'), text: z.string(), providerOptions });
+const image = z.object({ type: z.literal('image'), image: z.string(), mediaType: z.string().optional(), providerOptions });
+const file = z.object({ type: z.literal('file'), data: z.string(), mediaType: z.string(), filename: z.string().optional(), providerOptions });
+const reasoning = z.object({ type: z.literal('reasoning'), text: z.string(), providerOptions });
+const parts = <T extends readonly [z.ZodType, ...z.ZodType[]]>(...types: T) => z.union([z.string(), z.array(z.discriminatedUnion('type', types as never) as z.ZodType<z.output<T[number]>>)]);
+
+const toolMessage = z.object({ role: z.literal('tool'), toolCallId: z.string(), name: z.string(), content: parts(text, image, file), metadata: z.record(z.string(), z.unknown()).optional() });
+
+const message = z.discriminatedUnion('role', [
+  z.object({ role: z.literal('system'), content: z.string() }),
+  z.object({ role: z.literal('user'), content: parts(text, image, file) }),
+  z.object({ role: z.literal('assistant'), content: parts(text, reasoning, file), toolCalls: z.array(toolCall).optional() }),
+  toolMessage,
+], { error: "must be a message { role: 'system' | 'user' | 'assistant' | 'tool', content, … }" }) satisfies z.ZodType<Message>;
+
+const decision = z.union([z.boolean(), z.object({ approved: z.boolean(), reason: z.string().optional() })]);
+
+const pendingApproval = z.object({ toolCallId: z.string(), toolName: z.string(), args: z.unknown(), reason: z.string().optional(), path: z.array(z.string()).optional() });
+
+/** The schema of a run state (format version 2). */
+export const runStateSchema = z.object({
+  version: z.literal(STATE_VERSION),
+  runId: z.string().min(1),
+  sessionId: z.string().min(1),
+  agentName: z.string().min(1),
+  agentId: z.string().min(1),
+  toolsFingerprint: z.string(),
+  status: z.enum(['running', 'completed', 'suspended', 'failed']),
+  segment: count,
+  stopReason: z.string().optional() as z.ZodType<RunState['stopReason']>,
+  output: z.unknown().optional(),
+  messages: z.array(message),
+  steps: count,
+  usage: z.object({ inputTokens: tokens, outputTokens: tokens, totalTokens: tokens, modelCalls: count, toolCalls: count }),
+  pendingApprovals: z.array(pendingApproval),
+  decisions: z.record(z.string(), z.object({ approved: z.boolean(), reason: z.string().optional(), toolName: z.string().optional(), args: z.unknown() })),
+  settled: z.record(z.string(), toolMessage),
+  ledger: z.record(z.string(), z.enum(['pending', 'running', 'done'])),
+  hookState: z.record(z.string(), z.unknown()),
+  children: z.record(z.string(), z.object({ state: z.unknown(), approvals: z.record(z.string(), z.string()), decisions: z.record(z.string(), decision).optional() })),
+  error: z.object({ code: z.string(), message: z.string(), layer: z.string().optional() }).optional(),
+}) satisfies z.ZodType<RunState>;
+
+const refuse = (what: string) => new KoagentError('invalid_resume', `resume(state): ${what}; pass the \`state\` of a RunResult or of a RunFailedError, unchanged`);
+
+/**
+ * Check a state handed to `resume` (it may come from a database, or from anyone), whole: every
+ * field against the schema, and no value nested too deep to be written as JSON again. A bad one
+ * is `invalid_resume` naming its path (`state.messages[3].toolCalls[0].name`).
+ */
+export function checkState(value: unknown): RunState {
+  if (typeof value !== 'object' || value === null) throw refuse('state is not an object');
+  const version = (value as { version?: unknown }).version;
+  if (version !== STATE_VERSION) throw refuse(`state.version is ${JSON.stringify(version)}, expected ${STATE_VERSION} (the run state format this koagent reads)`);
+  const tooDeep = deepestPath(value, MAX_STATE_DEPTH);
+  if (tooDeep !== undefined) throw refuse(`${tooDeep} is nested deeper than ${MAX_STATE_DEPTH} levels`);
+  const parsed = runStateSchema.safeParse(value);
+  if (!parsed.success) {
+    const issue = parsed.error.issues.find((i) => i.code === 'unrecognized_keys') ?? parsed.error.issues[0];
+    throw refuse(`${pathOf(issue.path)} ${describe(issue, valueAt(value, issue.path))}`);
+  }
+  return value as RunState;
+}
+
+function pathOf(path: readonly PropertyKey[]): string {
+  return `state${path.map((key) => (typeof key === 'number' ? `[${key}]` : `.${String(key)}`)).join('')}`;
+}
+
+function describe(issue: z.core.$ZodIssue, got: unknown): string {
+  if (issue.code === 'invalid_value') return `is ${JSON.stringify(got)}, expected ${issue.values.length === 1 ? JSON.stringify(issue.values[0]) : `one of ${issue.values.join(', ')}`}`;
+  if (issue.code === 'invalid_type') {
+    const expected = issue.expected === 'record' ? 'object' : issue.expected;
+    return `should be ${expected === 'array' ? 'an array' : `a${/^[aeiou]/.test(expected) ? 'n' : ''} ${expected}`} (got ${got === null ? 'null' : Array.isArray(got) ? 'an array' : typeof got})`;
+  }
+  return issue.message.replace(/^Invalid input: /, 'should be ');
+}
+
+function valueAt(value: unknown, path: readonly PropertyKey[]): unknown {
+  let current = value;
+  for (const key of path) current = typeof current === 'object' && current !== null ? (current as Record<PropertyKey, unknown>)[key] : undefined;
+  return current;
+}
+
+interface Visit {
+  value: unknown;
+  depth: number;
+  parent: Visit | undefined;
+  key: PropertyKey;
+}
+
+/** The path of the first value nested deeper than `max` levels, walking without recursion. */
+function deepestPath(root: unknown, max: number): string | undefined {
+  const stack: Visit[] = [{ value: root, depth: 0, parent: undefined, key: '' }];
+  while (stack.length > 0) {
+    const visit = stack.pop()!;
+    const { value, depth } = visit;
+    if (typeof value !== 'object' || value === null) continue;
+    if (depth > max) {
+      const path: PropertyKey[] = [];
+      for (let v: Visit | undefined = visit; v?.parent !== undefined; v = v.parent) path.unshift(v.key);
+      return pathOf(path);
+    }
+    const array = Array.isArray(value);
+    for (const key of Object.keys(value)) stack.push({ value: (value as Record<string, unknown>)[key], depth: depth + 1, parent: visit, key: array ? Number(key) : key });
+  }
+  return undefined;
+}

@@ -1,0 +1,35 @@
+// What the published package holds: a licence, where its sources live, and source maps that
+// carry their sources (so a stack trace points into code the tarball has).
+import { execFile } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { afterAll, describe, expect, it } from 'vitest';
+
+const root = fileURLToPath(new URL('..', import.meta.url));
+const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'));
+const out = mkdtempSync(join(tmpdir(), 'koagent-build-'));
+afterAll(() => rmSync(out, { recursive: true, force: true }));
+
+describe('the package', () => {
+  it('ships the MIT licence its package.json names, and says where its repository is', () => {
+    expect(pkg.license).toBe('MIT');
+    expect(readFileSync(join(root, 'LICENSE'), 'utf8')).toMatch(/^MIT License/);
+    expect(pkg.files).toContain('LICENSE');
+    expect(pkg.repository).toMatchObject({ type: 'git', url: expect.stringMatching(/\.git$/) });
+  });
+
+  it('builds source maps that carry the sources they map', async () => {
+    const tsc = fileURLToPath(new URL('../node_modules/typescript/bin/tsc', import.meta.url));
+    await promisify(execFile)(process.execPath, [tsc, '-p', 'tsconfig.build.json', '--outDir', out], { cwd: root });
+    const map = JSON.parse(readFileSync(join(out, 'core', 'compose.js.map'), 'utf8'));
+    expect(map.sourcesContent?.[0]).toContain('export function compose');
+    expect(existsSync(join(out, 'index.d.ts'))).toBe(true);
+  }, 120_000);
+
+  it('keeps built tarballs out of git', () => {
+    expect(readFileSync(join(root, '.gitignore'), 'utf8').split('\n')).toContain('*.tgz');
+  });
+});
