@@ -1,4 +1,4 @@
-import { createHash, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import type { SubagentInfo, Tool } from '../core/contexts.js';
 import { describe, KoagentError, runFailure } from '../core/errors.js';
 import type { EventListener, PermissionListener } from '../core/events.js';
@@ -6,7 +6,6 @@ import { copyPlain } from '../core/json.js';
 import { inputMessages, type Message, type RunInput } from '../core/messages.js';
 import type { Middleware, NamedMiddleware } from '../core/middleware.js';
 import { isModelProvider, type ModelProvider } from '../core/model.js';
-import { toolError } from '../core/outcome.js';
 import type { RunResult } from '../core/result.js';
 import { nextSegment, segmentKey } from '../core/resume.js';
 import { SegmentContext } from '../core/run-context.js';
@@ -14,7 +13,7 @@ import { linkSignal, Segment, STREAMING, TRACING, type AgentCore } from '../core
 import { newState, type AgentIdentity, type ApprovalDecision, type RunState } from '../core/state.js';
 import { checkState } from '../core/state-schema.js';
 import type { RunStore, RunSummary } from '../stores/run-store.js';
-import { toolMessage } from '../core/tool-turn.js';
+import { closeUnsettledCalls } from '../core/tool-turn.js';
 import type { AgentHook } from '../dialects/agent-hook/agent-hook.js';
 import type { Hook } from '../dialects/criogen/types.js';
 import { AgentStream } from '../features/streaming/agent-stream.js';
@@ -23,9 +22,9 @@ import { endRunSpan, runSpan, traceSegment, type Span } from '../features/tracin
 import { compactionMiddleware } from '../middleware/compaction-middleware.js';
 import { resolveModel } from '../providers/registry.js';
 import { buildAgent } from './build.js';
-import { claimForResume, recoverRuns, sessionToContinue, startRun, storeCall, workerId, type DurableRun } from './durable.js';
+import { claimForResume, recoverRuns, startRun, startSessionRun, storeCall, workerId, type DurableRun } from './durable.js';
 import { extension, toMiddleware, type Extension } from './extensions.js';
-import { checkCallOptions, checkListOptions, checkOptions, checkRecoverOptions, hookList, toolMap, type AgentOptions, type PendingApprovalsOptions, type RecoveredRun, type RecoverOptions, type RunCallOptions, type SendOptions } from './options.js';
+import { checkCallOptions, checkListOptions, checkOptions, checkRecoverOptions, hookList, toolMap, toolsFingerprint, type AgentOptions, type PendingApprovalsOptions, type RecoveredRun, type RecoverOptions, type RunCallOptions, type SendOptions } from './options.js';
 
 /** Refuses a bare function where a middleware object belongs (the runtime refuses it too). */
 type NotAFunction<M> = M extends (...args: never[]) => unknown ? { 'a middleware is an object { name, tool(ctx, next) }, not a function': never } : unknown;
@@ -207,14 +206,7 @@ export class Agent {
   async #sendStored(store: RunStore, input: RunInput, options: SendOptions): Promise<RunResult> {
     const added = inputMessages(input);
     const sessionId = options.sessionId ?? this.#session.id;
-    const head = await sessionToContinue(store, sessionId, this.#identity);
-    // The new run's transcript starts with the session's: the store shares those messages.
-    const base = head === undefined ? undefined : { runId: head.runId, count: head.messages.length };
-    const messages = head === undefined ? this.#opening() : head.messages;
-    closeUnsettledCalls(messages);
-    messages.push(...added);
-    const state = newState(`run_${randomUUID()}`, sessionId, this.#identity, messages);
-    const durable = await startRun(store, { state, owner: this.#worker, base, expectHead: head?.runId ?? null }, this.#logger);
+    const { state, durable } = await startSessionRun(store, sessionId, { identity: this.#identity, owner: this.#worker, logger: this.#logger, opening: () => this.#opening(), added });
     return this.#segment(state, added, { ...options, sessionId, durable }, false);
   }
 
@@ -400,15 +392,6 @@ export class Agent {
   }
 }
 
-/**
- * A fingerprint of the tools' names and argument schemas: what a pending call of a stored run
- * means. Descriptions may change; names and schemas may not, silently.
- */
-function toolsFingerprint(tools: ReadonlyMap<string, Tool>): string {
-  const specs = [...tools.values()].map((tool) => [tool.name, tool.spec.parameters]).sort(([a], [b]) => String(a).localeCompare(String(b)));
-  return createHash('sha256').update(JSON.stringify(specs)).digest('hex').slice(0, 16);
-}
-
 /** A model string (`openai:gpt-5-mini`), resolved now so a missing key fails at construction. */
 function modelFromString(spec: string): ModelProvider {
   try {
@@ -425,14 +408,4 @@ function modelFromString(spec: string): ModelProvider {
  */
 export function createAgent(options: AgentOptions): Agent {
   return new Agent(options);
-}
-
-/**
- * A transcript that ends with tool calls that never ran (a layer ended the run after the reply)
- * cannot be sent to a model as is: settle those calls as not run before the next turn.
- */
-function closeUnsettledCalls(messages: Message[]): void {
-  const last = messages[messages.length - 1];
-  if (last?.role !== 'assistant' || !last.toolCalls?.length) return;
-  for (const call of last.toolCalls) messages.push(toolMessage(call, toolError('aborted', 'Not run: the run ended before this call')));
 }

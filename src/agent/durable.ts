@@ -7,11 +7,13 @@ import type { CheckpointSink } from '../core/checkpoints.js';
 import type { Logger } from '../core/contexts.js';
 import { describe, KoagentError, RunFailedError } from '../core/errors.js';
 import type { Checkpoint } from '../core/journaled-writer.js';
+import type { Message } from '../core/messages.js';
 import { nextSegment } from '../core/resume.js';
 import type { RunResult } from '../core/result.js';
 import type { Segment } from '../core/segment.js';
 import { checkState } from '../core/state-schema.js';
-import type { AgentIdentity, ApprovalDecision, RunState } from '../core/state.js';
+import { newState, type AgentIdentity, type ApprovalDecision, type RunState } from '../core/state.js';
+import { closeUnsettledCalls } from '../core/tool-turn.js';
 import type { Lease, NewRun, RunStore } from '../stores/run-store.js';
 
 /** A name for this worker, unique enough to tell its leases from another process's. */
@@ -121,11 +123,28 @@ async function importState(store: RunStore, given: RunState, decisions: Record<s
 }
 
 /**
+ * Start the next run of a stored session (`send(input, { sessionId })`): its transcript is the
+ * session's latest run's — which the store shares rather than writes again — then `added`; a
+ * new session starts with the agent's opening messages.
+ */
+export async function startSessionRun(store: RunStore, sessionId: string, agent: { identity: AgentIdentity; owner: string; logger: Logger; opening: () => Message[]; added: Message[] }): Promise<{ state: RunState; durable: DurableRun }> {
+  const head = await sessionToContinue(store, sessionId, agent.identity);
+  // The messages the new run shares with the session's latest run: all of that run's.
+  const base = head === undefined ? undefined : { runId: head.runId, count: head.messages.length };
+  const messages = head === undefined ? agent.opening() : head.messages;
+  closeUnsettledCalls(messages);
+  messages.push(...agent.added);
+  const state = newState(`run_${randomUUID()}`, sessionId, agent.identity, messages);
+  const durable = await startRun(store, { state, owner: agent.owner, base, expectHead: head?.runId ?? null }, agent.logger);
+  return { state, durable };
+}
+
+/**
  * The session a stored `send` continues: the state of its latest run (checked whole), or
  * undefined for a new session. A session of another agent, or whose latest run is not over,
  * is refused.
  */
-export async function sessionToContinue(store: RunStore, sessionId: string, agent: AgentIdentity): Promise<RunState | undefined> {
+async function sessionToContinue(store: RunStore, sessionId: string, agent: AgentIdentity): Promise<RunState | undefined> {
   const head = await storeCall(() => store.sessionHead(sessionId), `loading session ${sessionId}`);
   if (head === undefined) return undefined;
   const busy = (what: string) => new KoagentError('session_busy', `agent.send(): ${what}`);

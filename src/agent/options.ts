@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import type { Logger, Tool } from '../core/contexts.js';
 import type { RunFailedError } from '../core/errors.js';
@@ -276,4 +277,13 @@ export function toolMap(tools: unknown[]): Map<string, Tool> {
     map.set(tool.name, tool);
   });
   return map;
+}
+
+/**
+ * A fingerprint of the tools' names and argument schemas: what a pending call of a stored run
+ * means. Descriptions may change; names and schemas may not, silently.
+ */
+export function toolsFingerprint(tools: ReadonlyMap<string, Tool>): string {
+  const specs = [...tools.values()].map((tool) => [tool.name, tool.spec.parameters]).sort(([a], [b]) => String(a).localeCompare(String(b)));
+  return createHash('sha256').update(JSON.stringify(specs)).digest('hex').slice(0, 16);
 }

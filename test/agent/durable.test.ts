@@ -1,7 +1,7 @@
 // Durable runs through the agent: checkpoints as the run goes, recovery of a run whose worker
 // died (in this process: its store calls stop answering), the interrupted-call policies, and
 // the lease that keeps a second worker from writing. Real SIGKILLed processes are in
-// test/stores/crash.test.ts and test/stores/chaos.test.ts.
+// test/examples/durable.test.ts and test/stores/chaos.test.ts.
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { createAgent, defineTool, KoagentError, memoryStore, RunFailedError, type GenerateResult, type InterruptPolicy, type Message, type ModelProvider, type RunStore, type ToolContext } from '../../src/index.js';
@@ -158,6 +158,50 @@ describe('agent.recover()', () => {
     const denied = await b.resume(runId, { c1: { approved: false, reason: 'Already charged by phone' } });
     expect(denied.text).toBe('Result: Error (denied): Already charged by phone');
     expect(ledger.executions).toHaveLength(1);
+  });
+
+  it('leaves a run of another version of the agent (other tools) failed, for adoptState to take over on purpose', async () => {
+    const clock = testClock();
+    const store = memoryStore({ leaseMs: 1000, now: clock.now });
+    const ledger = new Ledger();
+    const a = mortal(store);
+    let turns = 0;
+    const dying: ModelProvider = { name: 'dying', generate: (request) => (++turns === 2 ? (a.die(), new Promise(() => undefined)) : cashier().generate(request)) };
+    void createAgent({ name: 'teller', model: dying, tools: [charge(ledger)], store: a.store }).run('Charge me');
+    await settle();
+    clock.advance(1001);
+    // The next version of the agent has one more tool: its calls may mean other things.
+    const refund = defineTool({ name: 'refund', description: 'Refund', execute: () => 'refunded' });
+    const v2 = createAgent({ name: 'teller', model: cashier(), tools: [charge(ledger), refund], store });
+    const [refused] = await v2.recover();
+    expect(refused.error).toBeInstanceOf(RunFailedError);
+    expect(refused.error!.code).toBe('invalid_resume');
+    expect(refused.error!.message).toMatch(/is not continued: it was started by a version of this agent with other tools .*agent\.resume\(agent\.adoptState\(/);
+    // Stored as failed: it is not claimed again.
+    expect(await v2.recover()).toEqual([]);
+    const stored = (await store.loadRun(refused.runId))!;
+    expect(stored).toMatchObject({ status: 'failed', error: { code: 'invalid_resume' } });
+    await expect(v2.resume(refused.runId)).rejects.toThrow(/belongs to another agent named "teller" \(other tools.*agent\.adoptState\(state\)/);
+    const result = await v2.resume(v2.adoptState(stored));
+    expect(result).toMatchObject({ status: 'completed', text: 'Result: {"charged":30}' });
+    expect(ledger.executions).toHaveLength(1);
+    // The stored run is v2's now.
+    expect(await store.loadRun(refused.runId)).toEqual(result.state);
+    expect(result.state.toolsFingerprint).not.toBe(stored.toolsFingerprint);
+  });
+
+  it('leaves a run whose stored state does not pass the checks of resume failed, naming what is wrong', async () => {
+    const clock = testClock();
+    const store = memoryStore({ leaseMs: 1000, now: clock.now });
+    const agent = teller(store, charge(new Ledger()));
+    const state = { ...(await agent.run('Charge me')).state, runId: 'run_bad', status: 'running' as const };
+    state.messages = [...state.messages, { role: 'user', content: 5 } as never];
+    await store.createRun({ state, owner: 'a worker that died' });
+    clock.advance(1001);
+    const [refused] = await agent.recover();
+    expect(refused).toMatchObject({ runId: 'run_bad', error: { code: 'invalid_resume' } });
+    expect(refused.error!.message).toMatch(/its stored state does not pass the checks of resume \(resume\(state\): state\.messages\[4\]/);
+    expect((await store.loadRun('run_bad'))!.status).toBe('failed');
   });
 
   it('finds nothing to do when no run is left behind, and needs a store', async () => {

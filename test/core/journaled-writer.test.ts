@@ -88,6 +88,22 @@ describe('JournaledWriter.take()', () => {
     expect(writer.take()).toMatchObject({ calls: [{ id: 'c', entry: 'pending' }], decisions: '{}' });
   });
 
+  it("gives the children when a failed child run is kept for a retry, and when its call settles and drops it", () => {
+    const { state, writer } = fresh();
+    writer.keepReply(undefined, reply('', ['c']));
+    writer.take();
+    writer.keepFailedChild('c', { inner: 'failed' });
+    expect(JSON.parse(writer.take()!.children!)).toEqual({ c: { state: { inner: 'failed' }, approvals: {} } });
+    writer.callSettled('c', result('c'), true);
+    const settled = writer.take()!;
+    expect(JSON.parse(settled.children!)).toEqual({});
+    expect(state.children).toEqual({});
+    // A call without a child run leaves the children out.
+    writer.keepReply(undefined, reply('', ['d']));
+    writer.callSettled('d', result('d'), true);
+    expect(writer.take()!.children).toBeUndefined();
+  });
+
   it('records nothing once closed, but its failure', () => {
     const { writer } = fresh();
     writer.fail({ code: 'hook_failed', message: 'boom' });

@@ -22,8 +22,8 @@ const ROOT = join(dirname(fileURLToPath(import.meta.url)), '../..');
 const CHILD = join(ROOT, 'test/fixtures/chaos-child.ts');
 /** New tasks each round brings, so that the workers always have work when they are killed. */
 const TASKS_PER_ROUND = 6;
-const MAX_KILLS = Number(process.env.CHAOS_KILLS ?? 40);
-const BUDGET_MS = Number(process.env.CHAOS_BUDGET_MS ?? 60_000);
+const MAX_KILLS = Number(process.env.CHAOS_KILLS ?? 30);
+const BUDGET_MS = Number(process.env.CHAOS_BUDGET_MS ?? 40_000);
 const POINTS: KillPoint[] = ['model', 'tool', 'effect', 'suspend', 'resume'];
 
 const living = new Set<ChildProcess>();

@@ -3,6 +3,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
 import { createAgent, defineTool, KoagentError, type Checkpoint, type RunState, type RunStore } from '../../src/index.js';
+import { checkState } from '../../src/core/state-schema.js';
 import { mockModel } from '../../src/testing/index.js';
 import { storedState } from '../support/durable.js';
 
@@ -57,6 +58,46 @@ export function runConformance(kind: string, make: StoreFactory): void {
       expect(loaded!.hookState.counter).toEqual({ calls: 1, note: 'ünïcode ✓' });
       await store.close();
     });
+
+    it('keeps a state of format 2 whole: the agent identity, and content parts in messages and tool results', async () => {
+      const store = await make();
+      const shot = defineTool({
+        name: 'shot', description: 'Screenshot', execute: () => ({ url: 'https://example.com/s.png', png: 'iVBORw0KGgo=' }),
+        toModelOutput: (r: { url: string; png: string }) => [{ type: 'text', text: r.url }, { type: 'image', image: r.png, mediaType: 'image/png' }],
+      });
+      const model = mockModel([{ reasoning: { text: 'Look first.', providerOptions: { anthropic: { signature: 'sig-1' } } }, toolCalls: [{ id: 's1', name: 'shot', args: {} }] }, 'Seen.']);
+      const agent = createAgent({ name: 'teller', id: 'teller-v2', model, tools: [shot], store });
+      const result = await agent.run({ role: 'user', content: [{ type: 'text', text: 'Look:' }, { type: 'image', image: 'aGVsbG8=', mediaType: 'image/png' }] });
+      const loaded = (await store.loadRun(result.runId))!;
+      expect(loaded).toEqual(result.state);
+      expect(checkState(loaded)).toBe(loaded);
+      expect(loaded).toMatchObject({ version: 2, agentName: 'teller', agentId: 'teller-v2', toolsFingerprint: result.state.toolsFingerprint });
+      expect(loaded.messages.map((m) => m.content)).toEqual([
+        [{ type: 'text', text: 'Look:' }, { type: 'image', image: 'aGVsbG8=', mediaType: 'image/png' }],
+        [{ type: 'reasoning', text: 'Look first.', providerOptions: { anthropic: { signature: 'sig-1' } } }],
+        [{ type: 'text', text: 'https://example.com/s.png' }, { type: 'image', image: 'iVBORw0KGgo=', mediaType: 'image/png' }],
+        'Seen.',
+      ]);
+      await store.close();
+    });
+
+    it("writes as many bytes per step at step 300 as at step 30: flat in the run's length", async () => {
+      const store = await make();
+      // One model reply with one tool call per step, as the bench's runs.
+      const steps = (n: number) => mockModel([...Array.from({ length: n }, (_, i) => ({ toolCalls: [{ id: `c${i}`, name: 'add', args: {} }] })), 'done']);
+      const perStep = async (n: number) => {
+        const before = store.stats.bytes;
+        const result = await createAgent({ name: 'teller', model: steps(n), tools: [add], maxSteps: n + 1, store }).run('go');
+        expect(result.usage.toolCalls).toBe(n);
+        return (store.stats.bytes - before) / n;
+      };
+      const short = await perStep(30);
+      const long = await perStep(300);
+      // What a step adds is a few hundred bytes; a store writing the transcript again would grow with it.
+      expect(short).toBeLessThan(1000);
+      expect(long / short).toBeLessThanOrEqual(1.2);
+      await store.close();
+    }, 30_000);
 
     it('writes each checkpoint as a difference: what a step adds, not the transcript again', async () => {
       const store = await make();
