@@ -10,6 +10,7 @@ export { ToolResult } from './dialects/criogen/tool-result.js';
 export type { Hook, HookAction, HookContext, HookMessage, HookRunState, Maybe, SegmentOutcome, ToolCall } from './dialects/criogen/types.js';
 export { hasToolCall, stepCountIs, type Limits } from './features/limits.js';
 export type { AgentStream } from './features/streaming/agent-stream.js';
+export { InvalidOutputError, type OutputOptions, type OutputOptionsOf, type OutputSpec } from './features/structured-output.js';
 export type { SubagentToolOptions } from './features/subagents/subagent-tool.js';
 export { compactionMiddleware, type CompactionOptions } from './middleware/compaction-middleware.js';
 export { isRetryableError, retryMiddleware, type RetryAttempt, type RetryOptions } from './middleware/retry-middleware.js';

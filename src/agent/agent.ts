@@ -1,4 +1,5 @@
 import { createHash, randomUUID } from 'node:crypto';
+import { z } from 'zod';
 import type { SubagentInfo, Tool } from '../core/contexts.js';
 import { describe, KoagentError, runFailure } from '../core/errors.js';
 import type { EventListener, PermissionListener } from '../core/events.js';
@@ -18,6 +19,7 @@ import type { AgentHook } from '../dialects/agent-hook/agent-hook.js';
 import type { Hook } from '../dialects/criogen/types.js';
 import { AgentStream } from '../features/streaming/agent-stream.js';
 import { subagentTool, type ChildRunOptions, type SubagentToolOptions } from '../features/subagents/subagent-tool.js';
+import { checkEndedOutput, OUTPUT_STATE, outputPlan, type OutputOptionsOf, type OutputPlan, type OutputSpec } from '../features/structured-output.js';
 import { endRunSpan, runSpan, traceSegment, type Span } from '../features/tracing.js';
 import { compactionMiddleware } from '../middleware/compaction-middleware.js';
 import { resolveModel } from '../providers/registry.js';
@@ -30,6 +32,8 @@ type NotAFunction<M> = M extends (...args: never[]) => unknown ? { 'a middleware
 
 /** A segment as koagent itself starts it: the public call options, plus what streams and sub-agents pass. */
 interface SegmentRequest extends RunCallOptions {
+  /** The run's output schema, settled (the agent's, unless the call gave its own). */
+  output?: OutputPlan;
   streaming?: boolean;
   listeners?: readonly EventListener[];
   permissionListeners?: readonly PermissionListener[];
@@ -46,10 +50,16 @@ interface SegmentRequest extends RunCallOptions {
  * @example const agent = new Agent({ model, tools }).use(logTools);
  *          const { text } = await agent.send('Hello');
  */
-export class Agent {
+export class Agent<C = unknown, O = unknown> {
   readonly id: string;
   readonly name: string;
-  readonly #options: AgentOptions;
+  readonly #options: AgentOptions<C, O>;
+  /** The agent's own output schema, settled for its provider. */
+  readonly #output: OutputPlan | undefined;
+  /** Output schemas runs gave of their own, settled, by the schema (or options object) given. */
+  readonly #outputPlans = new WeakMap<object, OutputPlan>();
+  /** Cores for runs with an output schema of their own. */
+  #outputCores = new WeakMap<OutputPlan, AgentCore>();
   readonly #provider: ModelProvider;
   readonly #tools: ReadonlyMap<string, Tool>;
   /** Who this agent's runs belong to: a state is resumed only by an agent with the same identity. */
@@ -62,7 +72,7 @@ export class Agent {
   /** Segments this agent object resumed, so it never resumes one twice (unless `claimResume` decides). */
   readonly #resumed = new Set<string>();
 
-  constructor(options: AgentOptions) {
+  constructor(options: AgentOptions<C, O>) {
     checkOptions(options);
     this.#options = options;
     this.name = options.name ?? 'agent';
@@ -73,6 +83,7 @@ export class Agent {
       throw new TypeError("createAgent: `model` must be a model provider (an object with generate(request)), e.g. mockModel([...]) from koagent/testing, or a model string such as 'openai:gpt-5-mini'");
     }
     this.#provider = provider;
+    this.#output = options.output === undefined ? undefined : outputPlan(options.output, provider, 'createAgent: output');
     this.#tools = toolMap(options.tools ?? []);
     this.#identity = { name: this.name, id: this.id, toolsFingerprint: toolsFingerprint(this.#tools) };
     for (const ext of options.middleware ?? []) this.#add(ext, 'createAgent({ middleware })');
@@ -85,7 +96,7 @@ export class Agent {
    * Add a middleware, or a hook of either dialect (innermost so far). Returns the agent, so calls
    * chain. A middleware is an object (`{ name, tool(ctx, next) { … } }`), never a bare function.
    */
-  use<M extends Middleware | AgentHook | Hook>(middleware: M & NotAFunction<M>): this {
+  use<M extends Middleware<C> | AgentHook | Hook>(middleware: M & NotAFunction<M>): this {
     this.#add(middleware, 'agent.use()');
     return this;
   }
@@ -94,6 +105,7 @@ export class Agent {
     this.#extensions.push(extension(value, where));
     this.#core = undefined;
     this.#childCores = new WeakMap();
+    this.#outputCores = new WeakMap();
   }
 
   /** The tools this agent offers, by name. */
@@ -107,17 +119,42 @@ export class Agent {
    *
    * @example const lead = createAgent({ model, tools: [researcher.asTool({ description: 'Researches a topic' })] });
    */
-  asTool(options: SubagentToolOptions): Tool {
+  asTool(options: SubagentToolOptions<C>): Tool {
     return subagentTool({ name: this.name, runChild: (input, resume, child) => this.#child(input, resume, child) }, options);
   }
 
-  /** Start a new run with a fresh transcript. */
-  async run(input: RunInput, options: RunCallOptions = {}): Promise<RunResult> {
+  /**
+   * Start a new run with a fresh transcript. With `{ output }`, this run's final answer must fit
+   * that schema (in place of the agent's `output`), and `result.output` is its value.
+   */
+  run<S extends z.ZodType>(input: RunInput, options: RunCallOptions<C> & { output: S | OutputOptionsOf<S> }): Promise<RunResult<z.output<S>>>;
+  run(input: RunInput, options?: RunCallOptions<C>): Promise<RunResult<O>>;
+  async run(input: RunInput, options: RunCallOptions<C> & { output?: OutputSpec } = {}): Promise<RunResult<any>> {
     // async, so bad input rejects the returned promise like every other failure of a run
-    return this.#fresh(input, checkCallOptions(options, 'agent.run(input, options)'));
+    return this.#fresh(input, this.#request(options, 'agent.run(input, options)'));
   }
 
-  #fresh(input: RunInput, request: SegmentRequest): Promise<RunResult> {
+  /** The checked options of one call: its context fits `contextSchema`, its output schema is settled. */
+  #request(options: unknown, where: string): SegmentRequest {
+    const { output, ...given } = checkCallOptions(options, where);
+    const request: SegmentRequest = given;
+    const schema = this.#options.contextSchema;
+    if (schema !== undefined) {
+      const checked = schema.safeParse(request.context);
+      if (!checked.success) throw new TypeError(`${where}: context does not fit the agent's contextSchema:\n${z.prettifyError(checked.error)}`);
+      request.context = checked.data;
+    }
+    request.output = output === undefined ? this.#output : this.#planFor(output as OutputSpec, where);
+    return request;
+  }
+
+  #planFor(spec: OutputSpec, where: string): OutputPlan {
+    let plan = this.#outputPlans.get(spec as object);
+    if (plan === undefined) this.#outputPlans.set(spec as object, (plan = outputPlan(spec, this.#provider, `${where}: output`)));
+    return plan;
+  }
+
+  #fresh(input: RunInput, request: SegmentRequest): Promise<RunResult<any>> {
     const added = inputMessages(input);
     const state = newState(`run_${randomUUID()}`, request.sessionId ?? `session_${randomUUID()}`, this.#identity, [...this.#opening(), ...added]);
     return this.#segment(state, added, request, false);
@@ -129,15 +166,15 @@ export class Agent {
    *
    * @example for await (const e of agent.stream('Hi')) if (e.type === 'text.delta') process.stdout.write(e.delta);
    */
-  stream(input: RunInput, options: RunCallOptions = {}): AgentStream {
-    checkCallOptions(options, 'agent.stream(input, options)');
+  stream(input: RunInput, options: RunCallOptions<C> & { output?: OutputSpec } = {}): AgentStream {
+    const request = this.#request(options, 'agent.stream(input, options)');
     const controller = new AbortController();
     const unlink = linkSignal(options.signal, controller);
     return new AgentStream(
       (listener) => {
-        let done: Promise<RunResult>;
+        let done: Promise<RunResult<any>>;
         try {
-          done = this.#fresh(input, { ...options, signal: controller.signal, streaming: true, listeners: [listener] });
+          done = this.#fresh(input, { ...request, signal: controller.signal, streaming: true, listeners: [listener] });
         } catch (error) {
           unlink(); // refused input: no run will ever stop listening to the caller's signal
           throw error;
@@ -150,8 +187,8 @@ export class Agent {
   }
 
   /** Continue the agent's own session: its history plus `input`. */
-  async send(input: RunInput, options: Omit<RunCallOptions, 'sessionId'> = {}): Promise<RunResult> {
-    checkCallOptions(options, 'agent.send(input, options)');
+  async send(input: RunInput, options: Omit<RunCallOptions<C>, 'sessionId'> & { output?: OutputSpec } = {}): Promise<RunResult<O>> {
+    const request = this.#request(options, 'agent.send(input, options)');
     if ((options as RunCallOptions).sessionId !== undefined) throw new TypeError("agent.send(input, options): send() continues the agent's own session; use agent.run(input, { sessionId }) for another");
     const session = this.#session;
     if (session.busy) throw new KoagentError('session_busy', 'agent.send(): the previous send() has not finished; await it first (or use agent.run() for independent runs)');
@@ -166,7 +203,7 @@ export class Agent {
     session.busy = true;
     try {
       const state = newState(`run_${randomUUID()}`, session.id, this.#identity, messages);
-      return await this.#segment(state, added, options, false);
+      return await this.#segment(state, added, request, false);
     } finally {
       session.busy = false;
     }
@@ -176,8 +213,8 @@ export class Agent {
    * Continue a run: a suspended one with a decision for each pending approval, or a failed one
    * (a retry, no decisions). Starts a new segment; no completed tool call runs again.
    */
-  async resume(state: RunState, decisions: Record<string, ApprovalDecision> = {}, options: RunCallOptions = {}): Promise<RunResult> {
-    return this.#resume(state, decisions, checkCallOptions(options, 'agent.resume(state, decisions, options)'));
+  async resume(state: RunState, decisions: Record<string, ApprovalDecision> = {}, options: RunCallOptions<C> & { output?: OutputSpec } = {}): Promise<RunResult<O>> {
+    return this.#resume(state, decisions, this.#request(options, 'agent.resume(state, decisions, options)'));
   }
 
   /**
@@ -198,8 +235,11 @@ export class Agent {
   }
 
   // async, so every misuse rejects; all checks run before anything else.
-  async #resume(state: RunState, decisions: Record<string, ApprovalDecision>, request: SegmentRequest): Promise<RunResult> {
+  async #resume(state: RunState, decisions: Record<string, ApprovalDecision>, request: SegmentRequest): Promise<RunResult<any>> {
     const next = nextSegment(state, decisions, this.#identity);
+    if (request.output === undefined && next.hookState[OUTPUT_STATE] !== undefined) {
+      throw new KoagentError('invalid_resume', `agent.resume(): run ${next.runId} was started with an output schema; pass it again (agent.resume(state, decisions, { output }))`);
+    }
     await this.#claim(next);
     return this.#segment(next, [], request, true);
   }
@@ -210,6 +250,8 @@ export class Agent {
       sessionId: options.sessionId,
       signal: options.signal,
       metadata: options.metadata,
+      context: this.#childContext(options.context),
+      output: this.#output,
       listeners: options.listeners,
       permissionListeners: options.permissionListeners,
       streaming: (options.mode & STREAMING) !== 0,
@@ -218,6 +260,15 @@ export class Agent {
       parentSpan: options.parentSpan,
     };
     return resume === undefined ? this.#fresh(input, request) : this.#resume(resume.state, resume.decisions, request);
+  }
+
+  /** A sub-agent's context (the lead's, or what its asTool made of it) checked against this agent's own contextSchema. */
+  #childContext(context: unknown): unknown {
+    const schema = this.#options.contextSchema;
+    if (schema === undefined) return context;
+    const checked = schema.safeParse(context);
+    if (!checked.success) throw new TypeError(`${this.name}: the context it was given as a sub-agent does not fit its contextSchema (give asTool({ context }) to make one):\n${z.prettifyError(checked.error)}`);
+    return checked.data;
   }
 
   /** Make sure no other resume of this segment went ahead: `claimResume` decides, else this object's memory. */
@@ -246,22 +297,28 @@ export class Agent {
   }
 
   /** The core for a run: the agent's own, or, inside a parent agent's run, one with the parent's layers outermost. */
-  #coreFor(inherited: readonly NamedMiddleware[] | undefined): AgentCore {
-    if (inherited === undefined) return (this.#core ??= this.#build([]));
+  #coreFor(inherited: readonly NamedMiddleware[] | undefined, output: OutputPlan | undefined = this.#output): AgentCore {
+    // A run's own output schema (sub-agent runs always have the agent's).
+    if (output !== this.#output && output !== undefined) {
+      let core = this.#outputCores.get(output);
+      if (core === undefined) this.#outputCores.set(output, (core = this.#build([], output)));
+      return core;
+    }
+    if (inherited === undefined) return (this.#core ??= this.#build([], output));
     let core = this.#childCores.get(inherited);
-    if (core === undefined) this.#childCores.set(inherited, (core = this.#build(inherited)));
+    if (core === undefined) this.#childCores.set(inherited, (core = this.#build(inherited, output)));
     return core;
   }
 
-  #build(inherited: readonly NamedMiddleware[]): AgentCore {
+  #build(inherited: readonly NamedMiddleware[], output: OutputPlan | undefined): AgentCore {
     const own = toMiddleware(this.#extensions);
     // Compaction is the innermost layer, so it sees what the user's hooks and middleware added.
     if (this.#options.compaction !== undefined) own.push(compactionMiddleware(this.#options.compaction));
-    return buildAgent({ id: this.id, name: this.name, options: this.#options, provider: this.#provider, tools: this.#tools, layers: [...inherited, ...own] });
+    return buildAgent({ id: this.id, name: this.name, options: this.#options as AgentOptions, provider: this.#provider, tools: this.#tools, layers: [...inherited, ...own], output });
   }
 
-  async #segment(state: RunState, input: Message[], request: SegmentRequest, resumed: boolean): Promise<RunResult> {
-    const core = this.#coreFor(request.inherited);
+  async #segment(state: RunState, input: Message[], request: SegmentRequest, resumed: boolean): Promise<RunResult<any>> {
+    const core = this.#coreFor(request.inherited, request.output);
     const o = this.#options;
     const listeners: EventListener[] = [...(request.listeners ?? [])];
     if (o.onEvent) listeners.push(o.onEvent);
@@ -273,13 +330,14 @@ export class Agent {
     const mode = (request.streaming === true ? STREAMING : 0) | (tracing ? TRACING : 0);
     // The run's own bag: what a layer puts into ctx.metadata (or into an object in it) stays in this run.
     const metadata = copyPlain(Object.assign({}, o.metadata, request.metadata));
-    const segment = new Segment(core, state, { metadata, signal: request.signal, listeners, permissionListeners, subagent: request.subagent, mode });
+    const segment = new Segment(core, state, { metadata, context: request.context, signal: request.signal, listeners, permissionListeners, subagent: request.subagent, mode });
     traceSegment(segment, span);
     const number = segment.writer.beginSegment();
     const ctx = new SegmentContext(segment, input, number, resumed);
     segment.publish({ type: 'run.start', sessionId: state.sessionId, segment: number, resumed });
     try {
-      const result = await segment.stacks.run(ctx);
+      let result = await segment.stacks.run(ctx);
+      if (request.output !== undefined) result = await checkEndedOutput(request.output, segment, result);
       // A run layer that ended the segment without the loop: the state says how it ended.
       if (state.status === 'running') segment.writer.end(result.status, result.stopReason, state.output);
       segment.publish({ type: 'run.end', status: result.status, stopReason: result.stopReason });
@@ -332,7 +390,7 @@ function modelFromString(spec: string): ModelProvider {
  *
  * @example const agent = createAgent({ instructions: 'You help.', model: mockModel(['Hi!']) });
  */
-export function createAgent(options: AgentOptions): Agent {
+export function createAgent<C = unknown, O = unknown>(options: AgentOptions<C, O>): Agent<C, O> {
   return new Agent(options);
 }
 

@@ -10,16 +10,18 @@ import type { AgentHook } from '../dialects/agent-hook/agent-hook.js';
 import { HookRegistry } from '../dialects/agent-hook/hook-registry.js';
 import type { Hook } from '../dialects/criogen/types.js';
 import type { Limits } from '../features/limits.js';
+import type { OutputSpec } from '../features/structured-output.js';
 import type { CompactionOptions } from '../middleware/compaction-middleware.js';
 import { isTool } from '../tools/define.js';
 import { permissionsSchema, type PermissionsOption } from '../tools/permissions.js';
 
 /**
- * Options of `createAgent` / `new Agent`.
+ * Options of `createAgent` / `new Agent`. `C` is the type of the run context (`ctx.context`),
+ * `O` the type of `result.output`.
  *
  * @example createAgent({ name: 'helper', instructions: 'You help.', model: mockModel(['Hi']), tools: [search] });
  */
-export interface AgentOptions {
+export interface AgentOptions<C = unknown, O = unknown> {
   /** Shown in contexts, events and errors; also names the run state's owner. Default `agent`. */
   name?: string;
   /** A stable id for the agent (`ctx.agentId`); defaults to the name. */
@@ -34,9 +36,9 @@ export interface AgentOptions {
   model?: ModelProvider | string;
   /** Alias of `model`, for code written for the AgentHook framework. */
   provider?: ModelProvider | string;
-  tools?: Tool<any, any>[];
+  tools?: Tool<any, any, C>[];
   /** Middleware, outermost first. */
-  middleware?: Middleware[];
+  middleware?: Middleware<C>[];
   /**
    * Hook objects of either dialect, after the middleware: AgentHooks (`preToolCall` …; an array
    * or a `HookRegistry`) and criogen Hooks (`onStart`, `beforeTool` …).
@@ -86,6 +88,18 @@ export interface AgentOptions {
   compaction?: CompactionOptions;
   /** Where warnings go (default `console`). */
   logger?: Logger;
+  /**
+   * The shape of the run context every run is given (`run(input, { context })`), checked at the
+   * start of each run; `ctx.context` is its output. For a type without a check, `z.custom<T>()`.
+   *
+   * @example createAgent({ model, contextSchema: z.object({ userId: z.string(), db: z.custom<Db>() }) })
+   */
+  contextSchema?: z.ZodType<C>;
+  /**
+   * The final answer of every run, as a zod schema (or `OutputOptions`): `result.output` is its
+   * parsed value. A run may give its own (`run(input, { output })`).
+   */
+  output?: OutputSpec<O>;
 }
 
 /**
@@ -93,8 +107,13 @@ export interface AgentOptions {
  *
  * @example await agent.run('Hi', { sessionId: user.id, signal: AbortSignal.timeout(30_000), metadata: { userId: user.id } });
  */
-export interface RunCallOptions {
+export interface RunCallOptions<C = unknown> {
   sessionId?: string;
+  /**
+   * The run context: handed to every tool and layer as `ctx.context`, never written into the
+   * state (it may hold functions and connections). Give it again to `resume`.
+   */
+  context?: C;
   signal?: AbortSignal;
   /** Merged over the agent's `metadata` for this run. */
   metadata?: Record<string, unknown>;
@@ -141,10 +160,13 @@ const agentOptionsSchema = optionsSchema({
   limits: limitsSchema.optional(),
   toolArguments: toolArgumentsSchema.optional(),
   logger: logger.optional(),
-}, { aliases: { systemPrompt: 'instructions', system: 'instructions', prompt: 'instructions', llm: 'model', maxTurns: 'maxSteps', maxIterations: 'maxSteps', concurrency: 'toolConcurrency', onToolError: 'onToolException', settings: 'modelSettings', listeners: 'onEvent' } });
+  contextSchema: z.custom<z.ZodType>((value) => typeof value === 'object' && value !== null && '_zod' in value, { error: 'must be a zod (v4) schema of the run context, e.g. z.object({ userId: z.string() })' }).optional(),
+  // Checked where it is used, with its own messages.
+  output: z.unknown().optional(),
+}, { aliases: { context: 'contextSchema', outputSchema: 'output', responseFormat: 'output', schema: 'output', systemPrompt: 'instructions', system: 'instructions', prompt: 'instructions', llm: 'model', maxTurns: 'maxSteps', maxIterations: 'maxSteps', concurrency: 'toolConcurrency', onToolError: 'onToolException', settings: 'modelSettings', listeners: 'onEvent' } });
 
 /** Check options up front, so a mistake is reported at construction, naming the option. */
-export function checkOptions(options: AgentOptions): void {
+export function checkOptions(options: AgentOptions<any, any>): void {
   if (typeof options !== 'object' || options === null) throw new TypeError('createAgent(options): options must be an object');
   parseOptions(agentOptionsSchema, options, 'createAgent');
   if (options.model !== undefined && options.provider !== undefined && options.model !== options.provider) {
@@ -158,14 +180,16 @@ const runCallOptionsSchema = optionsSchema({
   signal: z.instanceof(AbortSignal, { error: 'must be an AbortSignal' }).optional(),
   metadata: z.record(z.string(), z.unknown(), { error: 'must be an object' }).optional(),
   onEvent: functionSchema().optional(),
-}, { aliases: { session: 'sessionId', abortSignal: 'signal', listener: 'onEvent' } });
+  context: z.unknown().optional(),
+  output: z.unknown().optional(),
+}, { aliases: { ctx: 'context', runContext: 'context', outputSchema: 'output', schema: 'output', session: 'sessionId', abortSignal: 'signal', listener: 'onEvent' } });
 
 /** Check the options of one call (`where` names it), or throw naming the mistake. */
-export function checkCallOptions(options: unknown, where: string): RunCallOptions {
+export function checkCallOptions(options: unknown, where: string): RunCallOptions & { output?: unknown } {
   return parseOptions(runCallOptionsSchema, options ?? {}, where);
 }
 
-export function hookList(hooks: AgentOptions['hooks']): unknown[] {
+export function hookList(hooks: AgentOptions<any, any>['hooks']): unknown[] {
   if (hooks === undefined) return [];
   if (Array.isArray(hooks)) return hooks;
   // The registry itself, not a snapshot: the agent sees hooks registered after createAgent.
