@@ -3,13 +3,15 @@
 // middleware and the OpenAI-compatible provider. Internal helpers stay inside.
 export * from './api.js';
 export { Agent, createAgent } from './agent/agent.js';
-export type { AgentOptions, PendingApprovalsOptions, RecoveredRun, RecoverOptions, RunCallOptions, SendOptions } from './agent/options.js';
+export type { PendingApprovalsOptions, RecoveredRun, RecoverOptions, SendOptions } from './agent/durable-options.js';
+export type { AgentOptions, RunCallOptions } from './agent/options.js';
 export type { AgentHook, GenerateHookContext, PostToolCallOutcome, PreToolCallOutcome, ToolCallHookContext, ToolCallHookResult } from './dialects/agent-hook/agent-hook.js';
 export { HookRegistry, type HookRegistryOptions } from './dialects/agent-hook/hook-registry.js';
 export { ToolResult } from './dialects/criogen/tool-result.js';
 export type { Hook, HookAction, HookContext, HookMessage, HookRunState, Maybe, SegmentOutcome, ToolCall } from './dialects/criogen/types.js';
 export { hasToolCall, stepCountIs, type Limits } from './features/limits.js';
 export type { AgentStream } from './features/streaming/agent-stream.js';
+export { InvalidOutputError, type OutputOptions, type OutputOptionsOf, type OutputSpec } from './features/structured-output.js';
 export type { SubagentToolOptions } from './features/subagents/subagent-tool.js';
 export { compactionMiddleware, type CompactionOptions } from './middleware/compaction-middleware.js';
 export { isRetryableError, retryMiddleware, type RetryAttempt, type RetryOptions } from './middleware/retry-middleware.js';

@@ -1,36 +1,41 @@
 import { randomUUID } from 'node:crypto';
+import { z } from 'zod';
 import type { SubagentInfo, Tool } from '../core/contexts.js';
-import { describe, KoagentError, runFailure } from '../core/errors.js';
+import { KoagentError, runFailure } from '../core/errors.js';
 import type { EventListener, PermissionListener } from '../core/events.js';
 import { copyPlain } from '../core/json.js';
 import { inputMessages, type Message, type RunInput } from '../core/messages.js';
 import type { Middleware, NamedMiddleware } from '../core/middleware.js';
 import { isModelProvider, type ModelProvider } from '../core/model.js';
 import type { RunResult } from '../core/result.js';
-import { nextSegment, segmentKey } from '../core/resume.js';
+import { nextSegment } from '../core/resume.js';
 import { SegmentContext } from '../core/run-context.js';
 import { linkSignal, Segment, STREAMING, TRACING, type AgentCore } from '../core/segment.js';
 import { newState, type AgentIdentity, type ApprovalDecision, type RunState } from '../core/state.js';
 import { checkState } from '../core/state-schema.js';
-import type { RunStore, RunSummary } from '../stores/run-store.js';
 import { closeUnsettledCalls } from '../core/tool-turn.js';
+import type { RunStore, RunSummary } from '../stores/run-store.js';
 import type { AgentHook } from '../dialects/agent-hook/agent-hook.js';
 import type { Hook } from '../dialects/criogen/types.js';
 import { AgentStream } from '../features/streaming/agent-stream.js';
 import { subagentTool, type ChildRunOptions, type SubagentToolOptions } from '../features/subagents/subagent-tool.js';
+import { checkEndedOutput, OUTPUT_STATE, outputPlan, type OutputOptionsOf, type OutputPlan, type OutputSpec } from '../features/structured-output.js';
 import { endRunSpan, runSpan, traceSegment, type Span } from '../features/tracing.js';
 import { compactionMiddleware } from '../middleware/compaction-middleware.js';
-import { resolveModel } from '../providers/registry.js';
 import { buildAgent } from './build.js';
-import { claimForResume, recoverRuns, startRun, startSessionRun, storeCall, workerId, type DurableRun } from './durable.js';
+import { AgentStore, type DurableRun } from './durable.js';
 import { extension, toMiddleware, type Extension } from './extensions.js';
-import { checkCallOptions, checkListOptions, checkOptions, checkRecoverOptions, hookList, toolMap, toolsFingerprint, type AgentOptions, type PendingApprovalsOptions, type RecoveredRun, type RecoverOptions, type RunCallOptions, type SendOptions } from './options.js';
+import { claimSegment } from './resume-claim.js';
+import { checkListOptions, checkRecoverOptions, type PendingApprovalsOptions, type RecoveredRun, type RecoverOptions, type SendOptions } from './durable-options.js';
+import { checkCallOptions, checkOptions, hookList, modelFromString, toolMap, toolsFingerprint, type AgentOptions, type RunCallOptions } from './options.js';
 
 /** Refuses a bare function where a middleware object belongs (the runtime refuses it too). */
 type NotAFunction<M> = M extends (...args: never[]) => unknown ? { 'a middleware is an object { name, tool(ctx, next) }, not a function': never } : unknown;
 
 /** A segment as koagent itself starts it: the public call options, plus what streams and sub-agents pass. */
 interface SegmentRequest extends RunCallOptions {
+  /** The run's output schema, settled (the agent's, unless the call gave its own). */
+  output?: OutputPlan;
   streaming?: boolean;
   listeners?: readonly EventListener[];
   permissionListeners?: readonly PermissionListener[];
@@ -49,10 +54,16 @@ interface SegmentRequest extends RunCallOptions {
  * @example const agent = new Agent({ model, tools }).use(logTools);
  *          const { text } = await agent.send('Hello');
  */
-export class Agent {
+export class Agent<C = unknown, O = unknown> {
   readonly id: string;
   readonly name: string;
-  readonly #options: AgentOptions;
+  readonly #options: AgentOptions<C, O>;
+  /** The agent's own output schema, settled for its provider. */
+  readonly #output: OutputPlan | undefined;
+  /** Output schemas runs gave of their own, settled, by the schema (or options object) given. */
+  readonly #outputPlans = new WeakMap<object, OutputPlan>();
+  /** Cores for runs with an output schema of their own. */
+  #outputCores = new WeakMap<OutputPlan, AgentCore>();
   readonly #provider: ModelProvider;
   readonly #tools: ReadonlyMap<string, Tool>;
   /** Who this agent's runs belong to: a state is resumed only by an agent with the same identity. */
@@ -64,10 +75,10 @@ export class Agent {
   readonly #session: { id: string; messages: Message[]; busy: boolean; state?: RunState };
   /** Segments this agent object resumed, so it never resumes one twice (unless `claimResume` or a store decides). */
   readonly #resumed = new Set<string>();
-  /** This agent object as a worker holding leases in a store. */
-  readonly #worker = workerId();
+  /** Which store each call uses, and this agent object as a worker holding leases in it. */
+  readonly #stored: AgentStore;
 
-  constructor(options: AgentOptions) {
+  constructor(options: AgentOptions<C, O>) {
     checkOptions(options);
     this.#options = options;
     this.name = options.name ?? 'agent';
@@ -78,8 +89,10 @@ export class Agent {
       throw new TypeError("createAgent: `model` must be a model provider (an object with generate(request)), e.g. mockModel([...]) from koagent/testing, or a model string such as 'openai:gpt-5-mini'");
     }
     this.#provider = provider;
+    this.#output = options.output === undefined ? undefined : outputPlan(options.output, provider, 'createAgent: output');
     this.#tools = toolMap(options.tools ?? []);
     this.#identity = { name: this.name, id: this.id, toolsFingerprint: toolsFingerprint(this.#tools) };
+    this.#stored = new AgentStore(options.store, this.#identity, options.logger ?? console);
     for (const ext of options.middleware ?? []) this.#add(ext, 'createAgent({ middleware })');
     for (const hook of hookList(options.hooks)) this.#add(hook, 'createAgent({ hooks })');
     this.#session = { id: `session_${randomUUID()}`, messages: this.#opening(), busy: false };
@@ -90,7 +103,7 @@ export class Agent {
    * Add a middleware, or a hook of either dialect (innermost so far). Returns the agent, so calls
    * chain. A middleware is an object (`{ name, tool(ctx, next) { … } }`), never a bare function.
    */
-  use<M extends Middleware | AgentHook | Hook>(middleware: M & NotAFunction<M>): this {
+  use<M extends Middleware<C> | AgentHook | Hook>(middleware: M & NotAFunction<M>): this {
     this.#add(middleware, 'agent.use()');
     return this;
   }
@@ -99,6 +112,7 @@ export class Agent {
     this.#extensions.push(extension(value, where));
     this.#core = undefined;
     this.#childCores = new WeakMap();
+    this.#outputCores = new WeakMap();
   }
 
   /** The tools this agent offers, by name. */
@@ -112,38 +126,47 @@ export class Agent {
    *
    * @example const lead = createAgent({ model, tools: [researcher.asTool({ description: 'Researches a topic' })] });
    */
-  asTool(options: SubagentToolOptions): Tool {
+  asTool(options: SubagentToolOptions<C>): Tool {
     return subagentTool({ name: this.name, runChild: (input, resume, child) => this.#child(input, resume, child) }, options);
   }
 
-  /** Start a new run with a fresh transcript. */
-  async run(input: RunInput, options: RunCallOptions = {}): Promise<RunResult> {
+  /**
+   * Start a new run with a fresh transcript. With `{ output }`, this run's final answer must fit
+   * that schema (in place of the agent's `output`), and `result.output` is its value.
+   */
+  run<S extends z.ZodType>(input: RunInput, options: RunCallOptions<C> & { output: S | OutputOptionsOf<S> }): Promise<RunResult<z.output<S>>>;
+  run(input: RunInput, options?: RunCallOptions<C>): Promise<RunResult<O>>;
+  async run(input: RunInput, options: RunCallOptions<C> & { output?: OutputSpec } = {}): Promise<RunResult<any>> {
     // async, so bad input rejects the returned promise like every other failure of a run
-    return this.#fresh(input, checkCallOptions(options, 'agent.run(input, options)'));
+    return this.#fresh(input, this.#request(options, 'agent.run(input, options)'));
   }
 
-  #fresh(input: RunInput, request: SegmentRequest): Promise<RunResult> {
+  /** The checked options of one call: its context fits `contextSchema`, its output schema is settled. */
+  #request(options: unknown, where: string, checkContext = true): SegmentRequest {
+    const { output, ...given } = checkCallOptions(options, where);
+    const request: SegmentRequest = given;
+    const schema = this.#options.contextSchema;
+    if (schema !== undefined && checkContext) {
+      const checked = schema.safeParse(request.context);
+      if (!checked.success) throw new TypeError(`${where}: context does not fit the agent's contextSchema:\n${z.prettifyError(checked.error)}`);
+      request.context = checked.data;
+    }
+    request.output = output === undefined ? this.#output : this.#planFor(output as OutputSpec, where);
+    return request;
+  }
+
+  #planFor(spec: OutputSpec, where: string): OutputPlan {
+    let plan = this.#outputPlans.get(spec as object);
+    if (plan === undefined) this.#outputPlans.set(spec as object, (plan = outputPlan(spec, this.#provider, `${where}: output`)));
+    return plan;
+  }
+
+  #fresh(input: RunInput, request: SegmentRequest): Promise<RunResult<any>> {
     const added = inputMessages(input);
     const state = newState(`run_${randomUUID()}`, request.sessionId ?? `session_${randomUUID()}`, this.#identity, [...this.#opening(), ...added]);
-    const store = this.#storeFor(request);
+    const store = this.#stored.for(request);
     if (store === undefined) return this.#segment(state, added, request, false);
-    return startRun(store, { state, owner: this.#worker }, this.#logger).then((durable) => this.#segment(state, added, { ...request, durable }, false));
-  }
-
-  /** The store a run uses: the call's, else the agent's; none for a sub-agent's run (its parent's call holds it). */
-  #storeFor(request: SegmentRequest): RunStore | undefined {
-    if (request.subagent !== undefined) return undefined;
-    return request.store ?? this.#options.store;
-  }
-
-  #requireStore(request: { store?: RunStore }, what: string): RunStore {
-    const store = request.store ?? this.#options.store;
-    if (store === undefined) throw new TypeError(`${what} needs a run store: createAgent({ store }) with memoryStore(), sqliteStore() from koagent/sqlite or postgresStore() from koagent/postgres, or { store } in this call's options`);
-    return store;
-  }
-
-  get #logger() {
-    return this.#options.logger ?? console;
+    return this.#stored.start(store, state).then((durable) => this.#segment(state, added, { ...request, durable }, false));
   }
 
   /**
@@ -152,15 +175,15 @@ export class Agent {
    *
    * @example for await (const e of agent.stream('Hi')) if (e.type === 'text.delta') process.stdout.write(e.delta);
    */
-  stream(input: RunInput, options: RunCallOptions = {}): AgentStream {
-    checkCallOptions(options, 'agent.stream(input, options)');
+  stream(input: RunInput, options: RunCallOptions<C> & { output?: OutputSpec } = {}): AgentStream {
+    const request = this.#request(options, 'agent.stream(input, options)');
     const controller = new AbortController();
     const unlink = linkSignal(options.signal, controller);
     return new AgentStream(
       (listener) => {
-        let done: Promise<RunResult>;
+        let done: Promise<RunResult<any>>;
         try {
-          done = this.#fresh(input, { ...options, signal: controller.signal, streaming: true, listeners: [listener] });
+          done = this.#fresh(input, { ...request, signal: controller.signal, streaming: true, listeners: [listener] });
         } catch (error) {
           unlink(); // refused input: no run will ever stop listening to the caller's signal
           throw error;
@@ -177,11 +200,11 @@ export class Agent {
    * this object's memory). With a store, the session `sessionId` (default: the agent's own) as
    * the store holds it: its latest run's transcript, so a conversation survives restarts.
    */
-  async send(input: RunInput, options: SendOptions = {}): Promise<RunResult> {
-    const checked = checkCallOptions(options, 'agent.send(input, options)');
-    const store = this.#storeFor(checked);
-    if (store !== undefined) return this.#sendStored(store, input, checked);
-    if (checked.sessionId !== undefined) {
+  async send(input: RunInput, options: SendOptions<C> & { output?: OutputSpec } = {}): Promise<RunResult<O>> {
+    const request = this.#request(options, 'agent.send(input, options)');
+    const store = this.#stored.for(request);
+    if (store !== undefined) return this.#sendStored(store, input, request);
+    if (request.sessionId !== undefined) {
       throw new TypeError("agent.send(input, { sessionId }): a stored session needs a run store (createAgent({ store }) or { store } in these options); without one, send() continues the agent's own session, and agent.run(input, { sessionId }) starts a run in another");
     }
     const session = this.#session;
@@ -197,17 +220,17 @@ export class Agent {
     session.busy = true;
     try {
       const state = newState(`run_${randomUUID()}`, session.id, this.#identity, messages);
-      return await this.#segment(state, added, checked, false);
+      return await this.#segment(state, added, request, false);
     } finally {
       session.busy = false;
     }
   }
 
-  async #sendStored(store: RunStore, input: RunInput, options: SendOptions): Promise<RunResult> {
+  async #sendStored(store: RunStore, input: RunInput, request: SegmentRequest): Promise<RunResult<O>> {
     const added = inputMessages(input);
-    const sessionId = options.sessionId ?? this.#session.id;
-    const { state, durable } = await startSessionRun(store, sessionId, { identity: this.#identity, owner: this.#worker, logger: this.#logger, opening: () => this.#opening(), added });
-    return this.#segment(state, added, { ...options, sessionId, durable }, false);
+    const sessionId = request.sessionId ?? this.#session.id;
+    const { state, durable } = await this.#stored.startSession(store, sessionId, () => this.#opening(), added);
+    return this.#segment(state, added, { ...request, sessionId, durable }, false);
   }
 
   /**
@@ -216,8 +239,8 @@ export class Agent {
    * store, pass the run's id (or its state): the store's copy continues, and the claim goes
    * through the store, so exactly one resume of a segment goes ahead in any process.
    */
-  async resume(state: RunState | string, decisions: Record<string, ApprovalDecision> = {}, options: RunCallOptions = {}): Promise<RunResult> {
-    return this.#resume(state, decisions, checkCallOptions(options, 'agent.resume(state, decisions, options)'));
+  async resume(state: RunState | string, decisions: Record<string, ApprovalDecision> = {}, options: RunCallOptions<C> & { output?: OutputSpec } = {}): Promise<RunResult<O>> {
+    return this.#resume(state, decisions, this.#request(options, 'agent.resume(state, decisions, options)'));
   }
 
   /**
@@ -239,18 +262,26 @@ export class Agent {
   }
 
   // async, so every misuse rejects; all checks run before anything else.
-  async #resume(state: RunState | string, decisions: Record<string, ApprovalDecision>, request: SegmentRequest): Promise<RunResult> {
-    const store = this.#storeFor(request);
+  async #resume(state: RunState | string, decisions: Record<string, ApprovalDecision>, request: SegmentRequest): Promise<RunResult<any>> {
+    const store = this.#stored.for(request);
     if (store !== undefined) {
-      const claimed = await claimForResume(store, state, decisions, this.#identity, this.#worker, this.#logger);
+      const claimed = await this.#stored.claim(store, state, decisions, (next) => this.#outputMissing(next, request));
       return this.#segment(claimed.state, [], { ...request, durable: claimed.durable }, true);
     }
     if (typeof state === 'string') {
       throw new KoagentError('invalid_resume', `resume(state): state is not an object but the string ${JSON.stringify(state)}; pass the \`state\` of a RunResult or of a RunFailedError, or, to resume a run by its id, give the agent a run store (createAgent({ store }))`);
     }
     const next = nextSegment(state, decisions, this.#identity);
-    await this.#claim(next);
+    const missing = this.#outputMissing(next, request);
+    if (missing !== undefined) throw new KoagentError('invalid_resume', `agent.resume(): ${missing}`);
+    await claimSegment(next, this.#options.claimResume, this.#resumed);
     return this.#segment(next, [], request, true);
+  }
+
+  /** A run started with an output schema of its own is continued only with it. */
+  #outputMissing(state: RunState, request: SegmentRequest): string | undefined {
+    if (request.output !== undefined || state.hookState[OUTPUT_STATE] === undefined) return undefined;
+    return `run ${state.runId} was started with an output schema; pass it again (agent.resume(state, decisions, { output }))`;
   }
 
   /**
@@ -258,13 +289,21 @@ export class Agent {
    * with an expired lease is claimed (exactly one worker gets it) and continued from its last
    * checkpoint, one after another, until none is left (or `limit` were). A call the ledger has
    * `done` never runs again; one that was `running` follows its tool's `onInterrupted` policy.
+   * The run context is not stored: give it again (`context`, or `contextFor(state)` per run).
    *
-   * @example setInterval(() => agent.recover().catch(console.error), 60_000);
+   * @example setInterval(() => agent.recover({ contextFor: (state) => contextOf(state.sessionId) }).catch(console.error), 60_000);
    */
-  async recover(options: RecoverOptions = {}): Promise<RecoveredRun[]> {
-    const { limit, ...request } = checkRecoverOptions(options);
-    const store = this.#requireStore(request, 'agent.recover()');
-    return recoverRuns(store, this.#identity, this.#worker, this.#logger, limit, (state, durable) => this.#segment(state, [], { ...request, store, durable }, true));
+  async recover(options: RecoverOptions<C> & { output?: OutputSpec } = {}): Promise<RecoveredRun[]> {
+    const { limit, contextFor, ...given } = checkRecoverOptions(options);
+    const store = this.#stored.require(given, 'agent.recover()');
+    const where = 'agent.recover(options)';
+    // Checked before anything is claimed; with contextFor, each run's context as its run comes.
+    const request = this.#request(contextFor === undefined ? given : { ...given, context: undefined }, where, contextFor === undefined);
+    const requestFor = async (state: RunState): Promise<SegmentRequest> => (contextFor === undefined ? request : this.#request({ ...given, context: await contextFor(state) }, `${where}: contextFor(state of run ${state.runId})`));
+    return this.#stored.recover(store, limit, {
+      refuse: (state) => (this.#outputMissing(state, request) === undefined ? undefined : `it was started with an output schema of its own; give it again: agent.resume('${state.runId}', {}, { output }), or agent.recover({ output })`),
+      run: async (state, durable) => this.#segment(state, [], { ...(await requestFor(state)), store, durable }, true),
+    });
   }
 
   /**
@@ -275,8 +314,7 @@ export class Agent {
    */
   async pendingApprovals(options: PendingApprovalsOptions = {}): Promise<RunSummary[]> {
     const { store: given, limit } = checkListOptions(options);
-    const store = this.#requireStore({ store: given }, 'agent.pendingApprovals()');
-    return storeCall(() => store.listRuns({ agentName: this.name, status: 'suspended', limit }), 'listing suspended runs');
+    return this.#stored.pending(this.#stored.require({ store: given }, 'agent.pendingApprovals()'), limit);
   }
 
   /** Run this agent for a parent's tool call (see `asTool`): a new run, or the one the call suspended with. */
@@ -285,6 +323,8 @@ export class Agent {
       sessionId: options.sessionId,
       signal: options.signal,
       metadata: options.metadata,
+      context: this.#childContext(options.context),
+      output: this.#output,
       listeners: options.listeners,
       permissionListeners: options.permissionListeners,
       streaming: (options.mode & STREAMING) !== 0,
@@ -295,24 +335,13 @@ export class Agent {
     return resume === undefined ? this.#fresh(input, request) : this.#resume(resume.state, resume.decisions, request);
   }
 
-  /** Make sure no other resume of this segment went ahead: `claimResume` decides, else this object's memory. */
-  async #claim(state: RunState): Promise<void> {
-    const { runId, segment, agentName, sessionId } = state;
-    const claim = this.#options.claimResume;
-    const refused = (how: string) => new KoagentError('invalid_resume', `agent.resume(): ${how}; continue from the state that resume returned`);
-    if (claim === undefined) {
-      const key = segmentKey(state);
-      if (this.#resumed.has(key)) throw refused(`this state (run ${runId}, segment ${segment}) was already resumed`);
-      this.#resumed.add(key);
-      return;
-    }
-    let claimed: unknown;
-    try {
-      claimed = await claim({ runId, segment, agentName, sessionId });
-    } catch (error) {
-      throw new KoagentError('invalid_resume', `agent.resume(): claimResume threw (${describe(error)}), so run ${runId} was not resumed; try again when the claim store answers`, { cause: error });
-    }
-    if (claimed !== true) throw refused(`claimResume answered ${JSON.stringify(claimed)} for run ${runId}, segment ${segment}: it was already resumed (return true to go ahead)`);
+  /** A sub-agent's context (the lead's, or what its asTool made of it) checked against this agent's own contextSchema. */
+  #childContext(context: unknown): unknown {
+    const schema = this.#options.contextSchema;
+    if (schema === undefined) return context;
+    const checked = schema.safeParse(context);
+    if (!checked.success) throw new TypeError(`${this.name}: the context it was given as a sub-agent does not fit its contextSchema (give asTool({ context }) to make one):\n${z.prettifyError(checked.error)}`);
+    return checked.data;
   }
 
   #opening(): Message[] {
@@ -321,22 +350,28 @@ export class Agent {
   }
 
   /** The core for a run: the agent's own, or, inside a parent agent's run, one with the parent's layers outermost. */
-  #coreFor(inherited: readonly NamedMiddleware[] | undefined): AgentCore {
-    if (inherited === undefined) return (this.#core ??= this.#build([]));
+  #coreFor(inherited: readonly NamedMiddleware[] | undefined, output: OutputPlan | undefined = this.#output): AgentCore {
+    // A run's own output schema (sub-agent runs always have the agent's).
+    if (output !== this.#output && output !== undefined) {
+      let core = this.#outputCores.get(output);
+      if (core === undefined) this.#outputCores.set(output, (core = this.#build([], output)));
+      return core;
+    }
+    if (inherited === undefined) return (this.#core ??= this.#build([], output));
     let core = this.#childCores.get(inherited);
-    if (core === undefined) this.#childCores.set(inherited, (core = this.#build(inherited)));
+    if (core === undefined) this.#childCores.set(inherited, (core = this.#build(inherited, output)));
     return core;
   }
 
-  #build(inherited: readonly NamedMiddleware[]): AgentCore {
+  #build(inherited: readonly NamedMiddleware[], output: OutputPlan | undefined): AgentCore {
     const own = toMiddleware(this.#extensions);
     // Compaction is the innermost layer, so it sees what the user's hooks and middleware added.
     if (this.#options.compaction !== undefined) own.push(compactionMiddleware(this.#options.compaction));
-    return buildAgent({ id: this.id, name: this.name, options: this.#options, provider: this.#provider, tools: this.#tools, layers: [...inherited, ...own] });
+    return buildAgent({ id: this.id, name: this.name, options: this.#options as AgentOptions, provider: this.#provider, tools: this.#tools, layers: [...inherited, ...own], output });
   }
 
-  async #segment(state: RunState, input: Message[], request: SegmentRequest, resumed: boolean): Promise<RunResult> {
-    const core = this.#coreFor(request.inherited);
+  async #segment(state: RunState, input: Message[], request: SegmentRequest, resumed: boolean): Promise<RunResult<any>> {
+    const core = this.#coreFor(request.inherited, request.output);
     const o = this.#options;
     const listeners: EventListener[] = [...(request.listeners ?? [])];
     if (o.onEvent) listeners.push(o.onEvent);
@@ -349,14 +384,15 @@ export class Agent {
     // The run's own bag: what a layer puts into ctx.metadata (or into an object in it) stays in this run.
     const metadata = copyPlain(Object.assign({}, o.metadata, request.metadata));
     const { durable } = request;
-    const segment = new Segment(core, state, { metadata, signal: request.signal, listeners, permissionListeners, subagent: request.subagent, mode, sink: durable });
+    const segment = new Segment(core, state, { metadata, context: request.context, signal: request.signal, listeners, permissionListeners, subagent: request.subagent, mode, sink: durable });
     durable?.watch(segment);
     traceSegment(segment, span);
     const number = segment.writer.beginSegment();
     const ctx = new SegmentContext(segment, input, number, resumed);
     segment.publish({ type: 'run.start', sessionId: state.sessionId, segment: number, resumed });
     try {
-      const result = await segment.stacks.run(ctx);
+      let result = await segment.stacks.run(ctx);
+      if (request.output !== undefined) result = await checkEndedOutput(request.output, segment, result);
       // A run layer that ended the segment without the loop: the state says how it ended.
       if (state.status === 'running') segment.writer.end(result.status, result.stopReason, state.output);
       // A durable run's result is given only once its end is stored.
@@ -392,20 +428,11 @@ export class Agent {
   }
 }
 
-/** A model string (`openai:gpt-5-mini`), resolved now so a missing key fails at construction. */
-function modelFromString(spec: string): ModelProvider {
-  try {
-    return resolveModel(spec);
-  } catch (error) {
-    throw new TypeError(`createAgent: ${(error as Error).message}`);
-  }
-}
-
 /**
  * `new Agent(options)`, as a function.
  *
  * @example const agent = createAgent({ instructions: 'You help.', model: mockModel(['Hi!']) });
  */
-export function createAgent(options: AgentOptions): Agent {
+export function createAgent<C = unknown, O = unknown>(options: AgentOptions<C, O>): Agent<C, O> {
   return new Agent(options);
 }

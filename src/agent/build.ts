@@ -13,6 +13,7 @@ import { buildStacks, type StackParts } from '../core/stacks.js';
 import type { StopCondition } from '../core/state.js';
 import { limitsReached, stepCountIs } from '../features/limits.js';
 import { streamingProviderLayer, streamReleaseLayer } from '../features/streaming/stream-reply.js';
+import { answeredCondition, finalAnswerTool, outputStep, responseFormatLayer, type OutputPlan } from '../features/structured-output.js';
 import { providerSpanLayer, toolSpanLayer } from '../features/tracing.js';
 import { approvalStep } from '../tools/approval.js';
 import { executeStep } from '../tools/execute.js';
@@ -31,11 +32,14 @@ export interface BuildInput {
   tools: ReadonlyMap<string, Tool>;
   /** The user layers, outermost first: a parent agent's inherited ones, then the agent's own. */
   layers: readonly NamedMiddleware[];
+  /** The run's final answer must fit this (the agent's `output`, or one run's). */
+  output?: OutputPlan;
 }
 
 /** Build what the core runs an agent with. Stacks are composed per mode, on first use. */
 export function buildAgent(input: BuildInput): AgentCore {
-  const { options: o, tools, layers } = input;
+  const { options: o, layers, output } = input;
+  const tools = output?.mode === 'tool' ? withFinalAnswer(input.tools, output) : input.tools;
   const all = [...tools.values()];
   // A step nobody configured is left out, so an agent pays only for what it uses.
   const policy: Layer<ToolContext, ToolOutcome>[] = [];
@@ -46,7 +50,8 @@ export function buildAgent(input: BuildInput): AgentCore {
   const base: Omit<StackParts, 'features'> = {
     layers,
     tool: { validate: validateStep(tools), resolve: resolveStep(tools), policy, execute: executeStep, ...(all.some((t) => t.toModelOutput !== undefined) ? { present: modelOutputStep } : {}) },
-    run: loopStep,
+    // Validation is innermost, as the loop's own terminal: every run layer sees the checked answer.
+    run: output === undefined ? loopStep : outputStep(output, loopStep),
     model: ModelCallContext.terminal,
     provider: generateReply,
   };
@@ -59,7 +64,7 @@ export function buildAgent(input: BuildInput): AgentCore {
     modelSettings: o.modelSettings ?? {},
     toolConcurrency: o.toolConcurrency ?? Infinity,
     argumentBounds: { ...DEFAULT_ARGUMENT_BOUNDS, ...o.toolArguments },
-    stopWhen: stopConditions(o),
+    stopWhen: [...(output?.mode === 'tool' ? [answeredCondition(output)] : []), ...stopConditions(o)],
     onToolException: o.onToolException ?? 'model',
     interruptPolicy: (name) => interruptPolicy(tools.get(name)),
     logger: o.logger ?? console,
@@ -72,7 +77,7 @@ export function buildAgent(input: BuildInput): AgentCore {
         stacks = buildStacks({
           ...base,
           features: {
-            model: streaming ? [streamReleaseLayer] : [],
+            model: [...(output?.mode === 'native' ? [responseFormatLayer(output)] : []), ...(streaming ? [streamReleaseLayer] : [])],
             tool: tracing ? [toolSpanLayer] : [],
             provider: [...(tracing ? [providerSpanLayer] : []), ...(streaming ? [streamingProviderLayer(holdsStream)] : [])],
           },
@@ -95,4 +100,10 @@ function stopConditions(o: AgentOptions): StopCondition[] {
 /** A tool's interruption policy, as declared: `rerun` for an idempotent tool, else `report` (an unknown tool: `report`). */
 function interruptPolicy(tool: Tool | undefined): InterruptPolicy {
   return tool?.onInterrupted ?? (tool?.idempotent === true ? 'rerun' : 'report');
+}
+
+/** The agent's tools and the final-answer tool of tool-mode structured output. */
+function withFinalAnswer(tools: ReadonlyMap<string, Tool>, output: OutputPlan): ReadonlyMap<string, Tool> {
+  if (tools.has(output.name)) throw new TypeError(`createAgent: a tool is named "${output.name}", the name of the final-answer tool of the output schema; give the output another name ({ schema, name })`);
+  return new Map([...tools, [output.name, finalAnswerTool(output)]]);
 }

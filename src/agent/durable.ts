@@ -14,7 +14,7 @@ import type { Segment } from '../core/segment.js';
 import { checkState } from '../core/state-schema.js';
 import { newState, type AgentIdentity, type ApprovalDecision, type RunState } from '../core/state.js';
 import { closeUnsettledCalls } from '../core/tool-turn.js';
-import type { Lease, NewRun, RunStore } from '../stores/run-store.js';
+import type { Lease, NewRun, RunStore, RunSummary } from '../stores/run-store.js';
 
 /** A name for this worker, unique enough to tell its leases from another process's. */
 export function workerId(): string {
@@ -81,30 +81,32 @@ export async function startRun(store: RunStore, run: NewRun, logger: Logger): Pr
  * then the stored run becomes this agent's); a state the store does not hold is imported.
  * Returns the state the next segment starts from and its lease.
  */
-export async function claimForResume(store: RunStore, given: RunState | string, decisions: Record<string, ApprovalDecision>, agent: AgentIdentity, owner: string, logger: Logger): Promise<{ state: RunState; durable: DurableRun }> {
-  const refuse = (what: string) => new KoagentError('invalid_resume', `agent.resume(): ${what}`);
+export async function claimForResume(store: RunStore, given: RunState | string, decisions: Record<string, ApprovalDecision>, agent: AgentIdentity, owner: string, logger: Logger, refuse?: (next: RunState) => string | undefined): Promise<{ state: RunState; durable: DurableRun }> {
+  const bad = (what: string) => new KoagentError('invalid_resume', `agent.resume(): ${what}`);
   const runId = typeof given === 'string' ? given : (given as RunState | undefined)?.runId;
-  if (typeof given === 'string' && given === '') throw refuse('the run id is empty; pass the runId of a stored run, or a RunState');
-  if (typeof runId !== 'string') return importState(store, given as RunState, decisions, agent, owner, logger);
+  if (typeof given === 'string' && given === '') throw bad('the run id is empty; pass the runId of a stored run, or a RunState');
+  if (typeof runId !== 'string') return importState(store, given as RunState, decisions, agent, owner, logger, refuse);
   let stored = await storeCall(() => store.loadRun(runId), `loading run ${runId}`);
   if (stored === undefined) {
-    if (typeof given === 'string') throw refuse(`there is no run ${runId} in the store (${store.kind}); it was never stored, or it was deleted or pruned`);
-    return importState(store, given, decisions, agent, owner, logger);
+    if (typeof given === 'string') throw bad(`there is no run ${runId} in the store (${store.kind}); it was never stored, or it was deleted or pruned`);
+    return importState(store, given, decisions, agent, owner, logger, refuse);
   }
   if (typeof given !== 'string') {
     if (given.segment !== stored.segment) {
-      throw refuse(`this state (run ${runId}, segment ${given.segment}) was already resumed: the store has the run at segment ${stored.segment} (${stored.status}); resume the latest state, or the run by its id`);
+      throw bad(`this state (run ${runId}, segment ${given.segment}) was already resumed: the store has the run at segment ${stored.segment} (${stored.status}); resume the latest state, or the run by its id`);
     }
     // Adopted on purpose (`agent.adoptState`): the stored run is taken over with it.
     if (belongsTo(given, agent) && !belongsTo(stored, agent)) stored = { ...stored, agentName: agent.name, agentId: agent.id, toolsFingerprint: agent.toolsFingerprint };
   }
   if (stored.status === 'running') {
-    throw refuse(`run ${runId} is running in a worker (or its worker died: agent.recover() continues it once its lease expired); it cannot be resumed now`);
+    throw bad(`run ${runId} is running in a worker (or its worker died: agent.recover() continues it once its lease expired); it cannot be resumed now`);
   }
   const next = nextSegment(stored, decisions, agent);
+  const refused = refuse?.(next);
+  if (refused !== undefined) throw bad(refused);
   const claimed = await storeCall(() => store.claimRun(runId, { owner, segment: stored.segment, state: next }), `claiming run ${runId}`);
   if ('refused' in claimed) {
-    throw refuse(claimed.refused === 'missing'
+    throw bad(claimed.refused === 'missing'
       ? `run ${runId} was deleted meanwhile`
       : `run ${runId} was resumed by someone else meanwhile (it is now ${claimed.status} at segment ${claimed.segment}); resume its latest state`);
   }
@@ -116,8 +118,10 @@ function belongsTo(state: RunState, agent: AgentIdentity): boolean {
 }
 
 /** A state the store has never seen (made without it): checked, and stored as the run. */
-async function importState(store: RunStore, given: RunState, decisions: Record<string, ApprovalDecision>, agent: AgentIdentity, owner: string, logger: Logger): Promise<{ state: RunState; durable: DurableRun }> {
+async function importState(store: RunStore, given: RunState, decisions: Record<string, ApprovalDecision>, agent: AgentIdentity, owner: string, logger: Logger, refuse?: (next: RunState) => string | undefined): Promise<{ state: RunState; durable: DurableRun }> {
   const next = nextSegment(given, decisions, agent);
+  const refused = refuse?.(next);
+  if (refused !== undefined) throw new KoagentError('invalid_resume', `agent.resume(): ${refused}`);
   const durable = await startRun(store, { state: next, owner }, logger);
   return { state: next, durable };
 }
@@ -166,7 +170,10 @@ async function sessionToContinue(store: RunStore, sessionId: string, agent: Agen
  * tools) — is stored as failed (`invalid_resume`), so it is not claimed again: take it over on
  * purpose with `agent.resume(agent.adoptState(state))`.
  */
-export async function recoverRuns(store: RunStore, agent: AgentIdentity, owner: string, logger: Logger, limit: number | undefined, run: (state: RunState, durable: DurableRun) => Promise<RunResult>): Promise<{ runId: string; result?: RunResult; error?: RunFailedError }[]> {
+export async function recoverRuns(
+  store: RunStore, agent: AgentIdentity, owner: string, logger: Logger, limit: number | undefined,
+  how: { refuse: (state: RunState) => string | undefined; run: (state: RunState, durable: DurableRun) => Promise<RunResult> },
+): Promise<{ runId: string; result?: RunResult; error?: RunFailedError }[]> {
   const most = limit ?? Infinity;
   const recovered: { runId: string; result?: RunResult; error?: RunFailedError }[] = [];
   while (recovered.length < most) {
@@ -174,13 +181,13 @@ export async function recoverRuns(store: RunStore, agent: AgentIdentity, owner: 
     if (claimed === undefined) break;
     const { runId } = claimed.state;
     const durable = new DurableRun(store, claimed.lease, logger);
-    const refused = cannotContinue(claimed.state, agent);
+    const refused = cannotContinue(claimed.state, agent) ?? how.refuse(claimed.state);
     if (refused !== undefined) {
       recovered.push({ runId, error: await refuseRecovery(durable, claimed.state, refused) });
       continue;
     }
     try {
-      recovered.push({ runId, result: await run(claimed.state, durable) });
+      recovered.push({ runId, result: await how.run(claimed.state, durable) });
     } catch (error) {
       if (!(error instanceof RunFailedError)) throw error;
       recovered.push({ runId, error });
@@ -191,19 +198,20 @@ export async function recoverRuns(store: RunStore, agent: AgentIdentity, owner: 
 
 /** Why this agent may not continue a stored run, or undefined when it may. */
 function cannotContinue(state: RunState, agent: AgentIdentity): string | undefined {
+  const adopt = `take it over on purpose with agent.resume(agent.adoptState(await store.loadRun('${state.runId}')))`;
   try {
     checkState(state);
   } catch (error) {
-    return `its stored state does not pass the checks of resume (${describe(error)})`;
+    return `its stored state does not pass the checks of resume (${describe(error)}); if it can be repaired, ${adopt}`;
   }
-  if (state.agentId !== agent.id) return `it belongs to agent id "${state.agentId}", not "${agent.id}"`;
-  if (state.toolsFingerprint !== agent.toolsFingerprint) return 'it was started by a version of this agent with other tools (its calls name tools, or arguments, this agent may not have)';
+  if (state.agentId !== agent.id) return `it belongs to agent id "${state.agentId}", not "${agent.id}"; ${adopt}`;
+  if (state.toolsFingerprint !== agent.toolsFingerprint) return `it was started by a version of this agent with other tools (its calls name tools, or arguments, this agent may not have); ${adopt}`;
   return undefined;
 }
 
 /** Store a claimed run as failed, saying why it cannot be recovered; the error is what `recover` reports. */
 async function refuseRecovery(durable: DurableRun, state: RunState, why: string): Promise<RunFailedError> {
-  const message = `agent.recover(): run ${state.runId} is not continued: ${why}; it is stored as failed — take it over on purpose with agent.resume(agent.adoptState(await store.loadRun('${state.runId}')))`;
+  const message = `agent.recover(): run ${state.runId} is not continued, and is stored as failed: ${why}`;
   const error = { code: 'invalid_resume', message };
   try {
     await durable.write({ status: 'failed', segment: state.segment, steps: state.steps, usage: JSON.stringify(state.usage), stopReason: state.stopReason, error: JSON.stringify(error) }, true);
@@ -212,6 +220,49 @@ async function refuseRecovery(durable: DurableRun, state: RunState, why: string)
     durable.logger.warn(`koagent: storing run ${state.runId} as failed did not succeed (${describe(failure)})`, failure);
   }
   return new RunFailedError('invalid_resume', message, { ...state, status: 'failed', error });
+}
+
+/**
+ * An agent's side of run stores: which store a call uses, and the agent object as a worker that
+ * holds leases (its `owner` name). The agent's methods hand their store work to it.
+ */
+export class AgentStore {
+  readonly owner = workerId();
+
+  constructor(private readonly store: RunStore | undefined, readonly identity: AgentIdentity, readonly logger: Logger) {}
+
+  /** The store a call uses: its own, else the agent's; none for a sub-agent's run (its parent's call holds it). */
+  for(request: { store?: RunStore; subagent?: unknown }): RunStore | undefined {
+    return request.subagent !== undefined ? undefined : request.store ?? this.store;
+  }
+
+  /** The store a call that needs one uses, or a `TypeError` saying how to give one. */
+  require(request: { store?: RunStore }, what: string): RunStore {
+    const store = request.store ?? this.store;
+    if (store === undefined) throw new TypeError(`${what} needs a run store: createAgent({ store }) with memoryStore(), sqliteStore() from koagent/sqlite or postgresStore() from koagent/postgres, or { store } in this call's options`);
+    return store;
+  }
+
+  start(store: RunStore, state: RunState): Promise<DurableRun> {
+    return startRun(store, { state, owner: this.owner }, this.logger);
+  }
+
+  startSession(store: RunStore, sessionId: string, opening: () => Message[], added: Message[]): Promise<{ state: RunState; durable: DurableRun }> {
+    return startSessionRun(store, sessionId, { identity: this.identity, owner: this.owner, logger: this.logger, opening, added });
+  }
+
+  claim(store: RunStore, given: RunState | string, decisions: Record<string, ApprovalDecision>, refuse: (next: RunState) => string | undefined): Promise<{ state: RunState; durable: DurableRun }> {
+    return claimForResume(store, given, decisions, this.identity, this.owner, this.logger, refuse);
+  }
+
+  recover(store: RunStore, limit: number | undefined, how: Parameters<typeof recoverRuns>[5]): Promise<{ runId: string; result?: RunResult; error?: RunFailedError }[]> {
+    return recoverRuns(store, this.identity, this.owner, this.logger, limit, how);
+  }
+
+  /** The suspended runs of this agent, each with its pending approvals. */
+  pending(store: RunStore, limit: number | undefined): Promise<RunSummary[]> {
+    return storeCall(() => store.listRuns({ agentName: this.identity.name, status: 'suspended', limit }), 'listing suspended runs');
+  }
 }
 
 /** A store call whose failure is a `store_error` that says what was being done. */

@@ -1,29 +1,30 @@
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import type { Logger, Tool } from '../core/contexts.js';
-import type { RunFailedError } from '../core/errors.js';
 import type { EventListener, PermissionRecord } from '../core/events.js';
 import type { Middleware } from '../core/middleware.js';
 import { modelSettingsSchema, type ModelProvider } from '../core/model.js';
 import { functionSchema, optionsSchema, parseOptions, wholeNumberSchema } from '../core/options.js';
-import type { RunResult } from '../core/result.js';
 import type { ResumeClaim, StopCondition } from '../core/state.js';
 import type { ToolExceptionPolicy } from '../core/tool-exception.js';
 import type { AgentHook } from '../dialects/agent-hook/agent-hook.js';
 import { HookRegistry } from '../dialects/agent-hook/hook-registry.js';
 import type { Hook } from '../dialects/criogen/types.js';
 import type { Limits } from '../features/limits.js';
+import type { OutputSpec } from '../features/structured-output.js';
 import type { CompactionOptions } from '../middleware/compaction-middleware.js';
-import { storeProblem, type RunStore } from '../stores/run-store.js';
+import { assertStore, type RunStore } from '../stores/run-store.js';
 import { isTool } from '../tools/define.js';
 import { permissionsSchema, type PermissionsOption } from '../tools/permissions.js';
+import { resolveModel } from '../providers/registry.js';
 
 /**
- * Options of `createAgent` / `new Agent`.
+ * Options of `createAgent` / `new Agent`. `C` is the type of the run context (`ctx.context`),
+ * `O` the type of `result.output`.
  *
  * @example createAgent({ name: 'helper', instructions: 'You help.', model: mockModel(['Hi']), tools: [search] });
  */
-export interface AgentOptions {
+export interface AgentOptions<C = unknown, O = unknown> {
   /** Shown in contexts, events and errors; also names the run state's owner. Default `agent`. */
   name?: string;
   /** A stable id for the agent (`ctx.agentId`); defaults to the name. */
@@ -38,9 +39,9 @@ export interface AgentOptions {
   model?: ModelProvider | string;
   /** Alias of `model`, for code written for the AgentHook framework. */
   provider?: ModelProvider | string;
-  tools?: Tool<any, any>[];
+  tools?: Tool<any, any, C>[];
   /** Middleware, outermost first. */
-  middleware?: Middleware[];
+  middleware?: Middleware<C>[];
   /**
    * Hook objects of either dialect, after the middleware: AgentHooks (`preToolCall` …; an array
    * or a `HookRegistry`) and criogen Hooks (`onStart`, `beforeTool` …).
@@ -98,6 +99,18 @@ export interface AgentOptions {
   compaction?: CompactionOptions;
   /** Where warnings go (default `console`). */
   logger?: Logger;
+  /**
+   * The shape of the run context every run is given (`run(input, { context })`), checked at the
+   * start of each run; `ctx.context` is its output. For a type without a check, `z.custom<T>()`.
+   *
+   * @example createAgent({ model, contextSchema: z.object({ userId: z.string(), db: z.custom<Db>() }) })
+   */
+  contextSchema?: z.ZodType<C>;
+  /**
+   * The final answer of every run, as a zod schema (or `OutputOptions`): `result.output` is its
+   * parsed value. A run may give its own (`run(input, { output })`).
+   */
+  output?: OutputSpec<O>;
 }
 
 /**
@@ -105,8 +118,13 @@ export interface AgentOptions {
  *
  * @example await agent.run('Hi', { sessionId: user.id, signal: AbortSignal.timeout(30_000), metadata: { userId: user.id } });
  */
-export interface RunCallOptions {
+export interface RunCallOptions<C = unknown> {
   sessionId?: string;
+  /**
+   * The run context: handed to every tool and layer as `ctx.context`, never written into the
+   * state (it may hold functions and connections). Give it again to `resume`.
+   */
+  context?: C;
   signal?: AbortSignal;
   /** Merged over the agent's `metadata` for this run. */
   metadata?: Record<string, unknown>;
@@ -114,45 +132,6 @@ export interface RunCallOptions {
   onEvent?: EventListener;
   /** The run store of this run, instead of the agent's `store`. */
   store?: RunStore;
-}
-
-/**
- * Options of `agent.send`: those of a run; `sessionId` names the stored session to continue
- * (it needs a store; default: the agent's own session).
- *
- * @example await agent.send('And tomorrow?', { sessionId: `user-\${user.id}` });
- */
-export type SendOptions = RunCallOptions;
-
-/**
- * Options of `agent.recover`: those of a run (the recovered segments get them), and how many runs to finish at most.
- *
- * @example await agent.recover({ limit: 10, signal: AbortSignal.timeout(60_000) });
- */
-export interface RecoverOptions extends Omit<RunCallOptions, 'sessionId'> {
-  /** Recover at most this many runs in this call (default: every one there is). */
-  limit?: number;
-}
-
-/**
- * Options of `agent.pendingApprovals`: the store to read (default: the agent's), and how many runs at most (default 100).
- *
- * @example await agent.pendingApprovals({ limit: 20 });
- */
-export interface PendingApprovalsOptions {
-  store?: RunStore;
-  limit?: number;
-}
-
-/**
- * One run `agent.recover` continued: its result, or the error its segment failed with.
- *
- * @example for (const { runId, result, error } of await agent.recover()) console.log(runId, result?.status ?? error?.code);
- */
-export interface RecoveredRun {
-  runId: string;
-  result?: RunResult;
-  error?: RunFailedError;
 }
 
 const logger = z.custom<Logger>((value) => typeof (value as Logger | null)?.warn === 'function', { error: 'must have a warn(message) method (console does)' });
@@ -196,72 +175,43 @@ const agentOptionsSchema = optionsSchema({
   logger: logger.optional(),
   // Checked below, with a message that says what it lacks.
   store: z.unknown().optional(),
-}, { aliases: { systemPrompt: 'instructions', system: 'instructions', prompt: 'instructions', llm: 'model', maxTurns: 'maxSteps', maxIterations: 'maxSteps', concurrency: 'toolConcurrency', onToolError: 'onToolException', settings: 'modelSettings', listeners: 'onEvent' } });
+  contextSchema: z.custom<z.ZodType>((value) => typeof value === 'object' && value !== null && '_zod' in value, { error: 'must be a zod (v4) schema of the run context, e.g. z.object({ userId: z.string() })' }).optional(),
+  // Checked where it is used, with its own messages.
+  output: z.unknown().optional(),
+}, { aliases: { context: 'contextSchema', outputSchema: 'output', responseFormat: 'output', schema: 'output', systemPrompt: 'instructions', system: 'instructions', prompt: 'instructions', llm: 'model', maxTurns: 'maxSteps', maxIterations: 'maxSteps', concurrency: 'toolConcurrency', onToolError: 'onToolException', settings: 'modelSettings', listeners: 'onEvent', runStore: 'store', db: 'store' } });
 
 /** Check options up front, so a mistake is reported at construction, naming the option. */
-export function checkOptions(options: AgentOptions): void {
+export function checkOptions(options: AgentOptions<any, any>): void {
   if (typeof options !== 'object' || options === null) throw new TypeError('createAgent(options): options must be an object');
   parseOptions(agentOptionsSchema, options, 'createAgent');
   if (options.model !== undefined && options.provider !== undefined && options.model !== options.provider) {
     throw new TypeError('createAgent: give the model as either `model` or `provider`, not both');
   }
   if (options.store !== undefined) {
-    checkStore(options.store, 'createAgent: store');
+    assertStore(options.store, 'createAgent: store');
     if (options.claimResume !== undefined) throw new TypeError('createAgent: give claimResume or store, not both: with a store, every resume is claimed through the store');
   }
 }
 
 /** The shape of the options of one `run`, `send`, `resume` or `stream` call. */
-const runCallOptionsSchema = optionsSchema({
+export const runCallOptionsSchema = optionsSchema({
   sessionId: z.string({ error: 'must be a non-empty string' }).min(1, { error: 'must be a non-empty string' }).optional(),
   signal: z.instanceof(AbortSignal, { error: 'must be an AbortSignal' }).optional(),
   metadata: z.record(z.string(), z.unknown(), { error: 'must be an object' }).optional(),
   onEvent: functionSchema().optional(),
+  context: z.unknown().optional(),
+  output: z.unknown().optional(),
   store: z.unknown().optional(),
-}, { aliases: { session: 'sessionId', abortSignal: 'signal', listener: 'onEvent', runStore: 'store', db: 'store' } });
+}, { aliases: { ctx: 'context', runContext: 'context', outputSchema: 'output', schema: 'output', session: 'sessionId', abortSignal: 'signal', listener: 'onEvent', runStore: 'store', db: 'store' } });
 
 /** Check the options of one call (`where` names it), or throw naming the mistake. */
-export function checkCallOptions(options: unknown, where: string): RunCallOptions {
+export function checkCallOptions(options: unknown, where: string): RunCallOptions & { output?: unknown } {
   const parsed = parseOptions(runCallOptionsSchema, options ?? {}, where);
-  if (parsed.store !== undefined) checkStore(parsed.store, `${where}: store`);
-  return parsed as RunCallOptions;
+  if (parsed.store !== undefined) assertStore(parsed.store, `${where}: store`);
+  return parsed as RunCallOptions & { output?: unknown };
 }
 
-const { sessionId: _session, ...sessionless } = runCallOptionsSchema.shape;
-
-/** The shape of `agent.recover`'s options: those of a run, without a session, and a limit. */
-const recoverOptionsSchema = optionsSchema({
-  ...sessionless,
-  limit: wholeNumberSchema(1, true).optional(),
-}, { aliases: { max: 'limit', count: 'limit', session: 'sessionId', abortSignal: 'signal', listener: 'onEvent', runStore: 'store', db: 'store' } });
-
-/** Check the options of `agent.recover`, or throw naming the mistake. */
-export function checkRecoverOptions(options: unknown): RecoverOptions {
-  const parsed = parseOptions(recoverOptionsSchema, options ?? {}, 'agent.recover(options)');
-  if (parsed.store !== undefined) checkStore(parsed.store, 'agent.recover(options): store');
-  return parsed as RecoverOptions;
-}
-
-/** The shape of `agent.pendingApprovals`'s options. */
-const listOptionsSchema = optionsSchema({
-  store: z.unknown().optional(),
-  limit: wholeNumberSchema(1).optional(),
-}, { aliases: { max: 'limit', count: 'limit', runStore: 'store', db: 'store' } });
-
-/** Check the options of `agent.pendingApprovals`, or throw naming the mistake. */
-export function checkListOptions(options: unknown): PendingApprovalsOptions {
-  const parsed = parseOptions(listOptionsSchema, options ?? {}, 'agent.pendingApprovals(options)');
-  if (parsed.store !== undefined) checkStore(parsed.store, 'agent.pendingApprovals(options): store');
-  return parsed as PendingApprovalsOptions;
-}
-
-/** Refuse what is not a run store, saying what it lacks. */
-function checkStore(store: unknown, where: string): void {
-  const problem = storeProblem(store);
-  if (problem !== undefined) throw new TypeError(`${where} is not a run store: ${problem}; use memoryStore(), sqliteStore() from koagent/sqlite or postgresStore() from koagent/postgres`);
-}
-
-export function hookList(hooks: AgentOptions['hooks']): unknown[] {
+export function hookList(hooks: AgentOptions<any, any>['hooks']): unknown[] {
   if (hooks === undefined) return [];
   if (Array.isArray(hooks)) return hooks;
   // The registry itself, not a snapshot: the agent sees hooks registered after createAgent.
@@ -286,4 +236,13 @@ export function toolMap(tools: unknown[]): Map<string, Tool> {
 export function toolsFingerprint(tools: ReadonlyMap<string, Tool>): string {
   const specs = [...tools.values()].map((tool) => [tool.name, tool.spec.parameters]).sort(([a], [b]) => String(a).localeCompare(String(b)));
   return createHash('sha256').update(JSON.stringify(specs)).digest('hex').slice(0, 16);
+}
+
+/** A model string (`openai:gpt-5-mini`), resolved now so a missing key fails at construction. */
+export function modelFromString(spec: string): ModelProvider {
+  try {
+    return resolveModel(spec);
+  } catch (error) {
+    throw new TypeError(`createAgent: ${(error as Error).message}`);
+  }
 }

@@ -28,6 +28,10 @@ export abstract class CallContext implements BaseContext {
     if (base.emit !== undefined) (this as { emit?: unknown }).emit = base.emit;
   }
 
+  get context(): unknown {
+    return this.#segment.base.context;
+  }
+
   get agentId(): string {
     return this.#segment.base.agentId;
   }

@@ -37,7 +37,15 @@ export interface Logger {
  *
  * @example run: (ctx, next) => { ctx.metadata.startedAt = Date.now(); return next(); }
  */
-export interface BaseContext {
+export interface BaseContext<C = unknown> {
+  /**
+   * The run's own context object (`run(input, { context })`): a database handle, the current
+   * user. Typed by the agent's `contextSchema`; never written into the run state, so it may
+   * hold functions and connections, and `resume` takes it again.
+   *
+   * @example execute: async ({ id }, ctx: ToolContext<{ db: Db }>) => ctx.context.db.find(id)
+   */
+  readonly context: C;
   readonly agentId: string;
   readonly agentName: string;
   readonly runId: string;
@@ -70,7 +78,7 @@ export interface BaseContext {
  *
  * @example run: async (ctx, next) => (ctx.resumed ? next() : (await quotaLeft(ctx.sessionId)) ? next() : ctx.end('quota used up'))
  */
-export interface RunContext extends BaseContext {
+export interface RunContext<C = unknown> extends BaseContext<C> {
   /** Messages this segment added as input (empty when resuming). */
   readonly input: Message[];
   /** 1 for a run's first segment, then 2, 3 … for each resume or retry. */
@@ -88,7 +96,7 @@ export interface RunContext extends BaseContext {
  *
  * @example model: (ctx, next) => { ctx.request.temperature = 0; return next(); }
  */
-export interface ModelContext extends BaseContext {
+export interface ModelContext<C = unknown> extends BaseContext<C> {
   /** The live request about to be sent; change it before `next()`. */
   request: GenerateOptions;
   /** Which model turn of the run this is (1-based). */
@@ -140,7 +148,7 @@ export type SideRequest = Partial<GenerateOptions> & Pick<GenerateOptions, 'mess
  *
  * @example tool: (ctx, next) => (ctx.toolName === 'shell' && !ctx.metadata.admin ? ctx.deny('Admins only', 'admin-only') : next())
  */
-export interface ToolContext extends BaseContext {
+export interface ToolContext<C = unknown> extends BaseContext<C> {
   readonly toolCallId: string;
   /** The tool to run; a layer may change it before `next()` (the args are revalidated). */
   toolName: string;
@@ -214,7 +222,7 @@ export type OutputGuardrail<I = any, R = unknown> = (result: R, args: I, ctx: To
  *
  * @example const tool: Tool = defineTool({ name: 'now', description: 'The time', execute: () => new Date().toISOString() });
  */
-export interface Tool<S extends z.ZodType = z.ZodType, R = unknown> {
+export interface Tool<S extends z.ZodType = z.ZodType, R = unknown, C = any> {
   readonly name: string;
   readonly description: string;
   /** The zod schema of the arguments. */
@@ -222,7 +230,7 @@ export interface Tool<S extends z.ZodType = z.ZodType, R = unknown> {
   /** What the model is told about the tool (its JSON schema derived from `input`). */
   readonly spec: ToolSpec;
   /** Runs the tool with checked arguments; its result is what the model reads. */
-  execute(args: z.output<S>, ctx: ToolContext): R | Promise<R>;
+  execute(args: z.output<S>, ctx: ToolContext<C>): R | Promise<R>;
   /** The schema every result is checked against, when the tool declares one. */
   readonly output?: z.ZodType;
   /** What the model reads of a result (text or parts), when not the result as JSON. */

@@ -12,6 +12,7 @@ export type ErrorCode =
   | 'model_error'
   | 'invalid_reply'
   | 'invalid_resume'
+  | 'invalid_output'
   | 'session_busy'
   | 'tool_exception'
   | 'timeout'

@@ -98,6 +98,11 @@ export class JournaledWriter extends StateWriter {
     super.end(status, stopReason, output);
   }
 
+  override reopen(): void {
+    if (!this.closed) this.#dirty = this.#output = true;
+    super.reopen();
+  }
+
   override fail(error: { code: string; message: string; layer?: string }): void {
     if (!this.closed) this.#dirty = true;
     super.fail(error);

@@ -6,21 +6,21 @@ import type { RunResult } from './result.js';
 /**
  * A middleware: a plain object with any of the three hook points, each `(ctx, next) => outcome`.
  * Code before `await next()` runs on the way in (registration order), code after it on the way
- * out (reverse order).
+ * out (reverse order). `C` is the type of `ctx.context` (see the agent's `contextSchema`).
  *
  * @example agent.use({ name: 'timer', async tool(ctx, next) {
  *   const t0 = performance.now(); const outcome = await next();
  *   ctx.metadata.toolMs = performance.now() - t0; return outcome; } });
  */
-export interface Middleware {
+export interface Middleware<C = unknown> {
   /** Shown in errors, events and traces. Defaults to `middleware#<position>`. */
   name?: string;
   /** Around each run segment: `next()` runs the loop (model ↔ tools) and resolves to the segment's result. */
-  run?: (ctx: RunContext, next: () => Promise<RunResult>) => Promise<RunResult> | RunResult;
+  run?: (ctx: RunContext<C>, next: () => Promise<RunResult>) => Promise<RunResult> | RunResult;
   /** Around each model call: `next()` asks the model and resolves to its reply. */
-  model?: (ctx: ModelContext, next: () => Promise<GenerateResult>) => Promise<GenerateResult> | GenerateResult;
+  model?: (ctx: ModelContext<C>, next: () => Promise<GenerateResult>) => Promise<GenerateResult> | GenerateResult;
   /** Around each tool call: `next()` runs the rest of the tool pipeline and resolves to the call's outcome. */
-  tool?: (ctx: ToolContext, next: () => Promise<ToolOutcome>) => Promise<ToolOutcome> | ToolOutcome;
+  tool?: (ctx: ToolContext<C>, next: () => Promise<ToolOutcome>) => Promise<ToolOutcome> | ToolOutcome;
   /**
    * `model` layers only: hold streamed text until this layer has returned the reply, so a
    * consumer never sees text this layer would change (redaction, output guardrails).
@@ -50,4 +50,4 @@ export function defineMiddleware<M extends Middleware>(middleware: M): M {
  * A middleware with its name settled (its own, or its position), ready to be layers. `self` is
  * the object its functions are called on (`this`): the user's own object or class instance.
  */
-export type NamedMiddleware = Middleware & { name: string; self?: object };
+export type NamedMiddleware = Middleware<any> & { name: string; self?: object };

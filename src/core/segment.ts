@@ -62,6 +62,8 @@ export interface AgentCore {
 /** How one segment runs: who listens, where it sits (a sub-agent), its mode. */
 export interface SegmentOptions {
   metadata: Record<string, unknown>;
+  /** The run's context object (`ctx.context`): the caller's, never stored. */
+  context: unknown;
   signal?: AbortSignal;
   listeners: readonly EventListener[];
   permissionListeners: readonly PermissionListener[];
@@ -73,6 +75,7 @@ export interface SegmentOptions {
 
 /** The fields every context of a segment shares, built once per segment. */
 export interface ContextBase {
+  readonly context: unknown;
   readonly agentId: string;
   readonly agentName: string;
   readonly runId: string;
@@ -129,6 +132,7 @@ export class Segment {
     this.listening = options.listeners.length > 0;
     this.stacks = agent.stacks(options.mode);
     const base: ContextBase = {
+      context: options.context,
       agentId: agent.id,
       agentName: agent.name,
       runId: state.runId,

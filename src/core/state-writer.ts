@@ -47,6 +47,18 @@ export class StateWriter {
     state.output = output;
   }
 
+  /**
+   * The segment goes on after the loop ended it (a run layer sends the model back for another
+   * turn, e.g. to repair an answer that does not fit the output schema).
+   */
+  reopen(): void {
+    if (this.#closed) return;
+    const { state } = this;
+    state.status = 'running';
+    delete state.stopReason;
+    delete state.output;
+  }
+
   /** The segment failed; the state says with which error, and nothing writes to it after. */
   fail(error: { code: string; message: string; layer?: string }): void {
     if (this.#closed) return;

@@ -1,9 +1,9 @@
-import { optionsSchema, parseOptions, type Message, type Middleware, type ModelContext, type ModelProvider } from '../api.js';
+import { estimateTokens, optionsSchema, parseOptions, textOf, type Message, type Middleware, type ModelContext, type ModelProvider } from '../api.js';
 import { z } from 'zod';
 
 /**
- * When and how to compact. Give `maxMessages`, `maxTokens` or both; tokens are estimated at
- * four characters each.
+ * When and how to compact. Give `maxMessages`, `maxTokens` or both; tokens are estimated as
+ * `estimateTokens` does (four characters of text a token, an image or a file as `MEDIA_TOKENS`).
  *
  * @example createAgent({ model, compaction: { maxMessages: 40, keepRecent: 10 } })
  */
@@ -37,12 +37,12 @@ const DEFAULT_PROMPT =
 
 export const SUMMARY_PREFIX = 'Summary of the earlier conversation:\n';
 
-const estimate = (m: Message) => Math.ceil((m.content.length + (m.role === 'assistant' && m.toolCalls ? JSON.stringify(m.toolCalls).length : 0)) / 4);
+const estimate = (m: Message) => estimateTokens(m.content) + (m.role === 'assistant' && m.toolCalls ? Math.ceil(JSON.stringify(m.toolCalls).length / 4) : 0);
 
 /** A running token estimate per transcript, so checking the budget costs O(new messages). */
 const tallies = new WeakMap<Message[], { length: number; last: Message | undefined; tokens: number }>();
 
-export function estimateTokens(messages: Message[]): number {
+export function transcriptTokens(messages: Message[]): number {
   let tally = tallies.get(messages);
   if (tally === undefined || messages.length < tally.length || (tally.length > 0 && messages[tally.length - 1] !== tally.last)) {
     tally = { length: 0, last: undefined, tokens: 0 };
@@ -54,14 +54,29 @@ export function estimateTokens(messages: Message[]): number {
   return tally.tokens;
 }
 
+/**
+ * A message as a line of the summary request. Images and files are named, not sent: the summary
+ * is text, and the summariser need not read a screenshot to note that one was there.
+ */
+function contentText(content: Message['content']): string {
+  if (typeof content === 'string') return content;
+  return content.map((part) => {
+    if (part.type === 'text') return part.text;
+    if (part.type === 'image') return '[image]';
+    if (part.type === 'file') return `[file${part.filename ? ` ${part.filename}` : ''}, ${part.mediaType}]`;
+    return ''; // reasoning is the model's own scratch work, not part of the conversation
+  }).filter((text) => text !== '').join(' ');
+}
+
 function render(messages: Message[]): string {
   return messages.map((m) => {
-    if (m.role === 'tool') return `tool result (${m.name}, call ${m.toolCallId}): ${m.content}`;
+    const content = contentText(m.content);
+    if (m.role === 'tool') return `tool result (${m.name}, call ${m.toolCallId}): ${content}`;
     if (m.role === 'assistant' && m.toolCalls?.length) {
       const calls = m.toolCalls.map((c) => `${c.name}(${typeof c.args === 'string' ? c.args : JSON.stringify(c.args)})`).join(', ');
-      return `assistant: ${m.content}${m.content ? ' ' : ''}[called ${calls}]`;
+      return `assistant: ${content}${content ? ' ' : ''}[called ${calls}]`;
     }
-    return `${m.role}: ${m.content}`;
+    return `${m.role}: ${content}`;
   }).join('\n');
 }
 
@@ -98,7 +113,7 @@ export function compactionMiddleware(options: CompactionOptions): Middleware & {
     scope: 'lead-only',
     async model(ctx: ModelContext, next) {
       const messages = ctx.messages;
-      const tokens = maxTokens === undefined ? 0 : estimateTokens(messages);
+      const tokens = maxTokens === undefined ? 0 : transcriptTokens(messages);
       const over = (maxMessages !== undefined && messages.length > maxMessages) || (maxTokens !== undefined && tokens > maxTokens);
       if (!over) return next();
       let head = 0;
@@ -106,14 +121,14 @@ export function compactionMiddleware(options: CompactionOptions): Middleware & {
       const cut = cutPoint(messages, head, keep);
       if (cut - head < 2) return next(); // nothing worth folding into a summary
       const before = messages.length;
-      const tokensBefore = tokens || estimateTokens(messages);
+      const tokensBefore = tokens || transcriptTokens(messages);
       ctx.emit?.({ type: 'compaction.start', messages: before, tokens: tokensBefore });
       // Without a model of its own, the summary is written by the agent's.
       const reply = await ctx.generate(options.model, {
         messages: [{ role: 'system', content: prompt }, { role: 'user', content: render(messages.slice(head, cut)) }],
       }, 'compaction');
-      ctx.setMessages([...messages.slice(0, head), { role: 'user', content: SUMMARY_PREFIX + reply.message.content }, ...messages.slice(cut)]);
-      ctx.emit?.({ type: 'compaction.done', before, after: messages.length, tokensBefore, tokensAfter: estimateTokens(messages) });
+      ctx.setMessages([...messages.slice(0, head), { role: 'user', content: SUMMARY_PREFIX + textOf(reply.message.content) }, ...messages.slice(cut)]);
+      ctx.emit?.({ type: 'compaction.done', before, after: messages.length, tokensBefore, tokensAfter: transcriptTokens(messages) });
       return next();
     },
   };

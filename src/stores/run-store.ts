@@ -191,3 +191,14 @@ export function storeProblem(value: unknown): string | undefined {
   if (typeof leaseMs !== 'number' || !(leaseMs > 0)) return 'its leaseMs is not a positive number';
   return undefined;
 }
+
+/**
+ * Refuse what is not a run store, with a `TypeError` starting with `where` that says what it
+ * lacks and what to use.
+ *
+ * @example assertStore(options.store, 'createAgent: store');
+ */
+export function assertStore(value: unknown, where: string): asserts value is RunStore {
+  const problem = storeProblem(value);
+  if (problem !== undefined) throw new TypeError(`${where} is not a run store: ${problem}; use memoryStore(), sqliteStore() from koagent/sqlite or postgresStore() from koagent/postgres`);
+}

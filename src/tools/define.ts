@@ -9,14 +9,18 @@ import { functionSchema, optionsSchema, parseOptions } from '../core/options.js'
  *
  * @example defineTool({ name: 'add', description: 'Add two numbers', input: z.object({ a: z.number(), b: z.number() }), execute: ({ a, b }) => a + b })
  */
-export interface ToolDefinition<S extends ToolInput = ToolInput, R = unknown> {
+export interface ToolDefinition<S extends ToolInput = ToolInput, R = unknown, C = any> {
   /** Letters, digits, `_` and `-`, at most 64 characters (what model APIs accept). */
   name: string;
   description: string;
   /** A zod schema of an object; the JSON schema the model sees is derived from it. */
   input?: S;
-  /** Does the work: gets the checked arguments (the schema's output) and the call's context; returns the result (JSON) the model reads. */
-  execute(args: z.output<S>, ctx: ToolContext): R | Promise<R>;
+  /**
+   * Does the work: gets the checked arguments (the schema's output) and the call's context;
+   * returns the result (JSON) the model reads. Annotate `ctx` as `ToolContext<T>` to type the
+   * run context (`ctx.context`).
+   */
+  execute(args: z.output<S>, ctx: ToolContext<C>): R | Promise<R>;
   /**
    * A zod schema every result must fit: a result that does not is an `execution` error naming
    * the field, and what the tool gives on is the schema's output (its defaults and transforms
@@ -83,9 +87,9 @@ const definitionSchema = optionsSchema({
  * @example const add = defineTool({ name: 'add', description: 'Add two numbers',
  *   input: z.object({ a: z.number(), b: z.number() }), execute: ({ a, b }) => a + b });
  */
-export function defineTool<S extends ToolInput = z.ZodObject<{}>, O extends z.ZodType = z.ZodType, R = unknown>(definition: ToolDefinition<S, z.input<O>> & { output: O }): Tool<S, z.output<O>>;
-export function defineTool<S extends ToolInput = z.ZodObject<{}>, R = unknown>(definition: ToolDefinition<S, R>): Tool<S, R>;
-export function defineTool<S extends ToolInput, R>(definition: ToolDefinition<S, R>): Tool<S, R> {
+export function defineTool<S extends ToolInput = z.ZodObject<{}>, O extends z.ZodType = z.ZodType, R = unknown, C = any>(definition: ToolDefinition<S, z.input<O>, C> & { output: O }): Tool<S, z.output<O>, C>;
+export function defineTool<S extends ToolInput = z.ZodObject<{}>, R = unknown, C = any>(definition: ToolDefinition<S, R, C>): Tool<S, R, C>;
+export function defineTool<S extends ToolInput, R, C>(definition: ToolDefinition<S, R, C>): Tool<S, R, C> {
   if (typeof definition !== 'object' || definition === null) throw new TypeError('defineTool(definition): definition must be an object { name, description, input, execute }');
   const named = (definition as { name?: unknown }).name;
   const where = `defineTool(${typeof named === 'string' ? JSON.stringify(named) : '…'})`;
@@ -99,7 +103,7 @@ export function defineTool<S extends ToolInput, R>(definition: ToolDefinition<S,
   // Frozen all the way down: a layer that changes what one request says of a tool replaces the
   // spec in `ctx.request.tools`; it cannot change the tool for every other run.
   const spec: ToolSpec = deepFreeze({ name, description, parameters: parametersOf(where, input) });
-  const tool: Tool<S, R> = { name, description, input, spec, execute, needsApproval, guardrails: guards };
+  const tool: Tool<S, R, C> = { name, description, input, spec, execute, needsApproval, guardrails: guards };
   if (output !== undefined) (tool as { output?: z.ZodType }).output = output;
   if (toModelOutput !== undefined) (tool as { toModelOutput?: unknown }).toModelOutput = toModelOutput;
   if (idempotent !== undefined) (tool as { idempotent?: boolean }).idempotent = idempotent;

@@ -176,7 +176,7 @@ describe('agent.recover()', () => {
     const [refused] = await v2.recover();
     expect(refused.error).toBeInstanceOf(RunFailedError);
     expect(refused.error!.code).toBe('invalid_resume');
-    expect(refused.error!.message).toMatch(/is not continued: it was started by a version of this agent with other tools .*agent\.resume\(agent\.adoptState\(/);
+    expect(refused.error!.message).toMatch(/is not continued, and is stored as failed: it was started by a version of this agent with other tools .*agent\.resume\(agent\.adoptState\(/);
     // Stored as failed: it is not claimed again.
     expect(await v2.recover()).toEqual([]);
     const stored = (await store.loadRun(refused.runId))!;

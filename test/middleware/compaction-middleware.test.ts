@@ -4,9 +4,9 @@
 import { z } from 'zod';
 import { describe, expect, it } from 'vitest';
 import { compactionMiddleware, createAgent, defineTool, type AgentEvent, type Message, type Middleware } from '../../src/index.js';
-import { estimateTokens, SUMMARY_PREFIX } from '../../src/middleware/compaction-middleware.js';
+import { transcriptTokens, SUMMARY_PREFIX } from '../../src/middleware/compaction-middleware.js';
 import { mockModel, type MockReply } from '../../src/testing/index.js';
-import { textOf } from '../../src/core/content.js';
+import { estimateTokens, MEDIA_TOKENS, textOf } from '../../src/core/content.js';
 
 const lookup = defineTool({
   name: 'lookup',
@@ -43,9 +43,9 @@ function checkNoOrphans(messages: readonly Message[]): void {
   });
 }
 
-/** The documented estimate: four characters a token, tool calls counted as their JSON. */
+/** The documented estimate: four characters of text a token, an image or file MEDIA_TOKENS, tool calls counted as their JSON. */
 const tokensOf = (messages: readonly Message[]) =>
-  messages.reduce((sum, m) => sum + Math.ceil((m.content.length + (m.role === 'assistant' && m.toolCalls ? JSON.stringify(m.toolCalls).length : 0)) / 4), 0);
+  messages.reduce((sum, m) => sum + estimateTokens(m.content) + (m.role === 'assistant' && m.toolCalls ? Math.ceil(JSON.stringify(m.toolCalls).length / 4) : 0), 0);
 
 describe('compaction never orphans a tool result', () => {
   it.each([1, 2, 3, 4, 5, 6])('with keepRecent %i, every transcript the model gets keeps each result with its call', async (keepRecent) => {
@@ -211,12 +211,12 @@ describe('the token estimate', () => {
     const messages: Message[] = [];
     for (let i = 0; i < 30; i++) {
       messages.push(i % 3 === 2 ? { role: 'assistant', content: `reply ${i}`, toolCalls: [{ id: `c${i}`, name: 'lookup', args: { key: 'k'.repeat(i) } }] } : { role: 'user', content: 'u'.repeat(i * 5) });
-      expect(estimateTokens(messages)).toBe(tokensOf(messages));
+      expect(transcriptTokens(messages)).toBe(tokensOf(messages));
     }
     messages.splice(1, 20, { role: 'user', content: 'summary' });
-    expect(estimateTokens(messages)).toBe(tokensOf(messages));
+    expect(transcriptTokens(messages)).toBe(tokensOf(messages));
     messages.push({ role: 'user', content: 'more' });
-    expect(estimateTokens(messages)).toBe(tokensOf(messages));
+    expect(transcriptTokens(messages)).toBe(tokensOf(messages));
   });
 
   it('reads each message once as the transcript grows (it is incremental, not a recount)', () => {
@@ -225,9 +225,38 @@ describe('the token estimate', () => {
     const messages: Message[] = [];
     for (let i = 0; i < 200; i++) {
       messages.push(counted(`message ${i}`));
-      estimateTokens(messages);
+      transcriptTokens(messages);
     }
     expect(reads).toBe(200);
+  });
+});
+
+describe('compaction with content parts', () => {
+  const png = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==';
+
+  it('counts an image as MEDIA_TOKENS, not as the length of its base64 data', () => {
+    const messages: Message[] = [{ role: 'user', content: [{ type: 'text', text: 'abcd'.repeat(10) }, { type: 'image', image: png.repeat(100), mediaType: 'image/png' }] }];
+    expect(transcriptTokens(messages)).toBe(10 + MEDIA_TOKENS);
+  });
+
+  it('names images and files to the summariser instead of sending them, and leaves reasoning out', async () => {
+    const writer = summariser();
+    const history: Message[] = [
+      { role: 'user', content: [{ type: 'text', text: 'What is on this chart?' }, { type: 'image', image: png, mediaType: 'image/png' }] },
+      { role: 'assistant', content: [{ type: 'reasoning', text: 'The bars rise.' }, { type: 'text', text: 'Sales rise.' }] },
+      { role: 'user', content: [{ type: 'file', data: 'JVBERi0xLjQ=', mediaType: 'application/pdf', filename: 'q3.pdf' }, { type: 'text', text: 'And this?' }] },
+      { role: 'assistant', content: 'It is the Q3 report.' },
+      { role: 'user', content: 'Thanks. Next?' },
+    ];
+    const model = mockModel(['Done.']);
+    await createAgent({ model, compaction: { maxMessages: 4, keepRecent: 1, model: writer } }).run(history);
+    expect(writer.calls[0].messages[1].content).toBe([
+      'user: What is on this chart? [image]',
+      'assistant: Sales rise.',
+      'user: [file q3.pdf, application/pdf] And this?',
+      'assistant: It is the Q3 report.',
+    ].join('\n'));
+    expect(model.calls[0].messages.map((m) => m.content)).toEqual([`${SUMMARY_PREFIX}summary #1`, 'Thanks. Next?']);
   });
 });
 

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { segmentOf } from '../../core/base-context.js';
 import type { SubagentInfo, Tool, ToolContext } from '../../core/contexts.js';
 import { RunFailedError } from '../../core/errors.js';
-import { optionsSchema, parseOptions } from '../../core/options.js';
+import { functionSchema, optionsSchema, parseOptions } from '../../core/options.js';
 import type { EventListener, PermissionListener } from '../../core/events.js';
 import type { NamedMiddleware } from '../../core/middleware.js';
 import type { RunResult } from '../../core/result.js';
@@ -17,15 +17,24 @@ import { parentSpanOf, type Span } from '../tracing.js';
  *
  * @example researcher.asTool({ name: 'research', description: 'Researches a topic and reports back' })
  */
-export interface SubagentToolOptions {
+export interface SubagentToolOptions<C = unknown> {
   /** The tool's name (default: the agent's name). */
   name?: string;
   description: string;
+  /**
+   * The sub-agent's run context, made from the lead's (`ctx.context` of the calling run); without
+   * it, the sub-agent gets the lead's context as it is.
+   *
+   * @example researcher.asTool({ description: 'Researches', context: (lead: AppContext) => ({ userId: lead.userId }) })
+   */
+  context?: (leadContext: any) => C;
 }
 
 /** How a parent's call runs its sub-agent: inside the parent's run, hearing what it hears. */
 export interface ChildRunOptions {
   sessionId: string;
+  /** The child run's context: the lead's, or what `asTool({ context })` made of it. */
+  context: unknown;
   signal: AbortSignal;
   metadata: Record<string, unknown>;
   listeners: readonly EventListener[];
@@ -47,7 +56,11 @@ export interface ChildRunner {
 
 const input = z.object({ task: z.string().describe('What the sub-agent should do, in full') });
 
-const subagentToolOptionsSchema = optionsSchema({ name: z.string({ error: 'must be a tool name' }).optional(), description: z.string() }, { noun: 'an option of asTool', aliases: { toolName: 'name', desc: 'description', instructions: 'description' } });
+const subagentToolOptionsSchema = optionsSchema({
+  name: z.string({ error: 'must be a tool name' }).optional(),
+  description: z.string(),
+  context: functionSchema('a function (leadContext) => the sub-agent\'s context').optional(),
+}, { noun: 'an option of asTool', aliases: { toolName: 'name', desc: 'description', instructions: 'description', ctx: 'context', runContext: 'context' } });
 
 /**
  * A tool that runs `runner`'s agent for a call of the current run: a run of its own (own run
@@ -55,7 +68,7 @@ const subagentToolOptionsSchema = optionsSchema({ name: z.string({ error: 'must 
  * permission listeners, cancelled with the call. Its usage adds to the parent's. If it
  * suspends for approval, the call suspends with it, and resuming the parent resumes it.
  */
-export function subagentTool(runner: ChildRunner, options: SubagentToolOptions): Tool {
+export function subagentTool(runner: ChildRunner, options: SubagentToolOptions<any>): Tool {
   if (typeof options !== 'object' || options === null || typeof options.description !== 'string') {
     throw new TypeError(`agent.asTool(options): give { description } telling the lead model what ${runner.name} does`);
   }
@@ -72,6 +85,7 @@ export function subagentTool(runner: ChildRunner, options: SubagentToolOptions):
       try {
         result = await runner.runChild(task, resume, {
           sessionId: ctx.sessionId,
+          context: options.context === undefined ? ctx.context : options.context(ctx.context),
           signal: ctx.signal,
           metadata: { ...ctx.metadata },
           listeners: parent.options.listeners,

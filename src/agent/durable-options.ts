@@ -1,0 +1,83 @@
+// The options of the calls that only an agent with a run store has (`recover`,
+// `pendingApprovals`, a stored `send`), described once as zod schemas like every other.
+import { z } from 'zod';
+import type { RunFailedError } from '../core/errors.js';
+import { functionSchema, optionsSchema, parseOptions, wholeNumberSchema } from '../core/options.js';
+import type { RunResult } from '../core/result.js';
+import type { RunState } from '../core/state.js';
+import { assertStore, type RunStore } from '../stores/run-store.js';
+import { runCallOptionsSchema, type RunCallOptions } from './options.js';
+
+/**
+ * Options of `agent.send`: those of a run; `sessionId` names the stored session to continue
+ * (it needs a store; default: the agent's own session).
+ *
+ * @example await agent.send('And tomorrow?', { sessionId: `user-\${user.id}` });
+ */
+export type SendOptions<C = unknown> = RunCallOptions<C>;
+
+/**
+ * Options of `agent.recover`: those of a run (each recovered segment gets them), how many runs
+ * to finish at most, and the run context of each (it is never stored): the same `context` for
+ * all, or `contextFor(state)` per run.
+ *
+ * @example await agent.recover({ limit: 10, contextFor: async (state) => ({ userId: await owner(state.sessionId) }) });
+ */
+export interface RecoverOptions<C = unknown> extends Omit<RunCallOptions<C>, 'sessionId'> {
+  /** Recover at most this many runs in this call (default: every one there is). */
+  limit?: number;
+  /** The context of one recovered run, from its stored state (in place of `context`). */
+  contextFor?: (state: RunState) => C | Promise<C>;
+}
+
+/**
+ * Options of `agent.pendingApprovals`: the store to read (default: the agent's), and how many
+ * runs at most (default 100).
+ *
+ * @example await agent.pendingApprovals({ limit: 20 });
+ */
+export interface PendingApprovalsOptions {
+  store?: RunStore;
+  limit?: number;
+}
+
+/**
+ * One run `agent.recover` continued: its result, or the error its segment failed with (or why
+ * it could not be continued).
+ *
+ * @example for (const { runId, result, error } of await agent.recover()) console.log(runId, result?.status ?? error?.code);
+ */
+export interface RecoveredRun {
+  runId: string;
+  result?: RunResult;
+  error?: RunFailedError;
+}
+
+const { sessionId: _noSession, ...runShape } = runCallOptionsSchema.shape;
+
+/** The shape of `agent.recover`'s options: those of a run, without a session, a limit, a context per run. */
+const recoverOptionsSchema = optionsSchema({
+  ...runShape,
+  limit: wholeNumberSchema(1, true).optional(),
+  contextFor: functionSchema('a function (state) => the run context').optional(),
+}, { aliases: { max: 'limit', count: 'limit', session: 'sessionId', ctx: 'context', contextOf: 'contextFor', getContext: 'contextFor', abortSignal: 'signal', listener: 'onEvent', runStore: 'store', db: 'store' } });
+
+/** Check the options of `agent.recover`, or throw naming the mistake. */
+export function checkRecoverOptions(options: unknown): RecoverOptions & { output?: unknown } {
+  const parsed = parseOptions(recoverOptionsSchema, options ?? {}, 'agent.recover(options)');
+  if (parsed.store !== undefined) assertStore(parsed.store, 'agent.recover(options): store');
+  if (parsed.context !== undefined && parsed.contextFor !== undefined) throw new TypeError('agent.recover(options): give context or contextFor, not both');
+  return parsed as RecoverOptions & { output?: unknown };
+}
+
+const listOptionsSchema = optionsSchema({
+  store: z.unknown().optional(),
+  limit: wholeNumberSchema(1).optional(),
+}, { aliases: { max: 'limit', count: 'limit', runStore: 'store', db: 'store' } });
+
+/** Check the options of `agent.pendingApprovals`, or throw naming the mistake. */
+export function checkListOptions(options: unknown): PendingApprovalsOptions {
+  const parsed = parseOptions(listOptionsSchema, options ?? {}, 'agent.pendingApprovals(options)');
+  if (parsed.store !== undefined) assertStore(parsed.store, 'agent.pendingApprovals(options): store');
+  return parsed as PendingApprovalsOptions;
+}
