@@ -119,8 +119,9 @@ export async function main(print: (line: string) => void = console.log): Promise
     const charges = lines(join(dir, 'charges.log'));
     const reserve = executions.filter((line) => line === 'reserve_seat').length;
     const charging = executions.filter((line) => line.startsWith('charge_card')).length;
-    print(`   reserve_seat ran ${reserve} time${reserve === 1 ? '' : 's'}: it was done before the crash, and its stored result was used`);
-    print(`   charge_card ran ${charging} times with one idempotency key; the card was charged ${charges.length} time${charges.length === 1 ? '' : 's'}`);
+    const times = (n: number) => (n === 1 ? 'once' : `${n} times`);
+    print(`   reserve_seat ran ${times(reserve)}: it was done before the crash, and its stored result was used`);
+    print(`   charge_card was entered ${times(charging)} with one idempotency key (again after the crash); the card was charged ${times(charges.length)}`);
     return { killedWhile: { status: state.status, ledger: state.ledger }, recovered: recovered.result, executions, charges };
   } finally {
     rmSync(dir, { recursive: true, force: true });
