@@ -1,6 +1,6 @@
 // A reply as stream parts and back: what a streamed call assembles into the same message
 // `generate` gives, and what a whole reply becomes when a caller asked for a stream.
-import type { AssistantContentPart, ProviderOptions } from './content.js';
+import type { AssistantContentPart, ProviderOptions, ReasoningPart } from './content.js';
 import type { AssistantMessage, AssistantToolCall } from './messages.js';
 import type { StreamPart } from './model.js';
 
@@ -13,6 +13,7 @@ export class ReplyAssembler {
   #text = '';
   #parts: AssistantContentPart[] | undefined;
   #reasoningId: string | undefined;
+  readonly #reasoningById = new Map<string, ReasoningPart>();
   readonly #calls: AssistantToolCall[] = [];
 
   /** Take one part (`finish` is the caller's business). */
@@ -57,11 +58,17 @@ export class ReplyAssembler {
   #addReasoning(delta: string, id: string | undefined, options: ProviderOptions | undefined): void {
     const parts = this.#toParts();
     const last = parts[parts.length - 1];
-    if (last?.type === 'reasoning' && (id === undefined || id === this.#reasoningId)) {
-      last.text += delta;
-      if (options !== undefined) last.providerOptions = mergeOptions(last.providerOptions, options);
+    // A known id continues its part even when other parts came between (a signature sent
+    // after the text had begun still lands on its reasoning).
+    const known = id === undefined ? undefined : this.#reasoningById.get(id);
+    const target = known ?? (last?.type === 'reasoning' && (id === undefined || id === this.#reasoningId) ? last : undefined);
+    if (target !== undefined) {
+      target.text += delta;
+      if (options !== undefined) target.providerOptions = mergeOptions(target.providerOptions, options);
     } else {
-      parts.push(withOptions({ type: 'reasoning', text: delta }, options));
+      const part: ReasoningPart = withOptions({ type: 'reasoning', text: delta }, options);
+      parts.push(part);
+      if (id !== undefined) this.#reasoningById.set(id, part);
     }
     this.#reasoningId = id;
   }
