@@ -128,7 +128,7 @@ export function aiSdk(model: AiSdkLanguageModel): ModelProvider {
 function contentPart(part: AnyPart, i: number): StreamPart | undefined {
   switch (part.type) {
     case 'text':
-      return typeof part.text === 'string' ? { type: 'text', delta: part.text } : undefined;
+      return typeof part.text === 'string' ? withOptions({ type: 'text', delta: part.text, ...(hasOptions(part.providerMetadata) ? { id: `text_${i}` } : {}) }, part.providerMetadata) : undefined;
     case 'reasoning':
       return withOptions({ type: 'reasoning', delta: String(part.text ?? ''), id: `reasoning_${i}` }, part.providerMetadata);
     case 'file':
@@ -147,8 +147,15 @@ function contentPart(part: AnyPart, i: number): StreamPart | undefined {
  */
 function streamPart(part: AnyPart): StreamPart | undefined {
   switch (part.type) {
-    case 'text-delta':
-      return part.delta === '' ? undefined : { type: 'text', delta: part.delta };
+    case 'text-start':
+    case 'text-end':
+    case 'text-delta': {
+      // Metadata (an item id) may come on any of the three; it rides an empty delta onto its part.
+      const delta = part.type === 'text-delta' ? String(part.delta ?? '') : '';
+      const marked = hasOptions(part.providerMetadata);
+      if (delta === '' && !marked) return undefined;
+      return withOptions({ type: 'text', delta, ...(marked || part.id !== undefined ? { id: String(part.id) } : {}) }, part.providerMetadata);
+    }
     case 'reasoning-start':
     case 'reasoning-end':
     case 'reasoning-delta': {

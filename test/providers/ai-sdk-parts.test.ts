@@ -192,7 +192,7 @@ describe('aiSdk(model): streamed reasoning and files', () => {
       { type: 'reasoning', delta: '', id: 'r0', providerOptions: { anthropic: { redactedData: 'opaque==' } } },
       { type: 'reasoning', delta: 'Look at ', id: 'r1' },
       { type: 'reasoning', delta: 'the cat.', id: 'r1' },
-      { type: 'text', delta: 'A cat.' },
+      { type: 'text', delta: 'A cat.', id: 't1' },
       { type: 'reasoning', delta: '', id: 'r1', providerOptions: { openai: { itemId: 'rs_7', reasoningEncryptedContent: 'enc7' } } },
       { type: 'file', data: PNG, mediaType: 'image/png' },
       { type: 'tool-call', id: 'z1', name: 'zoom', args: {}, providerOptions: { google: { thoughtSignature: 'ts-z' } } },
@@ -223,5 +223,33 @@ describe('aiSdk(model): streamed reasoning and files', () => {
       { type: 'file', data: PNG, mediaType: 'image/png' },
       { type: 'tool-call', toolCallId: 'z1', toolName: 'zoom', input: {}, providerOptions: { google: { thoughtSignature: 'ts-z' } } },
     ] });
+  });
+});
+
+describe('aiSdk(model): text with provider metadata', () => {
+  const itemId = { openai: { itemId: 'msg_7' } };
+
+  it('keeps a text part\'s metadata (an item id) from a whole reply and sends it back on the next call', async () => {
+    const model = new MockLanguageModelV3({ doGenerate: async () => generated([{ type: 'text', text: 'Hello.', providerMetadata: itemId }]) });
+    const agent = createAgent({ model: aiSdk(model) });
+    const first = await agent.send('Hi');
+    expect(first.messages.at(-1)?.content).toEqual([{ type: 'text', text: 'Hello.', providerOptions: itemId }]);
+    await agent.send('Again');
+    expect(model.doGenerateCalls[1].prompt[1]).toMatchObject({ role: 'assistant', content: [{ type: 'text', text: 'Hello.', providerOptions: itemId }] });
+  });
+
+  it('puts metadata that arrives on text-end on the streamed text, and leaves text without metadata a string', async () => {
+    const chunks = (meta: boolean): LanguageModelV3StreamPart[] => [
+      { type: 'text-start', id: 't1' },
+      { type: 'text-delta', id: 't1', delta: 'Hel' },
+      { type: 'text-delta', id: 't1', delta: 'lo.' },
+      meta ? { type: 'text-end', id: 't1', providerMetadata: itemId } : { type: 'text-end', id: 't1' },
+      { type: 'finish', finishReason: { unified: 'stop', raw: 'stop' }, usage },
+    ];
+    for (const meta of [true, false]) {
+      const model = new MockLanguageModelV3({ doStream: async () => ({ stream: simulateReadableStream({ chunks: chunks(meta) }) }) });
+      const result = await createAgent({ model: aiSdk(model) }).stream('Hi').result;
+      expect(result.messages.at(-1)?.content).toEqual(meta ? [{ type: 'text', text: 'Hello.', providerOptions: itemId }] : 'Hello.');
+    }
   });
 });
