@@ -20,7 +20,11 @@ export { blame, KoagentError, RunFailedError, type ErrorCode } from './core/erro
 export type { AgentEvent, EmittedEvent, EventListener, PermissionDecision, PermissionListener, PermissionRecord } from './core/events.js';
 export {
   estimateTokens,
+  isUrl,
   mapText,
+  MEDIA_TOKENS,
+  parseDataUrl,
+  sniffMediaType,
   textOf,
   type AssistantContentPart,
   type ContentPart,

@@ -14,6 +14,7 @@ export type { AgentStream } from './features/streaming/agent-stream.js';
 export { InvalidOutputError, type OutputOptions, type OutputOptionsOf, type OutputSpec } from './features/structured-output.js';
 export type { SubagentToolOptions } from './features/subagents/subagent-tool.js';
 export { compactionMiddleware, type CompactionOptions } from './middleware/compaction-middleware.js';
+export { fileMediaStore, MEDIA_REF, mediaStoreMiddleware, type MediaStore, type MediaStoreOptions } from './middleware/media-store-middleware.js';
 export { isRetryableError, retryMiddleware, type RetryAttempt, type RetryOptions } from './middleware/retry-middleware.js';
 export { timeoutMiddleware, TimeoutError, type TimeoutOptions } from './middleware/timeout-middleware.js';
 export { openai, type OpenAIChatModel, type OpenAIProviderOptions } from './providers/openai.js';

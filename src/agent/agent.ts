@@ -127,7 +127,7 @@ export class Agent<C = unknown, O = unknown> {
    * @example const lead = createAgent({ model, tools: [researcher.asTool({ description: 'Researches a topic' })] });
    */
   asTool(options: SubagentToolOptions<C>): Tool {
-    return subagentTool({ name: this.name, runChild: (input, resume, child) => this.#child(input, resume, child) }, options);
+    return subagentTool({ name: this.name, structured: this.#output !== undefined, runChild: (input, resume, child) => this.#child(input, resume, child) }, options);
   }
 
   /**

@@ -168,12 +168,20 @@ function bytesHint(value: unknown): string {
   return '';
 }
 
-/** Whether `data` (an image's `image`, a file's `data`) is a URL rather than base64 data (which has no `:`). */
+/**
+ * Whether `data` (an image's `image`, a file's `data`) is a URL rather than base64 data (which has no `:`).
+ *
+ * @example if (isUrl(part.image)) console.log('the provider fetches', part.image);
+ */
 export function isUrl(data: string): boolean {
   return /^[a-z][a-z0-9+.-]*:/i.test(data);
 }
 
-/** The media type and base64 data of a `data:` URL, or undefined when it is not one. */
+/**
+ * The media type and base64 data of a `data:` URL, or undefined when it is not one.
+ *
+ * @example parseDataUrl('data:image/png;base64,iVBOR…') // { mediaType: 'image/png', data: 'iVBOR…' }
+ */
 export function parseDataUrl(url: string): { mediaType: string; data: string } | undefined {
   const match = /^data:([^;,]*)(;[^,]*)?,(.*)$/s.exec(url);
   if (match === null || !(match[2] ?? '').includes('base64')) return undefined;
@@ -187,13 +195,19 @@ const SIGNATURES: Array<[string, string]> = [
 /**
  * The media type of base64 `data` read from its first bytes (PNG, JPEG, GIF, WebP, PDF), for an
  * image given without one; undefined when the bytes say nothing.
+ *
+ * @example const mediaType = part.mediaType ?? sniffMediaType(part.image) ?? 'image/png';
  */
 export function sniffMediaType(data: string): string | undefined {
   for (const [prefix, type] of SIGNATURES) if (data.startsWith(prefix)) return type;
   return undefined;
 }
 
-/** What an image or a file counts for in `estimateTokens`: about what vision models charge for a mid-sized image. */
+/**
+ * What an image or a file counts for in `estimateTokens`: about what vision models charge for a mid-sized image.
+ *
+ * @example const budget = 20 * MEDIA_TOKENS; // room for about twenty screenshots
+ */
 export const MEDIA_TOKENS = 1000;
 
 /**

@@ -92,7 +92,7 @@ export interface GenerateResult {
  * @example async function* stream() { yield { type: 'text', delta: 'Hi' } as StreamPart; yield { type: 'finish', usage: { inputTokens: 1, outputTokens: 1 }, finishReason: 'stop' } as StreamPart; }
  */
 export type StreamPart =
-  | { type: 'text'; delta: string }
+  | { type: 'text'; delta: string; /** Which text part the delta continues (streams that interleave parts say so). */ id?: string; /** Provider data the text must be sent back with (an item id); it makes the content a list of parts. */ providerOptions?: ProviderOptions }
   | { type: 'reasoning'; delta: string; id?: string; providerOptions?: ProviderOptions }
   | { type: 'file'; data: string; mediaType: string; providerOptions?: ProviderOptions }
   | { type: 'tool-call'; id: string; name: string; args: unknown; providerOptions?: ProviderOptions }

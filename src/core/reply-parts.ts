@@ -1,6 +1,6 @@
 // A reply as stream parts and back: what a streamed call assembles into the same message
 // `generate` gives, and what a whole reply becomes when a caller asked for a stream.
-import type { AssistantContentPart, ProviderOptions } from './content.js';
+import type { AssistantContentPart, ProviderOptions, ReasoningPart, TextPart } from './content.js';
 import type { AssistantMessage, AssistantToolCall } from './messages.js';
 import type { StreamPart } from './model.js';
 
@@ -13,13 +13,18 @@ export class ReplyAssembler {
   #text = '';
   #parts: AssistantContentPart[] | undefined;
   #reasoningId: string | undefined;
+  readonly #reasoningById = new Map<string, ReasoningPart>();
+  readonly #textById = new Map<string, TextPart>();
+  /** The id of the text held in the string content, before there are parts. */
+  #plainTextId: string | undefined;
   readonly #calls: AssistantToolCall[] = [];
 
   /** Take one part (`finish` is the caller's business). */
   add(part: StreamPart): void {
     switch (part.type) {
       case 'text':
-        this.#addText(part.delta);
+        if (part.providerOptions === undefined && part.id === undefined) this.#addText(part.delta);
+        else this.#addMarkedText(part.delta, part.id, part.providerOptions);
         break;
       case 'reasoning':
         this.#addReasoning(part.delta, part.id, part.providerOptions);
@@ -54,14 +59,45 @@ export class ReplyAssembler {
     else this.#parts.push({ type: 'text', text: delta });
   }
 
+  /** Text with provider data (or an id) must stay a part of its own, so the data goes back with it. */
+  #addMarkedText(delta: string, id: string | undefined, options: ProviderOptions | undefined): void {
+    let target = id === undefined ? undefined : this.#textById.get(id);
+    // Data for the text so far, while the content is still a string: that text becomes its part.
+    if (target === undefined && options !== undefined && id !== undefined && this.#parts === undefined && id === this.#plainTextId) {
+      target = this.#toParts()[0] as TextPart;
+      this.#textById.set(id, target);
+    }
+    if (target !== undefined) {
+      target.text += delta;
+      if (options !== undefined) target.providerOptions = mergeOptions(target.providerOptions, options);
+      return;
+    }
+    if (options === undefined) {
+      if (this.#parts === undefined) this.#plainTextId = id;
+      this.#addText(delta);
+      const last = this.#parts?.[this.#parts.length - 1];
+      if (id !== undefined && last?.type === 'text') this.#textById.set(id, last);
+      return;
+    }
+    const part: TextPart = { type: 'text', text: delta, providerOptions: options };
+    this.#toParts().push(part);
+    if (id !== undefined) this.#textById.set(id, part);
+  }
+
   #addReasoning(delta: string, id: string | undefined, options: ProviderOptions | undefined): void {
     const parts = this.#toParts();
     const last = parts[parts.length - 1];
-    if (last?.type === 'reasoning' && (id === undefined || id === this.#reasoningId)) {
-      last.text += delta;
-      if (options !== undefined) last.providerOptions = mergeOptions(last.providerOptions, options);
+    // A known id continues its part even when other parts came between (a signature sent
+    // after the text had begun still lands on its reasoning).
+    const known = id === undefined ? undefined : this.#reasoningById.get(id);
+    const target = known ?? (last?.type === 'reasoning' && (id === undefined || id === this.#reasoningId) ? last : undefined);
+    if (target !== undefined) {
+      target.text += delta;
+      if (options !== undefined) target.providerOptions = mergeOptions(target.providerOptions, options);
     } else {
-      parts.push(withOptions({ type: 'reasoning', text: delta }, options));
+      const part: ReasoningPart = withOptions({ type: 'reasoning', text: delta }, options);
+      parts.push(part);
+      if (id !== undefined) this.#reasoningById.set(id, part);
     }
     this.#reasoningId = id;
   }
@@ -93,7 +129,7 @@ export function* replyParts(message: AssistantMessage): Generator<StreamPart> {
   } else {
     for (let i = 0; i < content.length; i++) {
       const part = content[i];
-      if (part.type === 'text') yield { type: 'text', delta: part.text };
+      if (part.type === 'text') yield withOptions({ type: 'text', delta: part.text, ...(part.providerOptions === undefined ? {} : { id: `text_${i}` }) }, part.providerOptions);
       // An id per part, so two reasoning parts in a row stay two.
       else if (part.type === 'reasoning') yield withOptions({ type: 'reasoning', delta: part.text, id: `reasoning_${i}` }, part.providerOptions);
       else yield withOptions({ type: 'file', data: part.data, mediaType: part.mediaType }, part.providerOptions);

@@ -3,7 +3,8 @@
 // documents the state and the check that guards it cannot drift apart.
 import { z } from 'zod';
 import { KoagentError } from './errors.js';
-import type { Message } from './messages.js';
+import { contentProblem } from './content.js';
+import type { AssistantMessage, Message, ToolMessage, UserMessage } from './messages.js';
 import type { RunState } from './state.js';
 
 /** The run state format this version of koagent writes and reads. */
@@ -18,18 +19,22 @@ const tokens = z.number().min(0).refine(Number.isFinite, { error: 'must be a fin
 const providerOptions = z.record(z.string(), z.record(z.string(), z.unknown())).optional();
 const toolCall = z.object({ id: z.string(), name: z.string(), args: z.unknown(), providerOptions });
 
-const text = z.object({ type: z.literal('text'), text: z.string(), providerOptions });
-const image = z.object({ type: z.literal('image'), image: z.string(), mediaType: z.string().optional(), providerOptions });
-const file = z.object({ type: z.literal('file'), data: z.string(), mediaType: z.string(), filename: z.string().optional(), providerOptions });
-const reasoning = z.object({ type: z.literal('reasoning'), text: z.string(), providerOptions });
-const parts = <T extends readonly [z.ZodType, ...z.ZodType[]]>(...types: T) => z.union([z.string(), z.array(z.discriminatedUnion('type', types as never) as z.ZodType<z.output<T[number]>>)]);
+/**
+ * A role's content, checked by the same rule as content entering a run (`contentProblem`), so a
+ * bad part is named the same way: `state.messages[2].content[0].image must be a string …`.
+ */
+const contentOf = <T>(role: 'user' | 'assistant' | 'tool') => z.unknown().superRefine((value, ctx) => {
+  const problem = contentProblem(value, role, SUBPATH);
+  if (problem !== undefined) ctx.addIssue({ code: 'custom', message: problem, params: { subpath: true } });
+}) as unknown as z.ZodType<T>;
+const SUBPATH = '\u0000';
 
-const toolMessage = z.object({ role: z.literal('tool'), toolCallId: z.string(), name: z.string(), content: parts(text, image, file), metadata: z.record(z.string(), z.unknown()).optional() });
+const toolMessage = z.object({ role: z.literal('tool'), toolCallId: z.string(), name: z.string(), content: contentOf<ToolMessage['content']>('tool'), metadata: z.record(z.string(), z.unknown()).optional() });
 
 const message = z.discriminatedUnion('role', [
   z.object({ role: z.literal('system'), content: z.string() }),
-  z.object({ role: z.literal('user'), content: parts(text, image, file) }),
-  z.object({ role: z.literal('assistant'), content: parts(text, reasoning, file), toolCalls: z.array(toolCall).optional() }),
+  z.object({ role: z.literal('user'), content: contentOf<UserMessage['content']>('user') }),
+  z.object({ role: z.literal('assistant'), content: contentOf<AssistantMessage['content']>('assistant'), toolCalls: z.array(toolCall).optional() }),
   toolMessage,
 ], { error: "must be a message { role: 'system' | 'user' | 'assistant' | 'tool', content, … }" }) satisfies z.ZodType<Message>;
 
@@ -77,6 +82,7 @@ export function checkState(value: unknown): RunState {
   const parsed = runStateSchema.safeParse(value);
   if (!parsed.success) {
     const issue = parsed.error.issues.find((i) => i.code === 'unrecognized_keys') ?? parsed.error.issues[0];
+    if (issue.code === 'custom' && issue.params?.subpath === true) throw refuse(`${pathOf(issue.path)}${issue.message.replace(SUBPATH, '')}`);
     throw refuse(`${pathOf(issue.path)} ${describe(issue, valueAt(value, issue.path))}`);
   }
   return value as RunState;

@@ -1,10 +1,12 @@
 // koagent/ai-sdk: any AI SDK language model (LanguageModelV2 or V3) as a koagent provider.
 // Nothing here imports `ai` or `@ai-sdk/provider` at run time: the adapter speaks the
 // specification's object shapes, declared below, so both stay optional peer dependencies.
-import type { AssistantMessage, AssistantToolCall } from '../core/messages.js';
+import type { ProviderOptions } from '../core/content.js';
+import type { AssistantToolCall } from '../core/messages.js';
 import type { FinishReason, GenerateOptions, GenerateResult, ModelProvider, StreamPart, TokenUsage } from '../core/model.js';
 import { ProviderError, retryAfterMs } from '../core/provider-error.js';
-import { callOptions, type AiSdkCallOptions } from './ai-sdk-prompt.js';
+import { ReplyAssembler } from '../core/reply-parts.js';
+import { callOptions, type AiSdkCallOptions, type PromptTarget } from './ai-sdk-prompt.js';
 import { parseArguments } from './openai-wire.js';
 
 export type { AiSdkCallOptions, AiSdkPromptMessage } from './ai-sdk-prompt.js';
@@ -25,6 +27,11 @@ export interface AiSdkLanguageModel {
   readonly specificationVersion: 'v2' | 'v3';
   readonly provider: string;
   readonly modelId: string;
+  /**
+   * URL patterns by media type that the model fetches itself; an image or file given by a URL
+   * that matches none is refused (koagent does not download it).
+   */
+  readonly supportedUrls?: Record<string, RegExp[]> | PromiseLike<Record<string, RegExp[]>>;
   /** The model's one-shot call, as the AI SDK specification defines it. */
   doGenerate(options: AiSdkCallOptions): PromiseLike<{ content: AnyPart[]; finishReason: AnyFinish; usage: V2Usage | V3Usage }>;
   /** The model's streamed call, as the AI SDK specification defines it. */
@@ -32,8 +39,8 @@ export interface AiSdkLanguageModel {
 }
 
 /**
- * Use an AI SDK language model as a koagent provider (tool calls, streaming and usage
- * included). Import it from `koagent/ai-sdk`.
+ * Use an AI SDK language model as a koagent provider (content parts, reasoning with its
+ * provider metadata, tool calls, streaming and usage included). Import it from `koagent/ai-sdk`.
  *
  * @example import { openai } from '@ai-sdk/openai';
  *          createAgent({ model: aiSdk(openai('gpt-5-mini')), tools });
@@ -48,29 +55,36 @@ export function aiSdk(model: AiSdkLanguageModel): ModelProvider {
   }
   const name = `ai-sdk:${model.provider}`;
   const fail = (error: unknown, signal: AbortSignal | undefined): unknown => (signal?.aborted ? signal.reason : providerError(error, name, model.modelId));
+  // Resolved on the first call: some models compute their supported URLs lazily.
+  let urls: Promise<Record<string, RegExp[]>> | undefined;
+  const options = async (request: GenerateOptions): Promise<AiSdkCallOptions> => {
+    urls ??= Promise.resolve(model.supportedUrls ?? {}).then((u) => u ?? {}, () => ({}));
+    const target: PromptTarget = { name, version, supportedUrls: await urls };
+    return callOptions(request, target);
+  };
   return {
     name,
     modelId: model.modelId,
     async generate(request: GenerateOptions): Promise<GenerateResult> {
+      const call = await options(request);
       let result: Awaited<ReturnType<AiSdkLanguageModel['doGenerate']>>;
       try {
-        result = await model.doGenerate(callOptions(request));
+        result = await model.doGenerate(call);
       } catch (error) {
         throw fail(error, request.signal);
       }
-      const message: AssistantMessage = { role: 'assistant', content: '' };
-      const calls: AssistantToolCall[] = [];
-      for (const part of result.content) {
-        if (part.type === 'text') message.content += part.text;
-        else if (part.type === 'tool-call' && part.providerExecuted !== true) calls.push(toolCall(part));
-      }
-      if (calls.length > 0) message.toolCalls = calls;
-      return { message, usage: usageOf(result.usage), finishReason: finishReasonOf(result.finishReason, calls.length > 0) };
+      const reply = new ReplyAssembler();
+      result.content.forEach((part, i) => {
+        const piece = contentPart(part, i);
+        if (piece !== undefined) reply.add(piece);
+      });
+      return { message: reply.message(), usage: usageOf(result.usage), finishReason: finishReasonOf(result.finishReason, reply.hasToolCalls) };
     },
     async *stream(request: GenerateOptions): AsyncGenerator<StreamPart> {
+      const call = await options(request);
       let reader: ReadableStreamDefaultReader<AnyPart>;
       try {
-        reader = (await model.doStream(callOptions(request))).stream.getReader();
+        reader = (await model.doStream(call)).stream.getReader();
       } catch (error) {
         throw fail(error, request.signal);
       }
@@ -86,16 +100,16 @@ export function aiSdk(model: AiSdkLanguageModel): ModelProvider {
           }
           if (read.done) break;
           const part = read.value;
-          if (part.type === 'text-delta' && part.delta !== '') yield { type: 'text', delta: part.delta };
-          else if (part.type === 'tool-call' && part.providerExecuted !== true) {
-            calls++;
-            yield { type: 'tool-call', ...toolCall(part) };
-          }
-          else if (part.type === 'error') throw fail(part.error, request.signal);
-          else if (part.type === 'finish') {
+          if (part.type === 'error') throw fail(part.error, request.signal);
+          if (part.type === 'finish') {
             finished = true;
             yield { type: 'finish', usage: usageOf(part.usage), finishReason: finishReasonOf(part.finishReason, calls > 0) };
+            continue;
           }
+          const piece = streamPart(part);
+          if (piece === undefined) continue;
+          if (piece.type === 'tool-call') calls++;
+          yield piece;
         }
       } finally {
         if (!finished) await reader.cancel().catch(() => undefined);
@@ -106,10 +120,78 @@ export function aiSdk(model: AiSdkLanguageModel): ModelProvider {
   };
 }
 
+/**
+ * A part of a whole reply as the stream part that builds it; sources and what the provider ran
+ * itself (its tool calls and results) are not koagent's to keep. Each reasoning part gets an id,
+ * so two in a row stay two.
+ */
+function contentPart(part: AnyPart, i: number): StreamPart | undefined {
+  switch (part.type) {
+    case 'text':
+      return typeof part.text === 'string' ? withOptions({ type: 'text', delta: part.text, ...(hasOptions(part.providerMetadata) ? { id: `text_${i}` } : {}) }, part.providerMetadata) : undefined;
+    case 'reasoning':
+      return withOptions({ type: 'reasoning', delta: String(part.text ?? ''), id: `reasoning_${i}` }, part.providerMetadata);
+    case 'file':
+      return withOptions({ type: 'file', data: base64(part.data), mediaType: String(part.mediaType) }, part.providerMetadata);
+    case 'tool-call':
+      return part.providerExecuted === true ? undefined : { type: 'tool-call', ...toolCall(part) };
+    default:
+      return undefined;
+  }
+}
+
+/**
+ * A part of a stream as koagent's. Reasoning keeps its id; metadata that arrives on its own
+ * (a signature on `reasoning-delta` or `reasoning-end`, redacted data on `reasoning-start`) is an
+ * empty delta that carries it onto the part.
+ */
+function streamPart(part: AnyPart): StreamPart | undefined {
+  switch (part.type) {
+    case 'text-start':
+    case 'text-end':
+    case 'text-delta': {
+      // Metadata (an item id) may come on any of the three; it rides an empty delta onto its part.
+      const delta = part.type === 'text-delta' ? String(part.delta ?? '') : '';
+      const marked = hasOptions(part.providerMetadata);
+      if (delta === '' && !marked) return undefined;
+      return withOptions({ type: 'text', delta, ...(marked || part.id !== undefined ? { id: String(part.id) } : {}) }, part.providerMetadata);
+    }
+    case 'reasoning-start':
+    case 'reasoning-end':
+    case 'reasoning-delta': {
+      const delta = part.type === 'reasoning-delta' ? String(part.delta ?? '') : '';
+      if (delta === '' && !hasOptions(part.providerMetadata)) return undefined;
+      return withOptions({ type: 'reasoning', delta, id: String(part.id) }, part.providerMetadata);
+    }
+    case 'file':
+      return withOptions({ type: 'file', data: base64(part.data), mediaType: String(part.mediaType) }, part.providerMetadata);
+    case 'tool-call':
+      return part.providerExecuted === true ? undefined : { type: 'tool-call', ...toolCall(part) };
+    default:
+      return undefined;
+  }
+}
+
+const hasOptions = (metadata: unknown): metadata is ProviderOptions => typeof metadata === 'object' && metadata !== null && Object.keys(metadata).length > 0;
+
+/** Provider metadata of a reply part becomes the `providerOptions` koagent sends back with it. */
+function withOptions<T extends StreamPart>(part: T, metadata: unknown): T {
+  return hasOptions(metadata) ? Object.assign(part, { providerOptions: metadata }) : part;
+}
+
+/** A generated file's data as base64 (a transcript is JSON): the AI SDK gives base64 or bytes. */
+function base64(data: unknown): string {
+  if (typeof data === 'string') return data;
+  if (data instanceof Uint8Array) return Buffer.from(data.buffer, data.byteOffset, data.byteLength).toString('base64');
+  throw new TypeError(`an AI SDK file part has data of type ${typeof data}; expected base64 text or bytes`);
+}
+
 /** An AI SDK tool call (its `input` is the JSON text the model wrote) as koagent's. */
 function toolCall(part: AnyPart): AssistantToolCall {
   const input = part.input;
-  return { id: String(part.toolCallId ?? ''), name: String(part.toolName), args: typeof input === 'string' ? parseArguments(input) : input ?? {} };
+  const call: AssistantToolCall = { id: String(part.toolCallId ?? ''), name: String(part.toolName), args: typeof input === 'string' ? parseArguments(input) : input ?? {} };
+  if (hasOptions(part.providerMetadata)) call.providerOptions = part.providerMetadata;
+  return call;
 }
 
 /** V3 reports `{ total }` per direction, V2 plain numbers; a missing count is 0. */

@@ -1,20 +1,9 @@
 // The Chat Completions wire format, both ways: koagent's transcript and request to the JSON a
 // server expects, and its replies (whole, or as streamed chunks) back to koagent's types.
-import type { ContentPart } from '../core/content.js';
-import type { AssistantMessage, Message, AssistantToolCall } from '../core/messages.js';
+import type { AssistantContentPart } from '../core/content.js';
+import type { AssistantMessage, AssistantToolCall } from '../core/messages.js';
 import type { FinishReason, GenerateOptions, GenerateResult, StreamPart, TokenUsage, ToolSpec } from '../core/model.js';
-
-export interface WireToolCall {
-  id: string;
-  type: 'function';
-  function: { name: string; arguments: string };
-}
-
-export type WireMessage =
-  | { role: 'system'; content: string }
-  | { role: 'user'; content: string }
-  | { role: 'assistant'; content: string | null; tool_calls?: WireToolCall[] }
-  | { role: 'tool'; tool_call_id: string; content: string };
+import { wireMessages, type ReasoningField } from './openai-messages.js';
 
 export interface WireTool {
   type: 'function';
@@ -33,42 +22,6 @@ export type MaxTokensField = 'max_completion_tokens' | 'max_tokens';
 /** A reply that does not have the protocol's shape; the provider turns it into a `ProviderError`. */
 export class MalformedReply extends Error {}
 
-/** koagent messages to Chat Completions messages. */
-export function wireMessages(messages: readonly Message[]): WireMessage[] {
-  return messages.map((m, i): WireMessage => {
-    switch (m.role) {
-      case 'system':
-        return { role: m.role, content: m.content };
-      case 'user':
-        return { role: m.role, content: textOnly(m.content, i) };
-      case 'assistant': {
-        const calls = m.toolCalls;
-        const content = textOnly(m.content, i);
-        if (calls === undefined || calls.length === 0) return { role: 'assistant', content };
-        // With tool calls, "no text" is null on the wire, as OpenAI itself sends it.
-        return { role: 'assistant', content: content === '' ? null : content, tool_calls: calls.map(wireToolCall) };
-      }
-      case 'tool':
-        return { role: 'tool', tool_call_id: m.toolCallId, content: textOnly(m.content, i) };
-      default:
-        throw new TypeError(`messages[${i}] has role ${JSON.stringify((m as { role: unknown }).role)}; expected system, user, assistant or tool`);
-    }
-  });
-}
-
-function textOnly(content: string | readonly ContentPart[], i: number): string {
-  if (typeof content === 'string') return content;
-  const other = content.find((p) => p.type !== 'text');
-  if (other !== undefined) throw new TypeError(`messages[${i}] holds a ${other.type} part, which this provider does not send`);
-  return content.map((p) => (p as { text: string }).text).join('');
-}
-
-function wireToolCall(call: AssistantToolCall): WireToolCall {
-  // Raw text the model wrote (even invalid JSON) goes back verbatim, so the model sees its own call.
-  const args = typeof call.args === 'string' ? call.args : JSON.stringify(call.args ?? {});
-  return { id: call.id, type: 'function', function: { name: call.name, arguments: args } };
-}
-
 export function wireTools(tools: readonly ToolSpec[]): WireTool[] {
   return tools.map((t) => ({ type: 'function', function: { name: t.name, description: t.description, parameters: t.parameters } }));
 }
@@ -77,13 +30,21 @@ export function wireTools(tools: readonly ToolSpec[]): WireTool[] {
 const PASSED_THROUGH: Array<[keyof GenerateOptions & string, string]> = [
   ['topP', 'top_p'], ['stop', 'stop'], ['seed', 'seed'], ['presencePenalty', 'presence_penalty'],
   ['frequencyPenalty', 'frequency_penalty'], ['parallelToolCalls', 'parallel_tool_calls'], ['user', 'user'],
-  ['responseFormat', 'response_format'], ['reasoningEffort', 'reasoning_effort'],
+  ['reasoningEffort', 'reasoning_effort'],
 ];
 
 export interface BodySettings {
   model: string;
   maxTokensField: MaxTokensField;
   stream: boolean;
+  /** The provider's name, for errors about parts it cannot send. */
+  provider?: string;
+  /** Send reasoning parts back in this assistant field; left out when undefined. */
+  reasoningField?: ReasoningField;
+  /** Whether the server takes `json_schema` response formats (else `json_object`). Default true. */
+  structuredOutputs?: boolean;
+  /** `strict` of a `json_schema` response format. */
+  strictJsonSchema?: boolean;
   /** Fields added to every request body as they are (the provider's `extraBody`). */
   extraBody?: Record<string, unknown>;
 }
@@ -100,13 +61,16 @@ export function requestBody(request: GenerateOptions, settings: BodySettings): R
   if (maxTokens !== undefined && (typeof maxTokens !== 'number' || !Number.isInteger(maxTokens) || maxTokens < 1)) {
     throw new TypeError(`request.maxTokens must be a whole number ≥ 1 (got ${JSON.stringify(maxTokens)})`);
   }
-  const body: Record<string, unknown> = { model: settings.model, messages: wireMessages(request.messages) };
+  const messages = wireMessages(request.messages, { provider: settings.provider ?? 'openai', ...(settings.reasoningField ? { reasoningField: settings.reasoningField } : {}) });
+  const body: Record<string, unknown> = { model: settings.model, messages };
   // OpenAI rejects an empty `tools` array, so it is left out when there is nothing to offer.
   if (request.tools?.length) body.tools = wireTools(request.tools);
   if (temperature !== undefined) body.temperature = temperature;
   if (maxTokens !== undefined) body[settings.maxTokensField] = maxTokens;
   for (const [ours, theirs] of PASSED_THROUGH) if (request[ours] !== undefined) body[theirs] = request[ours];
   if (request.toolChoice !== undefined) body.tool_choice = toolChoice(request.toolChoice);
+  const format = responseFormat(request.responseFormat, settings);
+  if (format !== undefined) body.response_format = format;
   if (settings.stream) {
     body.stream = true;
     body.stream_options = { include_usage: true };
@@ -120,6 +84,34 @@ function extraBodyOf(request: GenerateOptions): Record<string, unknown> | undefi
   if (extra === undefined) return undefined;
   if (typeof extra !== 'object' || extra === null || Array.isArray(extra)) throw new TypeError('request.extraBody must be an object of fields to add to the request body');
   return extra as Record<string, unknown>;
+}
+
+/**
+ * `responseFormat` on the wire: JSON with a schema as `json_schema` (when the server takes it),
+ * JSON without one as `json_object`, text as nothing (the default). The wire's own forms
+ * (`{ type: 'json_object' }`, `{ type: 'json_schema', json_schema }`) pass as they are.
+ */
+function responseFormat(format: unknown, settings: BodySettings): Record<string, unknown> | undefined {
+  if (format === undefined) return undefined;
+  const f = format as { type?: unknown; schema?: unknown; name?: unknown; description?: unknown };
+  if (typeof f !== 'object' || f === null || Array.isArray(f)) throw new TypeError(badFormat(format));
+  if (f.type === 'json_object' || f.type === 'json_schema') return f as Record<string, unknown>;
+  if (f.type === 'text') return undefined;
+  if (f.type !== 'json') throw new TypeError(badFormat(format));
+  if (f.schema !== undefined && (typeof f.schema !== 'object' || f.schema === null || Array.isArray(f.schema))) {
+    throw new TypeError(`request.responseFormat.schema must be a JSON schema object (got ${JSON.stringify(f.schema)})`);
+  }
+  if (f.schema === undefined || settings.structuredOutputs === false) return { type: 'json_object' };
+  // The wire allows letters, digits, `_` and `-`, at most 64 of them.
+  const name = typeof f.name === 'string' && f.name !== '' ? f.name.replace(/[^a-zA-Z0-9_-]/g, '_').slice(0, 64) : 'response';
+  const jsonSchema: Record<string, unknown> = { name, schema: f.schema };
+  if (typeof f.description === 'string') jsonSchema.description = f.description;
+  if (settings.strictJsonSchema !== undefined) jsonSchema.strict = settings.strictJsonSchema;
+  return { type: 'json_schema', json_schema: jsonSchema };
+}
+
+function badFormat(format: unknown): string {
+  return `request.responseFormat must be { type: 'text' } or { type: 'json', schema?, name?, description? } (got ${JSON.stringify(format)})`;
 }
 
 /** `'auto' | 'none' | 'required'`, a tool's name as `{ name }`, or the wire form as is. */
@@ -178,7 +170,10 @@ export function completionResult(json: unknown): GenerateResult {
   if (!isObject(choice)) throw new MalformedReply('the body has no choices[0]; expected a chat.completion object');
   const wire = choice.message;
   if (!isObject(wire)) throw new MalformedReply('choices[0].message is missing');
-  const content = typeof wire.content === 'string' ? wire.content : typeof wire.refusal === 'string' ? wire.refusal : '';
+  const text = typeof wire.content === 'string' ? wire.content : typeof wire.refusal === 'string' ? wire.refusal : '';
+  const reasoning = reasoningOf(wire);
+  // Reasoning makes the content a list; a reply without it keeps the plain string.
+  const content: string | AssistantContentPart[] = reasoning === '' ? text : [{ type: 'reasoning', text: reasoning }, ...(text === '' ? [] : [{ type: 'text' as const, text }])];
   const message: AssistantMessage = { role: 'assistant', content };
   if (wire.tool_calls !== undefined && wire.tool_calls !== null) {
     if (!Array.isArray(wire.tool_calls)) throw new MalformedReply('choices[0].message.tool_calls is not an array');
@@ -193,6 +188,12 @@ export function completionResult(json: unknown): GenerateResult {
   return { message, usage: usageOf(json.usage as WireUsage), finishReason: finishReasonOf(choice.finish_reason, message.toolCalls !== undefined) };
 }
 
+/** The reasoning of a message or a delta: `reasoning_content` (DeepSeek, vLLM) or `reasoning` (OpenRouter, Ollama). */
+function reasoningOf(wire: Record<string, unknown>): string {
+  if (typeof wire.reasoning_content === 'string' && wire.reasoning_content !== '') return wire.reasoning_content;
+  return typeof wire.reasoning === 'string' ? wire.reasoning : '';
+}
+
 interface PartialCall {
   id: string;
   name: string;
@@ -200,7 +201,7 @@ interface PartialCall {
 }
 
 /**
- * Turns `chat.completion.chunk` objects into stream parts: text at once, each tool call whole
+ * Turns `chat.completion.chunk` objects into stream parts: reasoning and text at once, each tool call whole
  * once the server says the choice finished (its argument fragments concatenated), and one
  * `finish` part at the end, after the usage chunk that follows the finish reason.
  */
@@ -223,6 +224,8 @@ export class ChunkAssembler {
     const choice = Array.isArray(chunk.choices) ? chunk.choices[0] : undefined;
     if (!isObject(choice)) return; // the usage chunk has no choices
     const delta = isObject(choice.delta) ? choice.delta : {};
+    const reasoning = reasoningOf(delta);
+    if (reasoning !== '') yield { type: 'reasoning', delta: reasoning };
     const text = typeof delta.content === 'string' ? delta.content : typeof delta.refusal === 'string' ? delta.refusal : '';
     if (text !== '') yield { type: 'text', delta: text };
     if (Array.isArray(delta.tool_calls)) for (const fragment of delta.tool_calls) this.#addFragment(fragment);

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { functionSchema, optionsSchema, parseOptions } from '../core/options.js';
 import type { GenerateOptions, GenerateResult, ModelProvider, StreamPart } from '../core/model.js';
 import { replyParts } from '../core/reply-parts.js';
-import { ChunkAssembler, completionResult, MalformedReply, requestBody, type MaxTokensField } from './openai-wire.js';
+import { ChunkAssembler, completionResult, MalformedReply, requestBody, type BodySettings, type MaxTokensField } from './openai-wire.js';
 import { isRetryableStatus, ProviderError, retryAfterMs, type ProviderErrorDetails } from '../core/provider-error.js';
 
 export const OPENAI_BASE_URL = 'https://api.openai.com/v1';
@@ -36,6 +36,24 @@ export interface OpenAIProviderOptions {
   extraBody?: Record<string, unknown>;
   /** The `fetch` to use (a proxy agent, a test double); default the global one. */
   fetch?: typeof globalThis.fetch;
+  /**
+   * Send the reasoning of earlier replies back to the server: `true` or `'reasoning_content'`
+   * (DeepSeek's field, which vLLM reads too), or `'reasoning'` (OpenRouter's, Ollama's). Off by
+   * default: most servers reject reasoning in a request, or ignore it. Reasoning in replies is
+   * always read, from either field.
+   */
+  sendReasoning?: boolean | 'reasoning_content' | 'reasoning';
+  /**
+   * Whether the server takes `response_format: { type: 'json_schema' }` (default true). `false`
+   * sends a JSON request as `{ type: 'json_object' }`, and tells an agent's `output` to use a
+   * final-answer tool instead (`provider.structuredOutputs`).
+   */
+  structuredOutputs?: boolean;
+  /**
+   * `strict` of the `json_schema` response format (not sent by default). OpenAI's strict mode
+   * refuses schemas with optional properties, which zod's JSON schemas often have.
+   */
+  strictJsonSchema?: boolean;
 }
 
 /** The shape of `openai()`'s options, described once. */
@@ -48,7 +66,10 @@ const openaiOptionsSchema = optionsSchema({
   maxTokensField: z.enum(['max_completion_tokens', 'max_tokens'], { error: "must be 'max_completion_tokens' or 'max_tokens'" }).optional(),
   extraBody: z.record(z.string(), z.unknown(), { error: 'must be an object of body fields' }).optional(),
   fetch: functionSchema('a fetch function').optional(),
-}, { noun: 'an option of openai()', aliases: { key: 'apiKey', api_key: 'apiKey', baseUrl: 'baseURL', url: 'baseURL', endpoint: 'baseURL', modelId: 'model', body: 'extraBody' } });
+  sendReasoning: z.union([z.boolean(), z.enum(['reasoning_content', 'reasoning'])], { error: "must be true, false, 'reasoning_content' or 'reasoning'" }).optional(),
+  structuredOutputs: z.boolean({ error: 'must be true or false' }).optional(),
+  strictJsonSchema: z.boolean({ error: 'must be true or false' }).optional(),
+}, { noun: 'an option of openai()', aliases: { key: 'apiKey', api_key: 'apiKey', baseUrl: 'baseURL', url: 'baseURL', endpoint: 'baseURL', modelId: 'model', body: 'extraBody', reasoning: 'sendReasoning', strict: 'strictJsonSchema' } });
 
 /**
  * A model behind the OpenAI Chat Completions API: OpenAI, or any server that speaks it (Ollama,
@@ -69,10 +90,11 @@ export class OpenAIChatModel implements ModelProvider {
   readonly name: string;
   readonly modelId: string;
   readonly url: string;
+  /** Whether the server takes JSON-schema response formats (the `structuredOutputs` option). */
+  readonly structuredOutputs: boolean;
   readonly #apiKey?: string;
   readonly #headers: Record<string, string>;
-  readonly #maxTokensField: MaxTokensField;
-  readonly #extraBody?: Record<string, unknown>;
+  readonly #body: Omit<BodySettings, 'stream'>;
   readonly #fetch: typeof globalThis.fetch;
 
   constructor(options: OpenAIProviderOptions) {
@@ -97,8 +119,13 @@ export class OpenAIChatModel implements ModelProvider {
     this.url = `${baseURL.replace(/\/+$/, '')}/chat/completions`;
     if (apiKey !== undefined && apiKey !== '') this.#apiKey = apiKey;
     this.#headers = { ...headers };
-    this.#maxTokensField = maxTokensField;
-    if (extraBody !== undefined) this.#extraBody = extraBody;
+    this.structuredOutputs = options.structuredOutputs ?? true;
+    const reasoningField = options.sendReasoning === true ? 'reasoning_content' : options.sendReasoning || undefined;
+    this.#body = {
+      model, maxTokensField: maxTokensField as MaxTokensField, provider: this.name, structuredOutputs: this.structuredOutputs,
+      ...(extraBody !== undefined ? { extraBody } : {}), ...(reasoningField !== undefined ? { reasoningField } : {}),
+      ...(options.strictJsonSchema !== undefined ? { strictJsonSchema: options.strictJsonSchema } : {}),
+    };
     this.#fetch = options.fetch ?? globalThis.fetch;
   }
 
@@ -198,7 +225,7 @@ export class OpenAIChatModel implements ModelProvider {
 
   /** Send the request; headers: defaults, then the provider's `headers`, then the request's. */
   async #post(request: GenerateOptions, stream: boolean): Promise<Response> {
-    const body = requestBody(request, { model: this.modelId, maxTokensField: this.#maxTokensField, stream, ...(this.#extraBody ? { extraBody: this.#extraBody } : {}) });
+    const body = requestBody(request, { ...this.#body, stream });
     const headers = new Headers({ 'content-type': 'application/json', accept: stream ? 'text/event-stream' : 'application/json' });
     if (this.#apiKey !== undefined) headers.set('authorization', `Bearer ${this.#apiKey}`);
     for (const [name, value] of Object.entries(this.#headers)) headers.set(name, value);

@@ -47,7 +47,8 @@ export interface MockToolCall {
  */
 export interface MockCall {
   messages: Message[];
-  request: Omit<GenerateOptions, 'messages' | 'signal'>;
+  /** The other request fields (`Omit` would lose the named ones to the index signature). */
+  request: Pick<GenerateOptions, 'tools' | 'temperature' | 'maxTokens' | 'headers' | 'responseFormat'> & Record<string, unknown>;
 }
 
 /**

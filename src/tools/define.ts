@@ -88,7 +88,7 @@ const definitionSchema = optionsSchema({
  *   input: z.object({ a: z.number(), b: z.number() }), execute: ({ a, b }) => a + b });
  */
 export function defineTool<S extends ToolInput = z.ZodObject<{}>, O extends z.ZodType = z.ZodType, R = unknown, C = any>(definition: ToolDefinition<S, z.input<O>, C> & { output: O }): Tool<S, z.output<O>, C>;
-export function defineTool<S extends ToolInput = z.ZodObject<{}>, R = unknown, C = any>(definition: ToolDefinition<S, R, C>): Tool<S, R, C>;
+export function defineTool<S extends ToolInput = z.ZodObject<{}>, R = unknown, C = any>(definition: ToolDefinition<S, R, C> & { output?: undefined }): Tool<S, R, C>;
 export function defineTool<S extends ToolInput, R, C>(definition: ToolDefinition<S, R, C>): Tool<S, R, C> {
   if (typeof definition !== 'object' || definition === null) throw new TypeError('defineTool(definition): definition must be an object { name, description, input, execute }');
   const named = (definition as { name?: unknown }).name;

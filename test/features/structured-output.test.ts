@@ -199,3 +199,12 @@ describe('structured output: options', () => {
     expect(KoagentError.is(error) && error.code === 'invalid_output').toBe(true);
   });
 });
+
+describe('a sub-agent with an output schema', () => {
+  it('gives the lead its checked answer as JSON', async () => {
+    const analyst = createAgent({ name: 'analyst', model: mockModel(['{"city":"Oslo","celsius":4}']), output: Weather });
+    const lead = createAgent({ model: mockModel([{ toolCalls: [{ name: 'analyst', args: { task: 'Oslo' } }] }, 'Done.']), tools: [analyst.asTool({ description: 'Analyses the weather' })] });
+    const result = await lead.run('Weather?');
+    expect(result.messages.find((m) => m.role === 'tool')?.content).toBe('{"city":"Oslo","celsius":4}');
+  });
+});

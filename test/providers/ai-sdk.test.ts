@@ -102,8 +102,8 @@ describe('aiSdk(model): stream with MockLanguageModelV3', () => {
     ];
     const model = new MockLanguageModelV3({ doStream: { stream: simulateReadableStream({ chunks }) } });
     expect(await collectParts(aiSdk(model).stream!({ messages: [{ role: 'user', content: 'Hi' }], tools: [weather.spec] }))).toEqual([
-      { type: 'text', delta: 'Hel' },
-      { type: 'text', delta: 'lo 🌍' },
+      { type: 'text', delta: 'Hel', id: 'a' },
+      { type: 'text', delta: 'lo 🌍', id: 'a' },
       { type: 'tool-call', id: 't1', name: 'get_weather', args: { city: 'Oslo' } },
       { type: 'finish', usage: { inputTokens: 9, outputTokens: 4 }, finishReason: 'tool_calls' },
     ]);
@@ -178,7 +178,7 @@ describe('aiSdk(model): a LanguageModelV2 (AI SDK 5) model', () => {
       usage: { inputTokens: 5, outputTokens: 6 }, finishReason: 'tool_calls',
     });
     expect(await collectParts(aiSdk(v2).stream!({ messages: [{ role: 'user', content: 'Hi' }], tools: [] }))).toEqual([
-      { type: 'text', delta: 'Ciao' },
+      { type: 'text', delta: 'Ciao', id: 'a' },
       { type: 'finish', usage: { inputTokens: 2, outputTokens: 0 }, finishReason: 'length' },
     ]);
   });

@@ -2,7 +2,8 @@
 // OpenAI (no `index`, repeated names, refusals, a `stop` reason with tool calls).
 import { describe, expect, it } from 'vitest';
 import type { StreamPart } from '../../src/index.js';
-import { ChunkAssembler, completionResult, finishReasonOf, MalformedReply, wireMessages } from '../../src/providers/openai-wire.js';
+import { wireMessages } from '../../src/providers/openai-messages.js';
+import { ChunkAssembler, completionResult, finishReasonOf, MalformedReply } from '../../src/providers/openai-wire.js';
 
 const chunk = (delta: Record<string, unknown>, finish: string | null = null) => ({ choices: [{ index: 0, delta, finish_reason: finish }] });
 

@@ -1,6 +1,6 @@
 // mockModel: a scripted provider, used on its own and inside an agent.
 import { describe, expect, it } from 'vitest';
-import { createAgent, type GenerateOptions, type ToolMessage } from '../../src/index.js';
+import { createAgent, MEDIA_TOKENS, type GenerateOptions, type ToolMessage } from '../../src/index.js';
 import { mockModel } from '../../src/testing/index.js';
 import { add, runFailure } from '../support/core.js';
 
@@ -108,5 +108,37 @@ describe('what it records', () => {
     const result = await createAgent({ model, tools: [add] }).run('Hi');
     const call = result.messages[1];
     expect(call.role === 'assistant' && call.toolCalls![0].args).not.toBe(args);
+  });
+});
+
+describe('mockModel: reasoning and content parts', () => {
+  it('replies with reasoning before the text, with provider data when given, and with parts as scripted', async () => {
+    const model = mockModel([
+      { reasoning: 'Plain thought.', text: 'A' },
+      { reasoning: { text: 'Signed thought.', providerOptions: { anthropic: { signature: 's' } } }, toolCalls: [{ name: 'noop', args: {}, providerOptions: { google: { thoughtSignature: 't' } } }] },
+      { content: [{ type: 'text', text: 'Here is a file: ' }, { type: 'file', data: 'aGk=', mediaType: 'text/plain', filename: 'hi.txt' }] },
+    ]);
+    const request: GenerateOptions = { messages: [{ role: "user", content: "x" }], tools: [] };
+    expect((await model.generate(request)).message.content).toEqual([{ type: 'reasoning', text: 'Plain thought.' }, { type: 'text', text: 'A' }]);
+    const second = (await model.generate(request)).message;
+    expect(second.content).toEqual([{ type: 'reasoning', text: 'Signed thought.', providerOptions: { anthropic: { signature: 's' } } }]);
+    expect(second.toolCalls?.[0]).toMatchObject({ name: 'noop', providerOptions: { google: { thoughtSignature: 't' } } });
+    expect((await model.generate(request)).message.content).toEqual([{ type: 'text', text: 'Here is a file: ' }, { type: 'file', data: 'aGk=', mediaType: 'text/plain', filename: 'hi.txt' }]);
+  });
+
+  it('refuses a scripted part an assistant message cannot hold, at once', () => {
+    expect(() => mockModel([{ content: [{ type: 'image', image: 'x' }] } as never])).toThrow(/mockModel\(script\): .*"image" part, which a assistant message cannot hold/);
+    expect(() => mockModel([{ thinking: 'x' } as never])).toThrow(/did you mean `reasoning`\?/);
+  });
+
+  it('says whether it holds replies to a JSON schema (structuredOutputs), true unless told otherwise', () => {
+    expect(mockModel([]).structuredOutputs).toBe(true);
+    expect(mockModel([], { structuredOutputs: false }).structuredOutputs).toBe(false);
+  });
+
+  it('counts an image in its usage as MEDIA_TOKENS, not as its base64 length', async () => {
+    const model = mockModel(['ok']);
+    const { usage } = await model.generate({ messages: [{ role: 'user', content: [{ type: 'image', image: 'A'.repeat(40_000), mediaType: 'image/png' }] }], tools: [] });
+    expect(usage.inputTokens).toBe(MEDIA_TOKENS);
   });
 });

@@ -50,6 +50,8 @@ export interface ChildRunOptions {
 /** What the sub-agent tool needs of the agent it runs. */
 export interface ChildRunner {
   readonly name: string;
+  /** The agent has an output schema: the lead reads its checked answer (as JSON) rather than its last text. */
+  readonly structured?: boolean;
   /** A new run for `input`, or, with `resume`, the child run the call suspended with. */
   runChild(input: string, resume: { state: RunState; decisions: Record<string, ApprovalDecision> } | undefined, options: ChildRunOptions): Promise<RunResult>;
 }
@@ -113,7 +115,7 @@ export function subagentTool(runner: ChildRunner, options: SubagentToolOptions<a
       // A cancelled child run has no answer: its last text would pass for one. Throwing while the
       // call's signal is aborted settles the call as `aborted`.
       if (result.stopReason === 'aborted') throw new Error(`${runner.name} was cancelled before it answered`);
-      return result.text;
+      return runner.structured === true ? result.state.output ?? null : result.text;
     },
   });
 }

@@ -327,3 +327,47 @@ describe('retracting text a layer discarded', () => {
     expect(events.filter((e) => e.type === 'text.retract').length).toBeGreaterThanOrEqual(4);
   });
 });
+
+describe('reasoning in a stream', () => {
+  const thinking = () => mockModel([{ reasoning: { text: 'The user wants a word looked up.', providerOptions: { anthropic: { signature: 'sig-1' } } }, text: 'Ten.' }], { streamChunk: 8 });
+
+  it('arrives as reasoning.delta events of its own, ahead of the text, and the reply keeps its provider data', async () => {
+    const { events, result } = await drain(createAgent({ model: thinking() }).stream('What is ten?'));
+    const reasoning = events.filter((e) => e.type === 'reasoning.delta').map((e) => (e as { delta: string }).delta);
+    expect(reasoning.join('')).toBe('The user wants a word looked up.');
+    expect(reasoning.length).toBeGreaterThan(1);
+    expect(events.findIndex((e) => e.type === 'reasoning.delta')).toBeLessThan(events.findIndex((e) => e.type === 'text.delta'));
+    expect(result.messages.at(-1)?.content).toEqual([
+      { type: 'reasoning', text: 'The user wants a word looked up.', providerOptions: { anthropic: { signature: 'sig-1' } } },
+      { type: 'text', text: 'Ten.' },
+    ]);
+  });
+
+  it('is held by a holdStream layer, and a layer that drops it has it retracted when it had streamed', async () => {
+    const dropReasoning: Middleware = {
+      name: 'drop-reasoning',
+      async model(_ctx, next) {
+        const reply = await next();
+        const content = reply.message.content;
+        return { ...reply, message: { ...reply.message, content: typeof content === 'string' ? content : content.filter((p) => p.type !== 'reasoning') } };
+      },
+    };
+    const held = await drain(createAgent({ model: thinking() }).use({ ...dropReasoning, holdStream: true }).stream('x'));
+    expect(held.events.some((e) => e.type === 'reasoning.delta' || e.type === 'reasoning.retract')).toBe(false);
+    expect(shownText(held.events, 1)).toBe('Ten.');
+    const open = await drain(createAgent({ model: thinking() }).use(dropReasoning).stream('x'));
+    const retracted = open.events.filter((e) => e.type === 'reasoning.retract');
+    expect(retracted).toEqual([expect.objectContaining({ text: 'The user wants a word looked up.', step: 1 })]);
+    expect(shownText(open.events, 1)).toBe('Ten.');
+  });
+
+  it('of a failed attempt is retracted before a retry streams anew', async () => {
+    const model = mockModel([{ reasoning: 'first try', text: 'A' }, { reasoning: 'second try', text: 'B' }]);
+    let attempts = 0;
+    const retryOnce: Middleware = { name: 'retry-once', async model(_ctx, next) { const reply = await next(); return attempts++ === 0 ? next() : reply; } };
+    const { events } = await drain(createAgent({ model }).use(retryOnce).stream('x'));
+    const kinds = events.filter((e) => e.type.startsWith('reasoning.')).map((e) => `${e.type}:${(e as { delta?: string; text?: string }).delta ?? (e as { text: string }).text}`);
+    expect(kinds).toEqual(['reasoning.delta:first ', 'reasoning.delta:try', 'reasoning.retract:first try', 'reasoning.delta:second ', 'reasoning.delta:try']);
+    expect(shownText(events, 1)).toBe('B');
+  });
+});
