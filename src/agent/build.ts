@@ -19,6 +19,7 @@ import { executeStep } from '../tools/execute.js';
 import { guardrailsStep } from '../tools/guardrails.js';
 import { modelOutputStep } from '../tools/model-output.js';
 import { mayAsk, permissionsStep } from '../tools/permissions.js';
+import type { ToolIndex } from '../tools/toolset.js';
 import { resolveStep, validateStep } from '../tools/validate.js';
 import type { AgentOptions } from './options.js';
 
@@ -28,7 +29,7 @@ export interface BuildInput {
   name: string;
   options: AgentOptions;
   provider: ModelProvider;
-  tools: ReadonlyMap<string, Tool>;
+  tools: ToolIndex;
   /** The user layers, outermost first: a parent agent's inherited ones, then the agent's own. */
   layers: readonly NamedMiddleware[];
 }
@@ -36,16 +37,18 @@ export interface BuildInput {
 /** Build what the core runs an agent with. Stacks are composed per mode, on first use. */
 export function buildAgent(input: BuildInput): AgentCore {
   const { options: o, tools, layers } = input;
-  const all = [...tools.values()];
-  // A step nobody configured is left out, so an agent pays only for what it uses.
+  const all: Tool[] = [...tools.own.values()];
+  // A step nobody configured is left out, so an agent pays only for what it uses. A toolset's
+  // tools are known only at run time, so with one the steps its tools may need are all there.
+  const dynamic = tools.hasToolsets;
   const policy: Layer<ToolContext, ToolOutcome>[] = [];
   if (o.permissions !== undefined || o.onPermissionDecision !== undefined) policy.push(permissionsStep(o.permissions));
-  if (all.some((t) => t.guardrails.input.length + t.guardrails.output.length > 0)) policy.push(guardrailsStep);
-  if (all.some((t) => t.needsApproval !== undefined && t.needsApproval !== false) || mayAsk(o.permissions)) policy.push(approvalStep);
+  if (dynamic || all.some((t) => t.guardrails.input.length + t.guardrails.output.length > 0)) policy.push(guardrailsStep);
+  if (dynamic || all.some((t) => t.needsApproval !== undefined && t.needsApproval !== false) || mayAsk(o.permissions)) policy.push(approvalStep);
   const holdsStream = layers.some((mw) => mw.holdStream === true && mw.model !== undefined);
   const base: Omit<StackParts, 'features'> = {
     layers,
-    tool: { validate: validateStep(tools), resolve: resolveStep(tools), policy, execute: executeStep, ...(all.some((t) => t.toModelOutput !== undefined) ? { present: modelOutputStep } : {}) },
+    tool: { validate: validateStep(tools), resolve: resolveStep(tools), policy, execute: executeStep, ...(dynamic || all.some((t) => t.toModelOutput !== undefined) ? { present: modelOutputStep } : {}) },
     run: loopStep,
     model: ModelCallContext.terminal,
     provider: generateReply,
@@ -55,7 +58,10 @@ export function buildAgent(input: BuildInput): AgentCore {
     id: input.id,
     name: input.name,
     provider: input.provider,
-    toolSpecs: all.map((t) => t.spec),
+    // Read at each model turn: a toolset's tools of the moment.
+    get toolSpecs() {
+      return tools.specs;
+    },
     modelSettings: o.modelSettings ?? {},
     toolConcurrency: o.toolConcurrency ?? Infinity,
     argumentBounds: { ...DEFAULT_ARGUMENT_BOUNDS, ...o.toolArguments },

@@ -13,6 +13,7 @@ import type { Limits } from '../features/limits.js';
 import type { CompactionOptions } from '../middleware/compaction-middleware.js';
 import { isTool } from '../tools/define.js';
 import { permissionsSchema, type PermissionsOption } from '../tools/permissions.js';
+import { isToolset, type Toolset } from '../tools/toolset.js';
 
 /**
  * Options of `createAgent` / `new Agent`.
@@ -34,7 +35,8 @@ export interface AgentOptions {
   model?: ModelProvider | string;
   /** Alias of `model`, for code written for the AgentHook framework. */
   provider?: ModelProvider | string;
-  tools?: Tool<any, any>[];
+  /** Tools made with `defineTool`, and toolsets whose tools are known at run time (an MCP server's, `koagent/mcp`). */
+  tools?: Array<Tool<any, any> | Toolset>;
   /** Middleware, outermost first. */
   middleware?: Middleware[];
   /**
@@ -100,6 +102,8 @@ export interface RunCallOptions {
   metadata?: Record<string, unknown>;
   /** An extra listener for this run only. */
   onEvent?: EventListener;
+  /** Stop conditions for this call's segment only, checked before each model turn after the agent's own. */
+  stopWhen?: StopCondition | StopCondition[];
 }
 
 const logger = z.custom<Logger>((value) => typeof (value as Logger | null)?.warn === 'function', { error: 'must have a warn(message) method (console does)' });
@@ -124,7 +128,7 @@ const agentOptionsSchema = optionsSchema({
   // Checked where they are used: each has its own, more telling messages.
   model: z.unknown().optional(),
   provider: z.unknown().optional(),
-  tools: z.array(z.unknown(), { error: 'must be an array of tools made with defineTool' }).optional(),
+  tools: z.array(z.unknown(), { error: 'must be an array of tools made with defineTool (or toolsets)' }).optional(),
   middleware: z.array(z.unknown(), { error: 'must be an array' }).optional(),
   hooks: z.unknown().optional(),
   compaction: z.unknown().optional(),
@@ -158,7 +162,8 @@ const runCallOptionsSchema = optionsSchema({
   signal: z.instanceof(AbortSignal, { error: 'must be an AbortSignal' }).optional(),
   metadata: z.record(z.string(), z.unknown(), { error: 'must be an object' }).optional(),
   onEvent: functionSchema().optional(),
-}, { aliases: { session: 'sessionId', abortSignal: 'signal', listener: 'onEvent' } });
+  stopWhen: z.union([functionSchema(), z.array(functionSchema())], { error: 'must be a stop condition (state) => boolean | stopReason, or an array of them' }).optional(),
+}, { aliases: { session: 'sessionId', abortSignal: 'signal', listener: 'onEvent', stopIf: 'stopWhen' } });
 
 /** Check the options of one call (`where` names it), or throw naming the mistake. */
 export function checkCallOptions(options: unknown, where: string): RunCallOptions {
@@ -173,12 +178,21 @@ export function hookList(hooks: AgentOptions['hooks']): unknown[] {
   throw new TypeError('createAgent: hooks must be an array of hook objects or a HookRegistry');
 }
 
-export function toolMap(tools: unknown[]): Map<string, Tool> {
+/** The agent's own tools by name, and its toolsets, checked. */
+export function toolMap(tools: unknown[]): { own: Map<string, Tool>; toolsets: Toolset[] } {
   const map = new Map<string, Tool>();
+  const toolsets: Toolset[] = [];
+  const at = new Map<string, number>();
   tools.forEach((tool, i) => {
+    if (isToolset(tool)) {
+      if (toolsets.includes(tool)) throw new TypeError(`createAgent: tools[${i}] is the toolset "${tool.name}" a second time; give each toolset once`);
+      toolsets.push(tool);
+      return;
+    }
     if (!isTool(tool)) throw new TypeError(`createAgent: tools[${i}] is not a tool; make tools with defineTool({ name, description, input, execute })`);
-    if (map.has(tool.name)) throw new TypeError(`createAgent: two tools are named "${tool.name}" (tools[${[...map.keys()].indexOf(tool.name)}] and tools[${i}]); tool names must be unique`);
+    if (map.has(tool.name)) throw new TypeError(`createAgent: two tools are named "${tool.name}" (tools[${at.get(tool.name)}] and tools[${i}]); tool names must be unique`);
     map.set(tool.name, tool);
+    at.set(tool.name, i);
   });
-  return map;
+  return { own: map, toolsets };
 }
