@@ -2,3 +2,4 @@
 // layer, hook, rule and approval applies to them), and an agent served over MCP. The MCP SDK is an
 // optional peer dependency: only this entry point loads it.
 export { mcpTools, McpToolset, type McpToolsOptions } from './client.js';
+export { McpAgentServer, serveMcp, type McpServeOptions } from './server.js';

@@ -67,3 +67,19 @@ function fileName(uri: string): string {
   const last = uri.split(/[/\\]/).filter(Boolean).at(-1) ?? uri;
   return last.replace(/^[a-z][a-z0-9+.-]*:/i, '') || uri;
 }
+
+/** What koagent's tool message content becomes for an MCP client: text, images, audio, files as embedded resources. */
+export function mcpContentOf(content: string | readonly ToolContentPart[]): CallToolResult['content'] {
+  if (typeof content === 'string') return [{ type: 'text', text: content }];
+  return content.map((part): Block => {
+    if (part.type === 'text') return { type: 'text', text: part.text };
+    const data = part.type === 'image' ? part.image : part.data;
+    const mimeType = part.type === 'image' ? part.mediaType ?? 'image/png' : part.mediaType;
+    // A part that points at a URL is a link to it; data travels as base64, as MCP carries it.
+    if (/^[a-z][a-z0-9+.-]*:/i.test(data) && !data.startsWith('data:')) return { type: 'resource_link', uri: data, name: part.type === 'file' ? part.filename ?? data : data, mimeType };
+    const base64 = data.startsWith('data:') ? data.slice(data.indexOf(',') + 1) : data;
+    if (part.type === 'image') return { type: 'image', data: base64, mimeType };
+    if (mimeType.startsWith('audio/')) return { type: 'audio', data: base64, mimeType };
+    return { type: 'resource', resource: { uri: `koagent:file/${encodeURIComponent(part.filename ?? 'file')}`, mimeType, blob: base64 } };
+  });
+}
