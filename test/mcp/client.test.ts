@@ -174,6 +174,17 @@ describe('mcpTools: permission rules, approval and hooks apply as to any tool', 
   });
 });
 
+describe('mcpTools: sub-agents', () => {
+  it("a lead's MCP toolset stays the lead's: a sub-agent's model is not told of its tools", async () => {
+    const childModel = mockModel(['Nothing to add.']);
+    const child = createAgent({ name: 'helper', model: childModel });
+    const { result, model } = await runEverything([{ toolCalls: [{ id: 'h', name: 'helper', args: { task: 'Any thoughts?' } }] }, 'Done.'], { tools: [everything, child.asTool({ description: 'Helps' })] });
+    expect(answerTo(result.messages, 'h').content).toBe('Nothing to add.');
+    expect((model.calls[0].request.tools as ToolSpec[]).map((s) => s.name)).toContain('ev_echo');
+    expect(childModel.calls[0].request.tools).toEqual([]);
+  });
+});
+
 describe('mcpTools: options', () => {
   it.each([
     ['an unknown option', { name: 'x', command: 'node', timeoutMs: 5 }, /mcpTools: timeoutMs is not an option of mcpTools; did you mean `timeout`\?/],
