@@ -19,4 +19,6 @@ export { timeoutMiddleware, TimeoutError, type TimeoutOptions } from './middlewa
 export { openai, type OpenAIChatModel, type OpenAIProviderOptions } from './providers/openai.js';
 export { registerModelPrefix, resolveModel, type ModelEnv, type ModelFactory } from './providers/registry.js';
 export { defineTool, type ToolDefinition, type ToolInput } from './tools/define.js';
+export { jsonSchemaInput, type JsonSchemaCheck, type JsonSchemaIssue } from './tools/json-schema-input.js';
+export { isToolset, type Toolset } from './tools/toolset.js';
 export type { PermissionRule, PermissionsOption } from './tools/permissions.js';
