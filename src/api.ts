@@ -14,6 +14,7 @@ export type {
   SideRequest,
   SubagentInfo,
   Tool,
+  ToolAnnotations,
   ToolContext,
 } from './core/contexts.js';
 export { blame, KoagentError, RunFailedError, type ErrorCode } from './core/errors.js';

@@ -23,4 +23,6 @@ export type { Checkpoint, CheckpointCall } from './core/journaled-writer.js';
 export { memoryStore, type MemoryStoreOptions } from './stores/memory.js';
 export type { ClaimedRun, ClaimOutcome, ClaimRequest, CreateOutcome, Lease, NewRun, RetentionPolicy, RunFilter, RunStore, RunSummary, StoreStats } from './stores/run-store.js';
 export { defineTool, type ToolDefinition, type ToolInput } from './tools/define.js';
+export { jsonSchemaInput, type JsonSchemaCheck, type JsonSchemaIssue } from './tools/json-schema-input.js';
+export { isToolset, type Toolset } from './tools/toolset.js';
 export type { PermissionRule, PermissionsOption } from './tools/permissions.js';

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import type { SubagentInfo, Tool } from '../core/contexts.js';
-import { KoagentError, runFailure } from '../core/errors.js';
+import { describe, KoagentError, runFailure } from '../core/errors.js';
 import type { EventListener, PermissionListener } from '../core/events.js';
 import { copyPlain } from '../core/json.js';
 import { inputMessages, type Message, type RunInput } from '../core/messages.js';
@@ -22,6 +22,7 @@ import { subagentTool, type ChildRunOptions, type SubagentToolOptions } from '..
 import { checkEndedOutput, OUTPUT_STATE, outputPlan, type OutputOptionsOf, type OutputPlan, type OutputSpec } from '../features/structured-output.js';
 import { endRunSpan, runSpan, traceSegment, type Span } from '../features/tracing.js';
 import { compactionMiddleware } from '../middleware/compaction-middleware.js';
+import { ToolIndex, type Toolset } from '../tools/toolset.js';
 import { buildAgent } from './build.js';
 import { AgentStore, type DurableRun } from './durable.js';
 import { extension, toMiddleware, type Extension } from './extensions.js';
@@ -65,7 +66,10 @@ export class Agent<C = unknown, O = unknown> {
   /** Cores for runs with an output schema of their own. */
   #outputCores = new WeakMap<OutputPlan, AgentCore>();
   readonly #provider: ModelProvider;
-  readonly #tools: ReadonlyMap<string, Tool>;
+  readonly #tools: ToolIndex;
+  readonly #toolsets: readonly Toolset[];
+  /** The toolsets' own layers, outermost in every run of this agent. */
+  readonly #toolsetLayers: Extension[];
   /** Who this agent's runs belong to: a state is resumed only by an agent with the same identity. */
   readonly #identity: AgentIdentity;
   readonly #extensions: Extension[] = [];
@@ -90,8 +94,12 @@ export class Agent<C = unknown, O = unknown> {
     }
     this.#provider = provider;
     this.#output = options.output === undefined ? undefined : outputPlan(options.output, provider, 'createAgent: output');
-    this.#tools = toolMap(options.tools ?? []);
-    this.#identity = { name: this.name, id: this.id, toolsFingerprint: toolsFingerprint(this.#tools) };
+    const { own, toolsets } = toolMap(options.tools ?? []);
+    this.#tools = new ToolIndex(own, toolsets, options.logger ?? console);
+    this.#toolsets = toolsets;
+    this.#toolsetLayers = toolsets.flatMap((set) => (set.middleware === undefined ? [] : [extension(set.middleware, `createAgent({ tools }): toolset "${set.name}"`)]));
+    // A toolset's tools are known only at run time, so the fingerprint is of the agent's own.
+    this.#identity = { name: this.name, id: this.id, toolsFingerprint: toolsFingerprint(own) };
     this.#stored = new AgentStore(options.store, this.#identity, options.logger ?? console);
     for (const ext of options.middleware ?? []) this.#add(ext, 'createAgent({ middleware })');
     for (const hook of hookList(options.hooks)) this.#add(hook, 'createAgent({ hooks })');
@@ -115,9 +123,21 @@ export class Agent<C = unknown, O = unknown> {
     this.#outputCores = new WeakMap();
   }
 
-  /** The tools this agent offers, by name. */
+  /** The tools this agent offers now, by name: its own, and its toolsets' of the moment. */
   get tools(): ReadonlyMap<string, Tool> {
     return this.#tools;
+  }
+
+  /**
+   * Let go of what the agent's toolsets hold: their connections and the processes they started
+   * (an MCP server's). A later run opens them again.
+   *
+   * @example try { await agent.run('Tidy the folder'); } finally { await agent.close(); }
+   */
+  async close(): Promise<void> {
+    const closed = await Promise.allSettled(this.#toolsets.map((set) => set.close?.()));
+    const failed = closed.flatMap((r, i) => (r.status === 'rejected' ? [`toolset "${this.#toolsets[i].name}": ${describe(r.reason)}`] : []));
+    if (failed.length > 0) throw new AggregateError(closed.flatMap((r) => (r.status === 'rejected' ? [r.reason] : [])), `agent.close(): ${failed.join('; ')}`);
   }
 
   /**
@@ -364,7 +384,7 @@ export class Agent<C = unknown, O = unknown> {
   }
 
   #build(inherited: readonly NamedMiddleware[], output: OutputPlan | undefined): AgentCore {
-    const own = toMiddleware(this.#extensions);
+    const own = toMiddleware([...this.#toolsetLayers, ...this.#extensions]);
     // Compaction is the innermost layer, so it sees what the user's hooks and middleware added.
     if (this.#options.compaction !== undefined) own.push(compactionMiddleware(this.#options.compaction));
     return buildAgent({ id: this.id, name: this.name, options: this.#options as AgentOptions, provider: this.#provider, tools: this.#tools, layers: [...inherited, ...own], output });
@@ -383,8 +403,9 @@ export class Agent<C = unknown, O = unknown> {
     const mode = (request.streaming === true ? STREAMING : 0) | (tracing ? TRACING : 0);
     // The run's own bag: what a layer puts into ctx.metadata (or into an object in it) stays in this run.
     const metadata = copyPlain(Object.assign({}, o.metadata, request.metadata));
+    const stopWhen = request.stopWhen === undefined ? undefined : Array.isArray(request.stopWhen) ? request.stopWhen : [request.stopWhen];
     const { durable } = request;
-    const segment = new Segment(core, state, { metadata, context: request.context, signal: request.signal, listeners, permissionListeners, subagent: request.subagent, mode, sink: durable });
+    const segment = new Segment(core, state, { metadata, context: request.context, signal: request.signal, listeners, permissionListeners, subagent: request.subagent, mode, stopWhen, sink: durable });
     durable?.watch(segment);
     traceSegment(segment, span);
     const number = segment.writer.beginSegment();

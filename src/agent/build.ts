@@ -20,6 +20,7 @@ import { executeStep } from '../tools/execute.js';
 import { guardrailsStep } from '../tools/guardrails.js';
 import { modelOutputStep } from '../tools/model-output.js';
 import { mayAsk, permissionsStep } from '../tools/permissions.js';
+import type { ToolIndex } from '../tools/toolset.js';
 import { resolveStep, validateStep } from '../tools/validate.js';
 import type { AgentOptions } from './options.js';
 
@@ -29,7 +30,7 @@ export interface BuildInput {
   name: string;
   options: AgentOptions;
   provider: ModelProvider;
-  tools: ReadonlyMap<string, Tool>;
+  tools: ToolIndex;
   /** The user layers, outermost first: a parent agent's inherited ones, then the agent's own. */
   layers: readonly NamedMiddleware[];
   /** The run's final answer must fit this (the agent's `output`, or one run's). */
@@ -40,16 +41,18 @@ export interface BuildInput {
 export function buildAgent(input: BuildInput): AgentCore {
   const { options: o, layers, output } = input;
   const tools = output?.mode === 'tool' ? withFinalAnswer(input.tools, output) : input.tools;
-  const all = [...tools.values()];
-  // A step nobody configured is left out, so an agent pays only for what it uses.
+  const all: Tool[] = [...tools.own.values()];
+  // A step nobody configured is left out, so an agent pays only for what it uses. A toolset's
+  // tools are known only at run time, so with one the steps its tools may need are all there.
+  const dynamic = tools.hasToolsets;
   const policy: Layer<ToolContext, ToolOutcome>[] = [];
   if (o.permissions !== undefined || o.onPermissionDecision !== undefined) policy.push(permissionsStep(o.permissions));
-  if (all.some((t) => t.guardrails.input.length + t.guardrails.output.length > 0)) policy.push(guardrailsStep);
-  if (all.some((t) => t.needsApproval !== undefined && t.needsApproval !== false) || mayAsk(o.permissions)) policy.push(approvalStep);
+  if (dynamic || all.some((t) => t.guardrails.input.length + t.guardrails.output.length > 0)) policy.push(guardrailsStep);
+  if (dynamic || all.some((t) => t.needsApproval !== undefined && t.needsApproval !== false) || mayAsk(o.permissions)) policy.push(approvalStep);
   const holdsStream = layers.some((mw) => mw.holdStream === true && mw.model !== undefined);
   const base: Omit<StackParts, 'features'> = {
     layers,
-    tool: { validate: validateStep(tools), resolve: resolveStep(tools), policy, execute: executeStep, ...(all.some((t) => t.toModelOutput !== undefined) ? { present: modelOutputStep } : {}) },
+    tool: { validate: validateStep(tools), resolve: resolveStep(tools), policy, execute: executeStep, ...(dynamic || all.some((t) => t.toModelOutput !== undefined) ? { present: modelOutputStep } : {}) },
     // Validation is innermost, as the loop's own terminal: every run layer sees the checked answer.
     run: output === undefined ? loopStep : outputStep(output, loopStep),
     model: ModelCallContext.terminal,
@@ -60,7 +63,10 @@ export function buildAgent(input: BuildInput): AgentCore {
     id: input.id,
     name: input.name,
     provider: input.provider,
-    toolSpecs: all.map((t) => t.spec),
+    // Read at each model turn: a toolset's tools of the moment.
+    get toolSpecs() {
+      return tools.specs;
+    },
     modelSettings: o.modelSettings ?? {},
     toolConcurrency: o.toolConcurrency ?? Infinity,
     argumentBounds: { ...DEFAULT_ARGUMENT_BOUNDS, ...o.toolArguments },
@@ -103,7 +109,7 @@ function interruptPolicy(tool: Tool | undefined): InterruptPolicy {
 }
 
 /** The agent's tools and the final-answer tool of tool-mode structured output. */
-function withFinalAnswer(tools: ReadonlyMap<string, Tool>, output: OutputPlan): ReadonlyMap<string, Tool> {
-  if (tools.has(output.name)) throw new TypeError(`createAgent: a tool is named "${output.name}", the name of the final-answer tool of the output schema; give the output another name ({ schema, name })`);
-  return new Map([...tools, [output.name, finalAnswerTool(output)]]);
+function withFinalAnswer(tools: ToolIndex, output: OutputPlan): ToolIndex {
+  if (tools.own.has(output.name)) throw new TypeError(`createAgent: a tool is named "${output.name}", the name of the final-answer tool of the output schema; give the output another name ({ schema, name })`);
+  return tools.withOwn(finalAnswerTool(output));
 }

@@ -17,6 +17,7 @@ import { assertStore, type RunStore } from '../stores/run-store.js';
 import { isTool } from '../tools/define.js';
 import { permissionsSchema, type PermissionsOption } from '../tools/permissions.js';
 import { resolveModel } from '../providers/registry.js';
+import { isToolset, type Toolset } from '../tools/toolset.js';
 
 /**
  * Options of `createAgent` / `new Agent`. `C` is the type of the run context (`ctx.context`),
@@ -39,7 +40,8 @@ export interface AgentOptions<C = unknown, O = unknown> {
   model?: ModelProvider | string;
   /** Alias of `model`, for code written for the AgentHook framework. */
   provider?: ModelProvider | string;
-  tools?: Tool<any, any, C>[];
+  /** Tools made with `defineTool`, and toolsets whose tools are known at run time (an MCP server's, `koagent/mcp`). */
+  tools?: Array<Tool<any, any, C> | Toolset>;
   /** Middleware, outermost first. */
   middleware?: Middleware<C>[];
   /**
@@ -130,6 +132,8 @@ export interface RunCallOptions<C = unknown> {
   metadata?: Record<string, unknown>;
   /** An extra listener for this run only. */
   onEvent?: EventListener;
+  /** Stop conditions for this call's segment only, checked before each model turn after the agent's own. */
+  stopWhen?: StopCondition | StopCondition[];
   /** The run store of this run, instead of the agent's `store`. */
   store?: RunStore;
 }
@@ -156,7 +160,7 @@ const agentOptionsSchema = optionsSchema({
   // Checked where they are used: each has its own, more telling messages.
   model: z.unknown().optional(),
   provider: z.unknown().optional(),
-  tools: z.array(z.unknown(), { error: 'must be an array of tools made with defineTool' }).optional(),
+  tools: z.array(z.unknown(), { error: 'must be an array of tools made with defineTool (or toolsets)' }).optional(),
   middleware: z.array(z.unknown(), { error: 'must be an array' }).optional(),
   hooks: z.unknown().optional(),
   compaction: z.unknown().optional(),
@@ -201,8 +205,9 @@ export const runCallOptionsSchema = optionsSchema({
   onEvent: functionSchema().optional(),
   context: z.unknown().optional(),
   output: z.unknown().optional(),
+  stopWhen: z.union([functionSchema(), z.array(functionSchema())], { error: 'must be a stop condition (state) => boolean | stopReason, or an array of them' }).optional(),
   store: z.unknown().optional(),
-}, { aliases: { ctx: 'context', runContext: 'context', outputSchema: 'output', schema: 'output', session: 'sessionId', abortSignal: 'signal', listener: 'onEvent', runStore: 'store', db: 'store' } });
+}, { aliases: { ctx: 'context', runContext: 'context', outputSchema: 'output', schema: 'output', session: 'sessionId', abortSignal: 'signal', listener: 'onEvent', stopIf: 'stopWhen', runStore: 'store', db: 'store' } });
 
 /** Check the options of one call (`where` names it), or throw naming the mistake. */
 export function checkCallOptions(options: unknown, where: string): RunCallOptions & { output?: unknown } {
@@ -219,14 +224,23 @@ export function hookList(hooks: AgentOptions<any, any>['hooks']): unknown[] {
   throw new TypeError('createAgent: hooks must be an array of hook objects or a HookRegistry');
 }
 
-export function toolMap(tools: unknown[]): Map<string, Tool> {
+/** The agent's own tools by name, and its toolsets, checked. */
+export function toolMap(tools: unknown[]): { own: Map<string, Tool>; toolsets: Toolset[] } {
   const map = new Map<string, Tool>();
+  const toolsets: Toolset[] = [];
+  const at = new Map<string, number>();
   tools.forEach((tool, i) => {
+    if (isToolset(tool)) {
+      if (toolsets.includes(tool)) throw new TypeError(`createAgent: tools[${i}] is the toolset "${tool.name}" a second time; give each toolset once`);
+      toolsets.push(tool);
+      return;
+    }
     if (!isTool(tool)) throw new TypeError(`createAgent: tools[${i}] is not a tool; make tools with defineTool({ name, description, input, execute })`);
-    if (map.has(tool.name)) throw new TypeError(`createAgent: two tools are named "${tool.name}" (tools[${[...map.keys()].indexOf(tool.name)}] and tools[${i}]); tool names must be unique`);
+    if (map.has(tool.name)) throw new TypeError(`createAgent: two tools are named "${tool.name}" (tools[${at.get(tool.name)}] and tools[${i}]); tool names must be unique`);
     map.set(tool.name, tool);
+    at.set(tool.name, i);
   });
-  return map;
+  return { own: map, toolsets };
 }
 
 /**

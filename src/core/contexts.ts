@@ -218,6 +218,25 @@ export type InputGuardrail<I = any> = (args: I, ctx: ToolContext) => GuardrailVe
 export type OutputGuardrail<I = any, R = unknown> = (result: R, args: I, ctx: ToolContext) => GuardrailVerdict | Promise<GuardrailVerdict>;
 
 /**
+ * Hints about what a tool does, in the Model Context Protocol's vocabulary. They are hints, not
+ * guarantees: permission rules can match on them (`{ annotations: { destructiveHint: true }, decision: 'ask' }`).
+ *
+ * @example defineTool({ name: 'rm', description: 'Delete a file', annotations: { destructiveHint: true }, input, execute })
+ */
+export interface ToolAnnotations {
+  /** A human-readable title. */
+  title?: string;
+  /** The tool does not change its environment. */
+  readOnlyHint?: boolean;
+  /** The tool may destroy or overwrite (meaningful when it is not read-only). */
+  destructiveHint?: boolean;
+  /** Calling it again with the same arguments has no further effect. */
+  idempotentHint?: boolean;
+  /** The tool reaches an open world (the web), not a closed one (a local database). */
+  openWorldHint?: boolean;
+}
+
+/**
  * A tool the agent can call, as `defineTool` returns it.
  *
  * @example const tool: Tool = defineTool({ name: 'now', description: 'The time', execute: () => new Date().toISOString() });
@@ -238,6 +257,8 @@ export interface Tool<S extends z.ZodType = z.ZodType, R = unknown, C = any> {
   /** Pause for a human before running: always, or when the function says so. */
   readonly needsApproval?: boolean | ((args: z.output<S>, ctx: ToolContext) => boolean | Promise<boolean>);
   readonly guardrails: { readonly input: InputGuardrail[]; readonly output: OutputGuardrail[] };
+  /** What the tool does, as hints (read-only, destructive …) that permission rules can match. */
+  readonly annotations?: Readonly<ToolAnnotations>;
   /** Running it again with the same `idempotencyKey` does no harm (the effect is deduplicated by the key). */
   readonly idempotent?: boolean;
   /** What a call interrupted while running does when its run continues: default `'rerun'` for an idempotent tool, else `'report'`. */

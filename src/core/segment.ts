@@ -69,6 +69,8 @@ export interface SegmentOptions {
   permissionListeners: readonly PermissionListener[];
   subagent?: SubagentInfo;
   mode: number;
+  /** Stop conditions of this segment only (the call's `stopWhen`), checked after the agent's. */
+  stopWhen?: readonly StopCondition[];
   /** A run store holding this run's lease: the segment's state changes are checkpointed there. */
   sink?: CheckpointSink;
 }
@@ -84,6 +86,16 @@ export interface ContextBase {
   readonly signal: AbortSignal;
   readonly subagent?: SubagentInfo;
   readonly emit?: (event: EmittedEvent) => void;
+}
+
+/** The stop reason of the first condition that holds, if one does. */
+function firstStop(conditions: readonly StopCondition[], state: RunState): StopReason | undefined {
+  for (const condition of conditions) {
+    const verdict = condition(state);
+    if (verdict === true) return 'stop_when';
+    if (typeof verdict === 'string') return verdict;
+  }
+  return undefined;
 }
 
 /** Abort `controller` when `outer` aborts; returns the function that stops listening. */
@@ -185,12 +197,7 @@ export class Segment {
   /** Why the segment must stop before the next model turn, if it must: cancelled, or a stop condition. */
   stopReason(): StopReason | undefined {
     if (this.aborted) return 'aborted';
-    for (const condition of this.agent.stopWhen) {
-      const verdict = condition(this.state);
-      if (verdict === true) return 'stop_when';
-      if (typeof verdict === 'string') return verdict;
-    }
-    return undefined;
+    return firstStop(this.agent.stopWhen, this.state) ?? (this.options.stopWhen === undefined ? undefined : firstStop(this.options.stopWhen, this.state));
   }
 
   /** A layer ends the run; the loop stops at its next check, or a run layer returns `finish` itself. */

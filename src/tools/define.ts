@@ -1,8 +1,9 @@
 import { z } from 'zod';
 import type { ToolContentPart } from '../core/content.js';
-import type { InputGuardrail, InterruptPolicy, OutputGuardrail, Tool, ToolContext } from '../core/contexts.js';
+import type { InputGuardrail, InterruptPolicy, OutputGuardrail, Tool, ToolAnnotations, ToolContext } from '../core/contexts.js';
 import type { ToolSpec } from '../core/model.js';
 import { functionSchema, optionsSchema, parseOptions } from '../core/options.js';
+import { jsonSchemaOf } from './json-schema-input.js';
 
 /**
  * The definition `defineTool` takes.
@@ -39,6 +40,12 @@ export interface ToolDefinition<S extends ToolInput = ToolInput, R = unknown, C 
   needsApproval?: boolean | ((args: z.output<S>, ctx: ToolContext) => boolean | Promise<boolean>);
   guardrails?: { input?: InputGuardrail<z.output<S>>[]; output?: OutputGuardrail<z.output<S>, Awaited<R>>[] };
   /**
+   * Hints about what the tool does (read-only, destructive …), which permission rules can match.
+   *
+   * @example annotations: { readOnlyHint: false, destructiveHint: true }
+   */
+  annotations?: ToolAnnotations;
+  /**
    * Running the tool again with the same `ctx.idempotencyKey` does no harm: it has no effect,
    * or its effect is deduplicated by that key (as payment APIs do). A call interrupted while
    * running (the process died) is then run again when its run is recovered.
@@ -64,6 +71,16 @@ export type ToolInput = z.ZodType<unknown, Record<string, unknown>>;
 
 const isZodSchema = (value: unknown) => typeof (value as { safeParse?: unknown } | null)?.safeParse === 'function' && typeof value === 'object' && '_zod' in (value as object);
 
+const hint = z.boolean({ error: 'must be true or false' }).optional();
+/** The tool annotations koagent knows (MCP's): an unknown one is refused, naming the one meant. */
+export const annotationsSchema = optionsSchema({
+  title: z.string({ error: 'must be a string' }).optional(),
+  readOnlyHint: hint,
+  destructiveHint: hint,
+  idempotentHint: hint,
+  openWorldHint: hint,
+}, { noun: 'a tool annotation', aliases: { readOnly: 'readOnlyHint', destructive: 'destructiveHint', idempotent: 'idempotentHint', openWorld: 'openWorldHint' } });
+
 /** The shape of a tool's definition, described once: its check and messages come from it. */
 const definitionSchema = optionsSchema({
   name: z.string({ error: 'must be 1-64 letters, digits, "_" or "-"' }).regex(NAME, { error: 'must be 1-64 letters, digits, "_" or "-"' }),
@@ -77,9 +94,10 @@ const definitionSchema = optionsSchema({
     input: z.array(functionSchema(), { error: 'must be an array of functions' }).optional(),
     output: z.array(functionSchema(), { error: 'must be an array of functions' }).optional(),
   }, { noun: 'a kind of guardrail', aliases: { inputs: 'input', outputs: 'output', before: 'input', after: 'output', args: 'input', result: 'output' } }).optional(),
+  annotations: annotationsSchema.optional(),
   idempotent: z.boolean({ error: 'must be true or false' }).optional(),
   onInterrupted: z.enum(['rerun', 'report', 'ask'], { error: "must be 'rerun', 'report' or 'ask'" }).optional(),
-}, { noun: 'a field of a tool definition', aliases: { idempotency: 'idempotent', isIdempotent: 'idempotent', onInterrupt: 'onInterrupted', interrupted: 'onInterrupted', onCrash: 'onInterrupted', needsApprovel: 'needsApproval', requiresApproval: 'needsApproval', approval: 'needsApproval', run: 'execute', handler: 'execute', parameters: 'input', schema: 'input', inputSchema: 'input', args: 'input', outputSchema: 'output', result: 'output', returns: 'output', toModelContent: 'toModelOutput', modelOutput: 'toModelOutput' } });
+}, { noun: 'a field of a tool definition', aliases: { hints: 'annotations', idempotency: 'idempotent', isIdempotent: 'idempotent', onInterrupt: 'onInterrupted', interrupted: 'onInterrupted', onCrash: 'onInterrupted', needsApprovel: 'needsApproval', requiresApproval: 'needsApproval', approval: 'needsApproval', run: 'execute', handler: 'execute', parameters: 'input', schema: 'input', inputSchema: 'input', args: 'input', outputSchema: 'output', result: 'output', returns: 'output', toModelContent: 'toModelOutput', modelOutput: 'toModelOutput' } });
 
 /**
  * Define a tool. Arguments are checked with the zod schema before anything else sees them.
@@ -94,7 +112,7 @@ export function defineTool<S extends ToolInput, R, C>(definition: ToolDefinition
   const named = (definition as { name?: unknown }).name;
   const where = `defineTool(${typeof named === 'string' ? JSON.stringify(named) : '…'})`;
   parseOptions(definitionSchema, definition, where);
-  const { name, description, execute, needsApproval, guardrails = {}, output, toModelOutput, idempotent, onInterrupted } = definition;
+  const { name, description, execute, needsApproval, guardrails = {}, output, toModelOutput, annotations, idempotent, onInterrupted } = definition;
   if (onInterrupted === 'rerun' && idempotent !== true) {
     throw new TypeError(`${where}: onInterrupted: 'rerun' may run a call twice; declare idempotent: true if the tool deduplicates its effect by ctx.idempotencyKey, or use 'report' or 'ask'`);
   }
@@ -106,12 +124,15 @@ export function defineTool<S extends ToolInput, R, C>(definition: ToolDefinition
   const tool: Tool<S, R, C> = { name, description, input, spec, execute, needsApproval, guardrails: guards };
   if (output !== undefined) (tool as { output?: z.ZodType }).output = output;
   if (toModelOutput !== undefined) (tool as { toModelOutput?: unknown }).toModelOutput = toModelOutput;
+  if (annotations !== undefined) (tool as { annotations?: ToolAnnotations }).annotations = Object.freeze({ ...annotations });
   if (idempotent !== undefined) (tool as { idempotent?: boolean }).idempotent = idempotent;
   if (onInterrupted !== undefined) (tool as { onInterrupted?: InterruptPolicy }).onInterrupted = onInterrupted;
   return Object.freeze(tool);
 }
 
 function parametersOf(where: string, input: z.ZodType): Record<string, unknown> {
+  const given = jsonSchemaOf(input);
+  if (given !== undefined) return structuredClone(given);
   let schema: Record<string, unknown>;
   try {
     schema = z.toJSONSchema(input, { io: 'input' }) as Record<string, unknown>;

@@ -1,7 +1,7 @@
 import { isApproved } from '../core/approved-call.js';
 import { segmentOf } from '../core/base-context.js';
 import type { Layer } from '../core/compose.js';
-import type { ToolContext } from '../core/contexts.js';
+import type { Tool, ToolAnnotations, ToolContext } from '../core/contexts.js';
 import { describe } from '../core/errors.js';
 import type { PermissionDecision } from '../core/events.js';
 import { functionSchema, optionsSchema } from '../core/options.js';
@@ -14,14 +14,20 @@ import { ToolCallContext } from '../core/tool-context.js';
  *
  * @example { tool: 'fs_*', decision: 'ask', reason: 'File access needs a human' }
  * @example { when: (name, args) => name === 'pay' && Number(args.amount) > 100, decision: 'deny' }
+ * @example { annotations: { destructiveHint: true }, decision: 'ask', reason: 'It may destroy data' }
  */
 export interface PermissionRule {
   /** Shown in records; defaults to the `tool` pattern, else `rule#<index>`. */
   name?: string;
   /** An exact tool name or a glob (`*` any run of characters, `?` one character). */
   tool?: string;
-  /** A predicate on the call (the args as the layers left them); with `tool` too, both must match. One that throws denies the call. */
-  when?: (toolName: string, args: Record<string, unknown>) => boolean | Promise<boolean>;
+  /**
+   * Matches tools whose annotations have each of these values (`{ destructiveHint: true }`); a
+   * tool without the annotation does not match. With `tool` or `when` too, all must match.
+   */
+  annotations?: Partial<Record<Exclude<keyof ToolAnnotations, 'title'>, boolean>>;
+  /** A predicate on the call (the args as the layers left them, and the tool); with `tool` too, both must match. One that throws denies the call. */
+  when?: (toolName: string, args: Record<string, unknown>, tool: Tool) => boolean | Promise<boolean>;
   decision: PermissionDecision;
   reason?: string;
 }
@@ -38,11 +44,17 @@ const decision = z.enum(['allow', 'deny', 'ask'], { error: "must be 'allow', 'de
 const ruleSchema = optionsSchema({
   name: z.string({ error: 'must be a string' }).optional(),
   tool: z.string({ error: 'must be a string (a name or a glob like "fs_*")' }).optional(),
-  when: functionSchema('a function (toolName, args) => boolean').optional(),
+  annotations: optionsSchema({
+    readOnlyHint: z.boolean({ error: 'must be true or false' }).optional(),
+    destructiveHint: z.boolean({ error: 'must be true or false' }).optional(),
+    idempotentHint: z.boolean({ error: 'must be true or false' }).optional(),
+    openWorldHint: z.boolean({ error: 'must be true or false' }).optional(),
+  }, { noun: 'a tool annotation a rule can match', aliases: { readOnly: 'readOnlyHint', destructive: 'destructiveHint', idempotent: 'idempotentHint', openWorld: 'openWorldHint' } }).optional(),
+  when: functionSchema('a function (toolName, args, tool) => boolean').optional(),
   decision,
   reason: z.string({ error: 'must be a string' }).optional(),
-}, { noun: 'a field of a permission rule', aliases: { action: 'decision', effect: 'decision', verdict: 'decision', match: 'tool', pattern: 'tool', if: 'when' } })
-  .refine((rule) => rule.tool !== undefined || rule.when !== undefined, { error: 'needs a tool name or glob (tool) or a predicate (when)' });
+}, { noun: 'a field of a permission rule', aliases: { action: 'decision', effect: 'decision', verdict: 'decision', match: 'tool', pattern: 'tool', if: 'when', hints: 'annotations' } })
+  .refine((rule) => rule.tool !== undefined || rule.when !== undefined || rule.annotations !== undefined, { error: 'needs a tool name or glob (tool), annotations to match, or a predicate (when)' });
 
 /** The shape of the `permissions` option: a list of rules, or `{ rules, default }`. */
 export const permissionsSchema = z.union([
@@ -53,6 +65,7 @@ export const permissionsSchema = z.union([
 interface CompiledRule {
   name: string;
   pattern?: RegExp;
+  annotations?: [keyof ToolAnnotations, boolean][];
   when?: PermissionRule['when'];
   decision: PermissionDecision;
   reason?: string;
@@ -71,14 +84,20 @@ function compile(option: PermissionsOption | undefined): { rules: CompiledRule[]
   const fallback = Array.isArray(option) ? 'allow' : option?.default ?? 'allow';
   const rules = list.map((rule, i) => {
     return {
-      name: rule.name ?? rule.tool ?? `rule#${i}`,
+      name: rule.name ?? rule.tool ?? (rule.annotations === undefined ? `rule#${i}` : annotationsName(rule.annotations)),
       pattern: rule.tool === undefined ? undefined : globToRegExp(rule.tool),
+      annotations: rule.annotations === undefined ? undefined : (Object.entries(rule.annotations) as [keyof ToolAnnotations, boolean][]),
       when: rule.when,
       decision: rule.decision,
       reason: rule.reason,
     };
   });
   return { rules, fallback };
+}
+
+/** A rule named by what it matches: `annotations:destructiveHint=true`. */
+function annotationsName(annotations: NonNullable<PermissionRule['annotations']>): string {
+  return `annotations:${Object.entries(annotations).map(([key, value]) => `${key}=${value}`).join(',')}`;
 }
 
 function globToRegExp(glob: string): RegExp {
@@ -100,10 +119,11 @@ export function permissionsStep(option: PermissionsOption | undefined): Layer<To
       let matched: CompiledRule | undefined;
       for (const rule of rules) {
         if (rule.pattern !== undefined && !rule.pattern.test(ctx.toolName)) continue;
+        if (rule.annotations !== undefined && !rule.annotations.every(([key, value]) => ctx.tool!.annotations?.[key] === value)) continue;
         if (rule.when !== undefined) {
           let hit: unknown;
           try {
-            hit = await rule.when(ctx.toolName, ctx.args);
+            hit = await rule.when(ctx.toolName, ctx.args, ctx.tool!);
           } catch (error) {
             // The rule could not decide, so the call is denied (fail closed), as a throwing guardrail blocks.
             matched = { ...rule, decision: 'deny', reason: `permission rule "${rule.name}" threw, so the call was denied: ${describe(error)}` };

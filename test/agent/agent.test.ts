@@ -229,3 +229,28 @@ describe('agent.send()', () => {
     expect(model.calls[2].messages.map((m) => m.content)).toEqual(['in session', 'session reply', 'again']);
   });
 });
+
+describe('stopWhen of one call', () => {
+  it('stops that segment before the next model turn, and no other', async () => {
+    const model = mockModel([{ toolCalls: [{ id: 'c', name: 'add', args: { a: 1, b: 2 } }] }, 'Three.', { toolCalls: [{ id: 'd', name: 'add', args: { a: 2, b: 2 } }] }, 'Four.']);
+    const agent = createAgent({ model, tools: [add] });
+    const stopped = await agent.run('1 + 2?', { stopWhen: (state) => state.messages.at(-1)?.role === 'tool' && 'stop:after_tools' });
+    expect([stopped.status, stopped.stopReason, stopped.messages.at(-1)?.role]).toEqual(['completed', 'stop:after_tools', 'tool']);
+    expect(model.calls).toHaveLength(1);
+    const later = await agent.run('2 + 2?');
+    expect(later.stopReason).toBe('final');
+  });
+
+  it('applies to a resume too, and true gives stop reason stop_when', async () => {
+    const model = mockModel([{ toolCalls: [{ id: 'c', name: 'add', args: { a: 1, b: 2 } }] }, 'Three.']);
+    const agent = createAgent({ model, tools: [add], permissions: [{ tool: 'add', decision: 'ask' }] });
+    const paused = await agent.run('1 + 2?');
+    const done = await agent.resume(paused.state, { c: true }, { stopWhen: [() => true] });
+    expect([done.stopReason, done.messages.at(-1)?.content]).toEqual(['stop_when', '3']);
+    expect(model.calls).toHaveLength(1);
+  });
+
+  it('a stopWhen that is not a condition is refused', async () => {
+    await expect(createAgent({ model: mockModel([]) }).run('x', { stopWhen: 'soon' as never })).rejects.toThrow(/stopWhen must be a stop condition/);
+  });
+});

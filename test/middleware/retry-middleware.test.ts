@@ -2,7 +2,7 @@
 // server's Retry-After), when it stops, and that an abort ends it at once. Waits are recorded
 // through the injectable `sleep`, so nothing here depends on the clock.
 import { describe, expect, it } from 'vitest';
-import { createAgent, ProviderError, retryMiddleware, type AgentEvent, type GenerateOptions } from '../../src/index.js';
+import { createAgent, isRetryableError, ProviderError, retryMiddleware, type AgentEvent, type GenerateOptions } from '../../src/index.js';
 import { provider, reply, runFailure } from '../support/core.js';
 
 const rateLimited = (retryAfterMs?: number) => new ProviderError({ provider: 'test', kind: 'http', status: 429, providerMessage: 'slow down', retryable: true, ...(retryAfterMs !== undefined ? { retryAfterMs } : {}) });
@@ -65,6 +65,29 @@ describe('retryMiddleware: what it retries', () => {
     const retry = retryMiddleware({ sleep: recorder().sleep, shouldRetry: (error, attempt) => { asked.push(attempt); return (error as ProviderError).status === 400; } });
     await createAgent({ model, middleware: [retry] }).run('Hi');
     expect(asked).toEqual([1, 2]);
+  });
+});
+
+describe('isRetryableError: the default policy reads the common shapes of errors', () => {
+  const withFields = (fields: object, message = 'failed') => Object.assign(new Error(message), fields);
+
+  it.each([
+    ['an HTTP status of 408, 409, 429 or 5xx on the error', [408, 409, 429, 500, 503, 529].map((status) => withFields({ status }))],
+    ['a statusCode, or a response.status', [withFields({ statusCode: 502 }), withFields({ response: { status: 429 } })]],
+    ['a network error code', ['ECONNRESET', 'ETIMEDOUT', 'ECONNREFUSED'].map((code) => withFields({ code }))],
+    ['any of these on the cause', [new Error('fetch failed', { cause: withFields({ code: 'ECONNRESET' }) }), new Error('wrapped', { cause: withFields({ status: 503 }) })]],
+    ['retryable: true or isRetryable: true', [withFields({ retryable: true }), withFields({ isRetryable: true })]],
+  ])('retries %s', (_what, errors) => {
+    for (const error of errors) expect(isRetryableError(error), String((error as Error).message)).toBe(true);
+  });
+
+  it.each([
+    ['a plain error, even one whose message names a status', new Error('503 Service Unavailable')],
+    ['a client error status', withFields({ status: 400 })],
+    ['an error that says it is not retryable, whatever its status', withFields({ status: 503, retryable: false })],
+    ['a value that is not an error', 'boom'],
+  ])('does not retry %s', (_what, error) => {
+    expect(isRetryableError(error)).toBe(false);
   });
 });
 

@@ -76,3 +76,21 @@ describe('bad definitions', () => {
     expect('idempotent' in plain || 'onInterrupted' in plain).toBe(false);
   });
 });
+
+describe('tool annotations', () => {
+  it('are kept on the tool, frozen', () => {
+    const given = { readOnlyHint: false, destructiveHint: true };
+    const tool = defineTool({ name: 'rm', description: 'Delete', annotations: given, execute: () => null });
+    given.destructiveHint = false;
+    expect(tool.annotations).toEqual({ readOnlyHint: false, destructiveHint: true });
+    expect(Object.isFrozen(tool.annotations)).toBe(true);
+  });
+
+  it('a tool without them has none', () => {
+    expect(defineTool({ name: 'ls', description: 'List', execute: () => null }).annotations).toBeUndefined();
+  });
+
+  it('an unknown annotation is refused, naming the one meant', () => {
+    expect(() => defineTool({ name: 'rm', description: 'Delete', annotations: { destructive: true } as never, execute: () => null })).toThrow('defineTool("rm"): annotations.destructive is not a tool annotation; did you mean `destructiveHint`?');
+  });
+});

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { createAgent, deny, type AgentOptions, type PermissionRecord, type PermissionsOption } from '../../src/index.js';
+import { createAgent, defineTool, deny, type AgentOptions, type PermissionRecord, type PermissionsOption } from '../../src/index.js';
 import { mockModel, type MockToolCall } from '../../src/testing/index.js';
 import { answerTo, countingTool, eventLog } from '../fixtures/counting-tools.js';
 
@@ -94,7 +94,7 @@ describe('permissions: rule forms', () => {
 
 describe('permissions: configuration errors', () => {
   const cases: [string, unknown, RegExp][] = [
-    ['a rule without tool or when', [{ decision: 'deny' }], /permissions\[0\] needs a tool name or glob \(tool\) or a predicate \(when\)/],
+    ['a rule without tool, annotations or when', [{ decision: 'deny' }], /permissions\[0\] needs a tool name or glob \(tool\), annotations to match, or a predicate \(when\)/],
     ['an unknown decision', [{ tool: 'x', decision: 'maybe' }], /permissions\[0\]\.decision must be 'allow', 'deny' or 'ask' \(got the string "maybe"\)/],
     ['a tool that is not a string', [{ tool: 3, decision: 'deny' }], /permissions\[0\]\.tool must be a string/],
     ['a when that is not a function', [{ when: true, decision: 'deny' }], /permissions\[0\]\.when must be a function/],
@@ -264,5 +264,49 @@ describe('onPermissionDecision: one record per decision', () => {
     expect(result.status).toBe('completed');
     expect(tools.read.runs).toHaveLength(1);
     expect(warnings).toEqual(['koagent: onPermissionDecision threw; the run goes on']);
+  });
+});
+
+describe('permissions: rules on tool annotations', () => {
+  const annotated = (name: string, annotations: Record<string, boolean> | undefined) => {
+    const runs: unknown[] = [];
+    const tool = defineTool({ name, description: name, ...(annotations ? { annotations } : {}), execute: () => runs.push(name) });
+    return { tool, runs };
+  };
+
+  it('a rule with annotations matches the tools that have each of those values, and no tool without them', async () => {
+    const rm = annotated('rm', { readOnlyHint: false, destructiveHint: true });
+    const ls = annotated('ls', { readOnlyHint: true });
+    const plain = annotated('plain', undefined);
+    const model = mockModel([{ toolCalls: ['rm', 'ls', 'plain'].map((name) => ({ id: name, name, args: {} })) }, 'Done.']);
+    const records: PermissionRecord[] = [];
+    const agent = createAgent({ model, tools: [rm.tool, ls.tool, plain.tool], permissions: [{ annotations: { destructiveHint: true }, decision: 'deny', reason: 'Nothing destructive' }], onPermissionDecision: (r) => records.push(r) });
+    const result = await agent.run('go');
+    expect(answerTo(result.messages, 'rm').content).toBe('Error (denied): Nothing destructive');
+    expect([rm.runs.length, ls.runs.length, plain.runs.length]).toEqual([0, 1, 1]);
+    expect(records.find((r) => r.toolName === 'rm')).toMatchObject({ source: 'rule', rule: 'annotations:destructiveHint=true' });
+  });
+
+  it('an ask rule on annotations pauses the call for a human', async () => {
+    const rm = annotated('rm', { destructiveHint: true });
+    const agent = createAgent({ model: mockModel([{ toolCalls: [{ id: 'c', name: 'rm', args: {} }] }, 'Removed.']), tools: [rm.tool], permissions: [{ annotations: { destructiveHint: true }, decision: 'ask', reason: 'It may destroy data' }] });
+    const paused = await agent.run('go');
+    expect(paused.pendingApprovals).toEqual([{ toolCallId: 'c', toolName: 'rm', args: {}, reason: 'It may destroy data' }]);
+    expect(rm.runs).toHaveLength(0);
+    expect((await agent.resume(paused.state, { c: true })).text).toBe('Removed.');
+    expect(rm.runs).toHaveLength(1);
+  });
+
+  it('a predicate gets the resolved tool as its third argument', async () => {
+    const rm = annotated('rm', { destructiveHint: true });
+    const seen: unknown[] = [];
+    const agent = createAgent({ model: mockModel([{ toolCalls: [{ id: 'c', name: 'rm', args: {} }] }, 'Done.']), tools: [rm.tool], permissions: [{ when: (_name, _args, tool) => (seen.push(tool.annotations), tool.annotations?.destructiveHint === true), decision: 'deny' }] });
+    await agent.run('go');
+    expect(seen).toEqual([{ destructiveHint: true }]);
+    expect(rm.runs).toHaveLength(0);
+  });
+
+  it('an unknown annotation in a rule is refused, naming the one meant', () => {
+    expect(() => createAgent({ model: mockModel([]), permissions: [{ annotations: { destructive: true } as never, decision: 'ask' }] })).toThrow(/permissions\[0\]\.annotations\.destructive is not a tool annotation a rule can match; did you mean `destructiveHint`\?/);
   });
 });
