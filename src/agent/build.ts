@@ -45,6 +45,8 @@ export function buildAgent(input: BuildInput): AgentCore {
   // A step nobody configured is left out, so an agent pays only for what it uses. A toolset's
   // tools are known only at run time, so with one the steps its tools may need are all there.
   const dynamic = tools.hasToolsets;
+  // Without a toolset the tools never change: a plain map and a fixed list cost nothing per call.
+  const lookup: ReadonlyMap<string, Tool> = dynamic ? tools : tools.own;
   const policy: Layer<ToolContext, ToolOutcome>[] = [];
   if (o.permissions !== undefined || o.onPermissionDecision !== undefined) policy.push(permissionsStep(o.permissions));
   if (dynamic || all.some((t) => t.guardrails.input.length + t.guardrails.output.length > 0)) policy.push(guardrailsStep);
@@ -52,21 +54,18 @@ export function buildAgent(input: BuildInput): AgentCore {
   const holdsStream = layers.some((mw) => mw.holdStream === true && mw.model !== undefined);
   const base: Omit<StackParts, 'features'> = {
     layers,
-    tool: { validate: validateStep(tools), resolve: resolveStep(tools), policy, execute: executeStep, ...(dynamic || all.some((t) => t.toModelOutput !== undefined) ? { present: modelOutputStep } : {}) },
+    tool: { validate: validateStep(lookup), resolve: resolveStep(lookup), policy, execute: executeStep, ...(dynamic || all.some((t) => t.toModelOutput !== undefined) ? { present: modelOutputStep } : {}) },
     // Validation is innermost, as the loop's own terminal: every run layer sees the checked answer.
     run: output === undefined ? loopStep : outputStep(output, loopStep),
     model: ModelCallContext.terminal,
     provider: generateReply,
   };
   const built = new Map<number, Stacks>();
-  return {
+  const core: AgentCore = {
     id: input.id,
     name: input.name,
     provider: input.provider,
-    // Read at each model turn: a toolset's tools of the moment.
-    get toolSpecs() {
-      return tools.specs;
-    },
+    toolSpecs: [...lookup.values()].map((t) => t.spec),
     modelSettings: o.modelSettings ?? {},
     toolConcurrency: o.toolConcurrency ?? Infinity,
     argumentBounds: { ...DEFAULT_ARGUMENT_BOUNDS, ...o.toolArguments },
@@ -93,6 +92,9 @@ export function buildAgent(input: BuildInput): AgentCore {
       return stacks;
     },
   };
+  // Read at each model turn: a toolset's tools of the moment.
+  if (dynamic) Object.defineProperty(core, 'toolSpecs', { get: () => tools.specs, enumerable: true });
+  return core;
 }
 
 /** `maxSteps`, `limits` and `stopWhen`, as the stop conditions the loop checks in that order. */
