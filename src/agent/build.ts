@@ -71,7 +71,7 @@ export function buildAgent(input: BuildInput): AgentCore {
     argumentBounds: { ...DEFAULT_ARGUMENT_BOUNDS, ...o.toolArguments },
     stopWhen: [...(output?.mode === 'tool' ? [answeredCondition(output)] : []), ...stopConditions(o)],
     onToolException: o.onToolException ?? 'model',
-    interruptPolicy: (name) => interruptPolicy(tools.get(name)),
+    interruptPolicy: (name) => interruptPolicy(lookup.get(name)),
     logger: o.logger ?? console,
     layers,
     stacks(mode) {
