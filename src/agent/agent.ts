@@ -1,16 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
-import type { SubagentInfo, Tool } from '../core/contexts.js';
-import { describe, KoagentError, runFailure } from '../core/errors.js';
-import type { EventListener, PermissionListener } from '../core/events.js';
-import { copyPlain } from '../core/json.js';
+import type { Tool } from '../core/contexts.js';
+import { describe, KoagentError } from '../core/errors.js';
 import { inputMessages, type Message, type RunInput } from '../core/messages.js';
 import type { Middleware, NamedMiddleware } from '../core/middleware.js';
 import { isModelProvider, type ModelProvider } from '../core/model.js';
 import type { RunResult } from '../core/result.js';
 import { nextSegment } from '../core/resume.js';
-import { SegmentContext } from '../core/run-context.js';
-import { linkSignal, Segment, STREAMING, TRACING, type AgentCore } from '../core/segment.js';
+import { linkSignal, STREAMING, type AgentCore } from '../core/segment.js';
 import { newState, type AgentIdentity, type ApprovalDecision, type RunState } from '../core/state.js';
 import { checkState } from '../core/state-schema.js';
 import { closeUnsettledCalls } from '../core/tool-turn.js';
@@ -19,12 +16,12 @@ import type { AgentHook } from '../dialects/agent-hook/agent-hook.js';
 import type { Hook } from '../dialects/criogen/types.js';
 import { AgentStream } from '../features/streaming/agent-stream.js';
 import { subagentTool, type ChildRunOptions, type SubagentToolOptions } from '../features/subagents/subagent-tool.js';
-import { checkEndedOutput, OUTPUT_STATE, outputPlan, type OutputOptionsOf, type OutputPlan, type OutputSpec } from '../features/structured-output.js';
-import { endRunSpan, runSpan, traceSegment, type Span } from '../features/tracing.js';
+import { OUTPUT_STATE, outputPlan, type OutputOptionsOf, type OutputPlan, type OutputSpec } from '../features/structured-output.js';
 import { compactionMiddleware } from '../middleware/compaction-middleware.js';
 import { ToolIndex, type Toolset } from '../tools/toolset.js';
 import { buildAgent } from './build.js';
-import { AgentStore, type DurableRun } from './durable.js';
+import { AgentStore } from './durable.js';
+import { runSegment, type SegmentRequest } from './run-segment.js';
 import { extension, toMiddleware, type Extension } from './extensions.js';
 import { claimSegment } from './resume-claim.js';
 import { checkListOptions, checkRecoverOptions, type PendingApprovalsOptions, type RecoveredRun, type RecoverOptions, type SendOptions } from './durable-options.js';
@@ -32,21 +29,6 @@ import { checkCallOptions, checkOptions, hookList, modelFromString, toolMap, too
 
 /** Refuses a bare function where a middleware object belongs (the runtime refuses it too). */
 type NotAFunction<M> = M extends (...args: never[]) => unknown ? { 'a middleware is an object { name, tool(ctx, next) }, not a function': never } : unknown;
-
-/** A segment as koagent itself starts it: the public call options, plus what streams and sub-agents pass. */
-interface SegmentRequest extends RunCallOptions {
-  /** The run's output schema, settled (the agent's, unless the call gave its own). */
-  output?: OutputPlan;
-  streaming?: boolean;
-  listeners?: readonly EventListener[];
-  permissionListeners?: readonly PermissionListener[];
-  subagent?: SubagentInfo;
-  /** A parent agent's layers, run outermost in this (sub-agent) run. */
-  inherited?: readonly NamedMiddleware[];
-  parentSpan?: Span;
-  /** The store holding this segment's run, with its lease. */
-  durable?: DurableRun;
-}
 
 /**
  * An agent: its options and its composed stacks. It starts run segments, keeps its own session
@@ -391,53 +373,10 @@ export class Agent<C = unknown, O = unknown> {
   }
 
   async #segment(state: RunState, input: Message[], request: SegmentRequest, resumed: boolean): Promise<RunResult<any>> {
-    const core = this.#coreFor(request.inherited, request.output);
-    const o = this.#options;
-    const listeners: EventListener[] = [...(request.listeners ?? [])];
-    if (o.onEvent) listeners.push(o.onEvent);
-    if (request.onEvent) listeners.push(request.onEvent);
-    const permissionListeners: PermissionListener[] = [...(o.onPermissionDecision ? [o.onPermissionDecision] : []), ...(request.permissionListeners ?? [])];
-    // The run span decides, by whether it records, if this segment's calls get spans of their own.
-    const span = runSpan(core, state.runId, state.sessionId, state.segment + 1, request.parentSpan);
-    const tracing = span.isRecording();
-    const mode = (request.streaming === true ? STREAMING : 0) | (tracing ? TRACING : 0);
-    // The run's own bag: what a layer puts into ctx.metadata (or into an object in it) stays in this run.
-    const metadata = copyPlain(Object.assign({}, o.metadata, request.metadata));
-    const stopWhen = request.stopWhen === undefined ? undefined : Array.isArray(request.stopWhen) ? request.stopWhen : [request.stopWhen];
-    const { durable } = request;
-    const segment = new Segment(core, state, { metadata, context: request.context, signal: request.signal, listeners, permissionListeners, subagent: request.subagent, mode, stopWhen, sink: durable });
-    durable?.watch(segment);
-    traceSegment(segment, span);
-    const number = segment.writer.beginSegment();
-    const ctx = new SegmentContext(segment, input, number, resumed);
-    segment.publish({ type: 'run.start', sessionId: state.sessionId, segment: number, resumed });
     try {
-      let result = await segment.stacks.run(ctx);
-      if (request.output !== undefined) result = await checkEndedOutput(request.output, segment, result);
-      // A run layer that ended the segment without the loop: the state says how it ended.
-      if (state.status === 'running') segment.writer.end(result.status, result.stopReason, state.output);
-      // A durable run's result is given only once its end is stored.
-      if (segment.checkpoints !== undefined) await segment.checkpoints.finish();
-      segment.publish({ type: 'run.end', status: result.status, stopReason: result.stopReason });
-      endRunSpan(span, result.status, result.stopReason);
-      this.#remember(state);
-      return result;
-    } catch (error) {
-      const failure = runFailure(error, state);
-      const recorded = { code: failure.code, message: failure.message, ...(failure.layer !== undefined ? { layer: failure.layer } : {}) };
-      // Whatever still runs in the failed segment (an orphaned next()) may not write to its state, and is cancelled.
-      segment.writer.fail(recorded);
-      segment.controller.abort(error);
-      // Stored as failed, if the store can; if it cannot, the run stays as of its last
-      // checkpoint, and is recovered once its lease expires.
-      await segment.checkpoints?.finish().catch(() => undefined);
-      segment.publish({ type: 'run.end', status: 'failed', error: recorded });
-      endRunSpan(span, 'failed', undefined, recorded);
-      this.#remember(state);
-      throw failure;
+      return await runSegment(this.#coreFor(request.inherited, request.output), state, input, request, resumed, this.#options as AgentOptions);
     } finally {
-      durable?.stop();
-      segment.dispose();
+      this.#remember(state);
     }
   }
 

@@ -1,0 +1,79 @@
+// One segment of a run, from start to end: its listeners, span, mode and metadata, the run
+// stack, the output check of a run a layer ended, and how it ends (stored, published, traced).
+import { runFailure } from '../core/errors.js';
+import type { SubagentInfo } from '../core/contexts.js';
+import type { EventListener, PermissionListener } from '../core/events.js';
+import { copyPlain } from '../core/json.js';
+import type { Message } from '../core/messages.js';
+import type { NamedMiddleware } from '../core/middleware.js';
+import type { RunResult } from '../core/result.js';
+import { SegmentContext } from '../core/run-context.js';
+import { Segment, STREAMING, TRACING, type AgentCore } from '../core/segment.js';
+import type { RunState } from '../core/state.js';
+import { checkEndedOutput, type OutputPlan } from '../features/structured-output.js';
+import { endRunSpan, runSpan, traceSegment, type Span } from '../features/tracing.js';
+import type { DurableRun } from './durable.js';
+import type { AgentOptions, RunCallOptions } from './options.js';
+
+/** A segment as koagent itself starts it: the public call options, plus what streams and sub-agents pass. */
+export interface SegmentRequest extends RunCallOptions {
+  /** The run's output schema, settled (the agent's, unless the call gave its own). */
+  output?: OutputPlan;
+  streaming?: boolean;
+  listeners?: readonly EventListener[];
+  permissionListeners?: readonly PermissionListener[];
+  subagent?: SubagentInfo;
+  /** A parent agent's layers, run outermost in this (sub-agent) run. */
+  inherited?: readonly NamedMiddleware[];
+  parentSpan?: Span;
+  /** The store holding this segment's run, with its lease. */
+  durable?: DurableRun;
+}
+
+/** Run one segment of `state` on `core`: the run stack, then the segment's end, recorded. */
+export async function runSegment(core: AgentCore, state: RunState, input: Message[], request: SegmentRequest, resumed: boolean, o: AgentOptions): Promise<RunResult<any>> {
+  const listeners: EventListener[] = [...(request.listeners ?? [])];
+  if (o.onEvent) listeners.push(o.onEvent);
+  if (request.onEvent) listeners.push(request.onEvent);
+  const permissionListeners: PermissionListener[] = [...(o.onPermissionDecision ? [o.onPermissionDecision] : []), ...(request.permissionListeners ?? [])];
+  // The run span decides, by whether it records, if this segment's calls get spans of their own.
+  const span = runSpan(core, state.runId, state.sessionId, state.segment + 1, request.parentSpan);
+  const tracing = span.isRecording();
+  const mode = (request.streaming === true ? STREAMING : 0) | (tracing ? TRACING : 0);
+  // The run's own bag: what a layer puts into ctx.metadata (or into an object in it) stays in this run.
+  const metadata = copyPlain(Object.assign({}, o.metadata, request.metadata));
+  const stopWhen = request.stopWhen === undefined ? undefined : Array.isArray(request.stopWhen) ? request.stopWhen : [request.stopWhen];
+  const { durable } = request;
+  const segment = new Segment(core, state, { metadata, context: request.context, signal: request.signal, listeners, permissionListeners, subagent: request.subagent, mode, stopWhen, sink: durable });
+  durable?.watch(segment);
+  traceSegment(segment, span);
+  const number = segment.writer.beginSegment();
+  const ctx = new SegmentContext(segment, input, number, resumed);
+  segment.publish({ type: 'run.start', sessionId: state.sessionId, segment: number, resumed });
+  try {
+    let result = await segment.stacks.run(ctx);
+    if (request.output !== undefined) result = await checkEndedOutput(request.output, segment, result);
+    // A run layer that ended the segment without the loop: the state says how it ended.
+    if (state.status === 'running') segment.writer.end(result.status, result.stopReason, state.output);
+    // A durable run's result is given only once its end is stored.
+    if (segment.checkpoints !== undefined) await segment.checkpoints.finish();
+    segment.publish({ type: 'run.end', status: result.status, stopReason: result.stopReason });
+    endRunSpan(span, result.status, result.stopReason);
+    return result;
+  } catch (error) {
+    const failure = runFailure(error, state);
+    const recorded = { code: failure.code, message: failure.message, ...(failure.layer !== undefined ? { layer: failure.layer } : {}) };
+    // Whatever still runs in the failed segment (an orphaned next()) may not write to its state, and is cancelled.
+    segment.writer.fail(recorded);
+    segment.controller.abort(error);
+    // Stored as failed, if the store can; if it cannot, the run stays as of its last
+    // checkpoint, and is recovered once its lease expires.
+    await segment.checkpoints?.finish().catch(() => undefined);
+    segment.publish({ type: 'run.end', status: 'failed', error: recorded });
+    endRunSpan(span, 'failed', undefined, recorded);
+    throw failure;
+  } finally {
+    durable?.stop();
+    segment.dispose();
+  }
+}
