@@ -50,11 +50,47 @@ export function boundedArgs(raw: unknown, bounds: ArgumentBounds): unknown {
 
 /**
  * Why `value` is nested deeper or is larger than the bounds allow (or holds a `__proto__`
- * key), walking without recursion
- * (arguments nested 10,000 levels deep must not overflow the stack), and stopping as soon as
- * a bound is passed.
+ * key), stopping as soon as a bound is passed. It recurses at most `maxDepth` levels; with a
+ * bound too deep for the call stack it walks with a stack of its own (arguments nested 10,000
+ * levels deep must not overflow it).
  */
-function pastBounds(value: object, { maxDepth, maxBytes }: ArgumentBounds): string | undefined {
+function pastBounds(value: object, bounds: ArgumentBounds): string | undefined {
+  let problem: string | undefined;
+  if (bounds.maxDepth > RECURSION_LIMIT) problem = pastBoundsIteratively(value, bounds);
+  else {
+    const walk = { bytes: 0, problem: undefined as string | undefined };
+    measure(value, 1, bounds, walk);
+    problem = walk.problem;
+  }
+  return problem;
+}
+
+const RECURSION_LIMIT = 1_000;
+
+/** The bytes of JSON `current` takes, added to `walk.bytes`; false (and `walk.problem` set) once a bound is passed. */
+function measure(current: unknown, depth: number, bounds: ArgumentBounds, walk: { bytes: number; problem: string | undefined }): boolean {
+  if (typeof current === 'string') walk.bytes += current.length + 2;
+  else if (typeof current !== 'object' || current === null) walk.bytes += 8;
+  else {
+    if (depth > bounds.maxDepth) return fail(walk, `the arguments are nested deeper than ${bounds.maxDepth} levels`);
+    for (const key of Object.keys(current)) {
+      // zod drops such a key from what the tool gets while a rule would still see it: refused,
+      // so every reader sees one object graph (and none becomes a prototype).
+      if (key === '__proto__') return fail(walk, 'the arguments contain a "__proto__" key, which is refused');
+      walk.bytes += key.length + 4;
+      if (!measure((current as Record<string, unknown>)[key], depth + 1, bounds, walk)) return false;
+    }
+  }
+  return walk.bytes > bounds.maxBytes ? fail(walk, `the arguments are larger than the ${bounds.maxBytes} bytes of JSON allowed`) : true;
+}
+
+function fail(walk: { problem: string | undefined }, problem: string): false {
+  walk.problem = problem;
+  return false;
+}
+
+/** The same walk as `measure`, without recursion. */
+function pastBoundsIteratively(value: object, { maxDepth, maxBytes }: ArgumentBounds): string | undefined {
   const stack: [unknown, number][] = [[value, 1]];
   let bytes = 0;
   while (stack.length > 0) {
@@ -64,8 +100,6 @@ function pastBounds(value: object, { maxDepth, maxBytes }: ArgumentBounds): stri
     else {
       if (depth > maxDepth) return `the arguments are nested deeper than ${maxDepth} levels`;
       for (const key of Object.keys(current)) {
-        // zod drops such a key from what the tool gets while a rule would still see it: refused,
-        // so every reader sees one object graph (and none becomes a prototype).
         if (key === '__proto__') return 'the arguments contain a "__proto__" key, which is refused';
         bytes += key.length + 4;
         stack.push([(current as Record<string, unknown>)[key], depth + 1]);
