@@ -20,6 +20,8 @@ export interface CallState {
   executed: Promise<ToolOutcome> | undefined;
   /** The last execution failed, so a retry may run the tool again. */
   failed: boolean;
+  /** The arguments the call started with, already checked against the bounds (validation need not walk them again). */
+  bounded: Record<string, unknown>;
 }
 
 /** The context of one tool call: the layers, koagent's steps and the tool all share it. */
@@ -45,7 +47,7 @@ export class ToolCallContext extends CallContext implements ToolContext {
     // A call whose child paused runs again to resume it, after a human decided: a re-fire too.
     this.resumedAfterApproval = isApproved(decision) || state.children[call.id] !== undefined;
     this.step = state.steps;
-    this.#call = { parsed: undefined, decision, ask: undefined, executed: undefined, failed: false };
+    this.#call = { parsed: undefined, decision, ask: undefined, executed: undefined, failed: false, bounded: args };
   }
 
   /** Read live: a child that failed in an earlier attempt of this very call is there for its retry. */

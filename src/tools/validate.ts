@@ -31,11 +31,13 @@ function check(ctx: ToolContext, tools: ReadonlyMap<string, Tool>, afterLayers: 
     if (tool === undefined) return Promise.resolve(unknownTool(ctx.toolName, tools, changed ? ' (a layer renamed the call)' : ''));
     ctx.tool = tool;
   }
-  const args = argsObject(ctx.args, segmentOf(ctx).agent.argumentBounds);
+  const state = ToolCallContext.callState(ctx);
+  // Arguments no layer replaced were checked against the bounds when the call started.
+  const args = ctx.args === state.bounded ? ctx.args : argsObject(ctx.args, segmentOf(ctx).agent.argumentBounds);
   if (typeof args === 'string') return Promise.resolve(toolError('validation', `Invalid arguments for ${tool.name}${changed ? ' (set by a layer)' : ''}: ${args}`));
   const parsed = tool.input.safeParse(args);
   if (!parsed.success) return Promise.resolve(invalid(tool, parsed.error, changed ? ' (as changed by a layer)' : ''));
-  ToolCallContext.callState(ctx).parsed = parsed.data;
+  state.parsed = parsed.data;
   return next(ctx);
 }
 
