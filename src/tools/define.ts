@@ -130,7 +130,19 @@ export function defineTool<S extends ToolInput, R, C>(definition: ToolDefinition
   return Object.freeze(tool);
 }
 
+/**
+ * What the model is told of each input schema, described once: zod schemas do not change, and
+ * tools are often defined per request over one schema. Shared between tools, frozen.
+ */
+const described = new WeakMap<z.ZodType, Record<string, unknown>>();
+
 function parametersOf(where: string, input: z.ZodType): Record<string, unknown> {
+  let parameters = described.get(input);
+  if (parameters === undefined) described.set(input, (parameters = deepFreeze(describeInput(where, input))));
+  return parameters;
+}
+
+function describeInput(where: string, input: z.ZodType): Record<string, unknown> {
   const given = jsonSchemaOf(input);
   if (given !== undefined) return structuredClone(given);
   let schema: Record<string, unknown>;

@@ -34,6 +34,17 @@ describe('the JSON schema sent to the model', () => {
   });
 });
 
+describe('the JSON schema of an input schema is made once', () => {
+  it('tools defined over one zod schema (per request, say) share its description, frozen', () => {
+    const input = z.object({ q: z.string().describe('What to look for') });
+    const a = defineTool({ name: 'search_a', description: 'A', input, execute: () => 'a' });
+    const b = defineTool({ name: 'search_b', description: 'B', input, execute: () => 'b' });
+    expect(b.spec.parameters).toBe(a.spec.parameters);
+    expect(Object.isFrozen(a.spec.parameters)).toBe(true);
+    expect(a.spec.parameters).toEqual({ type: 'object', properties: { q: { type: 'string', description: 'What to look for' } }, required: ['q'] });
+  });
+});
+
 describe('bad definitions', () => {
   it.each([
     ['a name with a space', { name: 'get weather', description: 'd', execute }, /name must be 1-64 letters, digits, "_" or "-" \(got "get weather"\)/],
