@@ -55,38 +55,35 @@ export function boundedArgs(raw: unknown, bounds: ArgumentBounds): unknown {
  * levels deep must not overflow it).
  */
 function pastBounds(value: object, bounds: ArgumentBounds): string | undefined {
-  let problem: string | undefined;
-  if (bounds.maxDepth > RECURSION_LIMIT) problem = pastBoundsIteratively(value, bounds);
-  else {
-    const walk = { bytes: 0, problem: undefined as string | undefined };
-    measure(value, 1, bounds, walk);
-    problem = walk.problem;
-  }
-  return problem;
+  if (bounds.maxDepth > RECURSION_LIMIT) return pastBoundsIteratively(value, bounds);
+  return measure(value, 1, 0, bounds) < 0 ? found : undefined;
 }
 
 const RECURSION_LIMIT = 1_000;
 
-/** The bytes of JSON `current` takes, added to `walk.bytes`; false (and `walk.problem` set) once a bound is passed. */
-function measure(current: unknown, depth: number, bounds: ArgumentBounds, walk: { bytes: number; problem: string | undefined }): boolean {
-  if (typeof current === 'string') walk.bytes += current.length + 2;
-  else if (typeof current !== 'object' || current === null) walk.bytes += 8;
+/** Why the last walk stopped (set just before `measure` returns -1): no object per walk. */
+let found = '';
+
+/** `bytes` plus the bytes of JSON `current` takes, or -1 (and `found` set) once a bound is passed. */
+function measure(current: unknown, depth: number, bytes: number, bounds: ArgumentBounds): number {
+  if (typeof current === 'string') bytes += current.length + 2;
+  else if (typeof current !== 'object' || current === null) bytes += 8;
   else {
-    if (depth > bounds.maxDepth) return fail(walk, `the arguments are nested deeper than ${bounds.maxDepth} levels`);
+    if (depth > bounds.maxDepth) return stop(`the arguments are nested deeper than ${bounds.maxDepth} levels`);
     for (const key of Object.keys(current)) {
       // zod drops such a key from what the tool gets while a rule would still see it: refused,
       // so every reader sees one object graph (and none becomes a prototype).
-      if (key === '__proto__') return fail(walk, 'the arguments contain a "__proto__" key, which is refused');
-      walk.bytes += key.length + 4;
-      if (!measure((current as Record<string, unknown>)[key], depth + 1, bounds, walk)) return false;
+      if (key === '__proto__') return stop('the arguments contain a "__proto__" key, which is refused');
+      bytes = measure((current as Record<string, unknown>)[key], depth + 1, bytes + key.length + 4, bounds);
+      if (bytes < 0) return bytes;
     }
   }
-  return walk.bytes > bounds.maxBytes ? fail(walk, `the arguments are larger than the ${bounds.maxBytes} bytes of JSON allowed`) : true;
+  return bytes > bounds.maxBytes ? stop(`the arguments are larger than the ${bounds.maxBytes} bytes of JSON allowed`) : bytes;
 }
 
-function fail(walk: { problem: string | undefined }, problem: string): false {
-  walk.problem = problem;
-  return false;
+function stop(problem: string): -1 {
+  found = problem;
+  return -1;
 }
 
 /** The same walk as `measure`, without recursion. */
