@@ -147,12 +147,7 @@ export class Agent<C = unknown, O = unknown> {
   #request(options: unknown, where: string, checkContext = true): SegmentRequest {
     const { output, ...given } = checkCallOptions(options, where);
     const request: SegmentRequest = given;
-    const schema = this.#options.contextSchema;
-    if (schema !== undefined && checkContext) {
-      const checked = schema.safeParse(request.context);
-      if (!checked.success) throw new TypeError(`${where}: context does not fit the agent's contextSchema:\n${z.prettifyError(checked.error)}`);
-      request.context = checked.data;
-    }
+    if (checkContext) request.context = this.#checkedContext(request.context, `${where}: context does not fit the agent's contextSchema`);
     request.output = output === undefined ? this.#output : this.#planFor(output as OutputSpec, where);
     return request;
   }
@@ -339,10 +334,15 @@ export class Agent<C = unknown, O = unknown> {
 
   /** A sub-agent's context (the lead's, or what its asTool made of it) checked against this agent's own contextSchema. */
   #childContext(context: unknown): unknown {
+    return this.#checkedContext(context, `${this.name}: the context it was given as a sub-agent does not fit its contextSchema (give asTool({ context }) to make one)`);
+  }
+
+  /** `context` as the agent's contextSchema makes it (as given, without one); `misfit` starts the error when it does not fit. */
+  #checkedContext(context: unknown, misfit: string): unknown {
     const schema = this.#options.contextSchema;
     if (schema === undefined) return context;
     const checked = schema.safeParse(context);
-    if (!checked.success) throw new TypeError(`${this.name}: the context it was given as a sub-agent does not fit its contextSchema (give asTool({ context }) to make one):\n${z.prettifyError(checked.error)}`);
+    if (!checked.success) throw new TypeError(`${misfit}:\n${z.prettifyError(checked.error)}`);
     return checked.data;
   }
 

@@ -110,8 +110,8 @@ const outputOptionsSchema = optionsSchema({
 
 /** Check an output spec and settle its mode for `provider`; `where` names the option in errors. */
 export function outputPlan(spec: unknown, provider: ModelProvider, where: string): OutputPlan {
-  const options: OutputOptions = isZodSchema(spec) ? { schema: spec as z.ZodType } : parseOptions(outputOptionsSchema, spec, where) as OutputOptions;
   if (!isZodSchema(spec) && (typeof spec !== 'object' || spec === null)) throw new TypeError(`${where}: output must be a zod schema or { schema, mode?, repairs? }`);
+  const options: OutputOptions = isZodSchema(spec) ? { schema: spec as z.ZodType } : parseOptions(outputOptionsSchema, spec, where) as OutputOptions;
   const mode = options.mode === 'native' || options.mode === 'tool' ? options.mode : provider.structuredOutputs === false ? 'tool' : 'native';
   let described: Record<string, unknown>;
   try {

@@ -164,9 +164,9 @@ function streamPart(part: AnyPart): StreamPart | undefined {
       return withOptions({ type: 'reasoning', delta, id: String(part.id) }, part.providerMetadata);
     }
     case 'file':
-      return withOptions({ type: 'file', data: base64(part.data), mediaType: String(part.mediaType) }, part.providerMetadata);
     case 'tool-call':
-      return part.providerExecuted === true ? undefined : { type: 'tool-call', ...toolCall(part) };
+      // Whole in a stream too: read as in a reply.
+      return contentPart(part, 0);
     default:
       return undefined;
   }
