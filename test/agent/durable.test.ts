@@ -45,6 +45,23 @@ function charge(ledger: Ledger, options: { idempotent?: boolean; onInterrupted?:
 const teller = (store: RunStore, tool: ReturnType<typeof charge>) => createAgent({ name: 'teller', model: cashier(), tools: [tool], store });
 
 /**
+ * A worker that died while asking the model for its second turn (its one call done and stored),
+ * and a lease that has since expired: the store holds a run for recovery to continue.
+ */
+async function diedAfterTheCall(): Promise<{ store: RunStore; ledger: Ledger }> {
+  const clock = testClock();
+  const store = memoryStore({ leaseMs: 1000, now: clock.now });
+  const ledger = new Ledger();
+  const a = mortal(store);
+  let turns = 0;
+  const dying: ModelProvider = { name: 'dying', generate: (request) => (++turns === 2 ? (a.die(), new Promise(() => undefined)) : cashier().generate(request)) };
+  void createAgent({ name: 'teller', model: dying, tools: [charge(ledger)], store: a.store }).run('Charge me');
+  await settle();
+  clock.advance(1001);
+  return { store, ledger };
+}
+
+/**
  * Worker A starts a run and dies where `die` says (during the tool, after its effect); worker B
  * recovers it once A's lease expired. Returns what B got and the effects.
  */
@@ -110,16 +127,7 @@ describe('a durable run', () => {
 
 describe('agent.recover()', () => {
   it('continues a run whose worker died after a tool call was done, without running it again', async () => {
-    const clock = testClock();
-    const store = memoryStore({ leaseMs: 1000, now: clock.now });
-    const ledger = new Ledger();
-    const a = mortal(store);
-    // A dies while asking the model for its second turn: the call is done and stored.
-    let turns = 0;
-    const dying: ModelProvider = { name: 'dying', generate: (request) => (++turns === 2 ? (a.die(), new Promise(() => undefined)) : cashier().generate(request)) };
-    void createAgent({ name: 'teller', model: dying, tools: [charge(ledger)], store: a.store }).run('Charge me');
-    await settle();
-    clock.advance(1001);
+    const { store, ledger } = await diedAfterTheCall();
     const [recovered] = await teller(store, charge(ledger)).recover();
     expect(recovered.result).toMatchObject({ status: 'completed', text: 'Result: {"charged":30}' });
     expect(ledger.executions).toHaveLength(1);
@@ -161,15 +169,7 @@ describe('agent.recover()', () => {
   });
 
   it('leaves a run of another version of the agent (other tools) failed, for adoptState to take over on purpose', async () => {
-    const clock = testClock();
-    const store = memoryStore({ leaseMs: 1000, now: clock.now });
-    const ledger = new Ledger();
-    const a = mortal(store);
-    let turns = 0;
-    const dying: ModelProvider = { name: 'dying', generate: (request) => (++turns === 2 ? (a.die(), new Promise(() => undefined)) : cashier().generate(request)) };
-    void createAgent({ name: 'teller', model: dying, tools: [charge(ledger)], store: a.store }).run('Charge me');
-    await settle();
-    clock.advance(1001);
+    const { store, ledger } = await diedAfterTheCall();
     // The next version of the agent has one more tool: its calls may mean other things.
     const refund = defineTool({ name: 'refund', description: 'Refund', execute: () => 'refunded' });
     const v2 = createAgent({ name: 'teller', model: cashier(), tools: [charge(ledger), refund], store });

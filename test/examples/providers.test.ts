@@ -1,26 +1,14 @@
 // The provider examples run offline (against a loopback server, and say so), and `npm start`
 // picks a real model when KOAGENT_MODEL names one. Each runs as its own Node process.
-import { execFile } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startChatServer, type ChatServer } from '../fixtures/chat-completions-server.js';
-
-const root = fileURLToPath(new URL('../..', import.meta.url));
-const tsx = fileURLToPath(new URL('../../node_modules/.bin/tsx', import.meta.url));
+import { runExample as run } from '../support/examples.js';
 
 /** The environment of a machine with no model configured. */
 function offlineEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
   const env = { ...process.env, ...extra };
   for (const key of ['OPENAI_API_KEY', 'OPENAI_BASE_URL', 'KOAGENT_MODEL', 'OLLAMA_BASE_URL']) if (!(key in extra)) delete env[key];
   return env;
-}
-
-function run(script: string, env: NodeJS.ProcessEnv): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    execFile(tsx, [script], { cwd: root, env, timeout: 60_000 }, (error, stdout, stderr) => {
-      resolve({ code: error ? (typeof error.code === 'number' ? error.code : 1) : 0, stdout, stderr });
-    });
-  });
 }
 
 let server: ChatServer | undefined;

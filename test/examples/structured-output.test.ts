@@ -1,16 +1,11 @@
 // examples/structured-output.ts runs offline and prints a typed answer reached after one repair turn.
-import { execFile } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-
-const root = fileURLToPath(new URL('../..', import.meta.url));
-const tsx = fileURLToPath(new URL('../../node_modules/.bin/tsx', import.meta.url));
+import { runExample } from '../support/examples.js';
 
 describe('examples/structured-output.ts', () => {
   it('gets a typed object after one repair turn, with the run context reaching the tool and not the state', async () => {
-    const { stdout, stderr } = await new Promise<{ stdout: string; stderr: string }>((resolve, reject) => {
-      execFile(tsx, ['examples/structured-output.ts'], { cwd: root, timeout: 60_000 }, (error, stdout, stderr) => (error ? reject(error) : resolve({ stdout, stderr })));
-    });
+    const { code, stdout, stderr } = await runExample('examples/structured-output.ts');
+    expect(code).toBe(0);
     expect(stderr).toBe('');
     expect(stdout).toContain('forecast(Oslo) for user ada');
     expect(stdout).toContain('repair turns: 1');

@@ -1,17 +1,12 @@
 // examples/vision.ts runs offline: images in a user message and in a tool result go over the
 // Chat Completions wire as the example checks, and through mockModel into the transcript.
-import { execFile } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-
-const root = fileURLToPath(new URL('../..', import.meta.url));
-const tsx = fileURLToPath(new URL('../../node_modules/.bin/tsx', import.meta.url));
+import { runExample } from '../support/examples.js';
 
 describe('examples/vision.ts', () => {
   it('sends both images over the wire as checked, and keeps the parts in the mockModel transcript', async () => {
-    const { stdout, stderr } = await new Promise<{ stdout: string; stderr: string }>((resolve, reject) => {
-      execFile(tsx, ['examples/vision.ts'], { cwd: root, timeout: 60_000 }, (error, stdout, stderr) => (error ? reject(Object.assign(error, { stdout, stderr })) : resolve({ stdout, stderr })));
-    });
+    const { code, stdout, stderr } = await runExample('examples/vision.ts');
+    expect(code).toBe(0);
     expect(stderr).toBe('');
     expect(stdout).toMatch(/OpenAI-compatible provider \(a scripted server at http:\/\/127\.0\.0\.1:\d+\/v1\):/);
     expect(stdout).toContain('checked: the user image went as an image_url data URL');
