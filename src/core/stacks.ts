@@ -1,5 +1,5 @@
 import { segmentOf } from './base-context.js';
-import { compose, type Layer, type LayerFn } from './compose.js';
+import { compose, type HookPoint, type Layer, type LayerFn } from './compose.js';
 import type { ModelContext, RunContext, ToolContext } from './contexts.js';
 import { blame } from './errors.js';
 import { copyJson } from './json.js';
@@ -45,13 +45,27 @@ export interface StackParts {
   };
 }
 
-function layersOf<C, T>(middleware: readonly NamedMiddleware[], point: 'run' | 'model' | 'tool'): Layer<C, T>[] {
+function layersOf<C, T>(middleware: readonly NamedMiddleware[], point: HookPoint): Layer<C, T>[] {
   const layers: Layer<C, T>[] = [];
   for (const mw of middleware) {
     const fn = mw[point] as LayerFn<C, T> | undefined;
-    if (fn !== undefined) layers.push({ name: mw.name, fn, self: mw.self });
+    if (fn === undefined) continue;
+    const { name, self } = mw;
+    layers.push(isDataProperty(self, point, fn) ? { name, fn, self, method: point } : { name, fn, self });
   }
   return layers;
+}
+
+/**
+ * Whether `object[key]` is a plain data property holding `value`, own or inherited, so reading
+ * it runs no code of the user's (a getter would run on every call of the layer).
+ */
+function isDataProperty(object: object | undefined, key: string, value: unknown): boolean {
+  for (let o: object | null | undefined = object; o !== undefined && o !== null; o = Object.getPrototypeOf(o) as object | null) {
+    const descriptor = Object.getOwnPropertyDescriptor(o, key);
+    if (descriptor !== undefined) return 'value' in descriptor && descriptor.value === value;
+  }
+  return false;
 }
 
 /**

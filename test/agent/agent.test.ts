@@ -111,6 +111,30 @@ describe('agent.use()', () => {
     expect(result.text).toBe('two [seen by counting]');
   });
 
+  it('reads a hook point once, when it builds its stacks: a getter is not run per call, and a function put there later is not called', async () => {
+    const seen: string[] = [];
+    let reads = 0;
+    const viaGetter = {
+      name: 'via-getter',
+      get tool(): Middleware['tool'] {
+        reads++;
+        return (_ctx, next) => { seen.push('getter'); return next(); };
+      },
+    };
+    const replaced: Middleware = { name: 'replaced', tool: (_ctx, next) => { seen.push('original'); return next(); } };
+    const calls = [{ name: 'add', args: { a: 1, b: 1 } }, { name: 'add', args: { a: 2, b: 2 } }, { name: 'add', args: { a: 3, b: 3 } }];
+    const agent = createAgent({ model: mockModel([{ toolCalls: calls }, 'done', { toolCalls: calls }, 'done']), tools: [add] }).use(viaGetter).use(replaced);
+    await agent.run('sums');
+    const readsAfterOneRun = reads;
+    replaced.tool = (_ctx, next) => { seen.push('later'); return next(); };
+    const result = await agent.run('again');
+    expect(result.usage.toolCalls).toBe(3);
+    expect(seen.filter((s) => s === 'getter')).toHaveLength(6);
+    expect(seen.filter((s) => s === 'original')).toHaveLength(6);
+    expect(seen).not.toContain('later');
+    expect(reads).toBe(readsAfterOneRun);
+  });
+
   it.each([
     ['a number', 42, /agent\.use\(\): expected a middleware \{ name, run\?, model\?, tool\? \} or a hook object, got number/],
     ['null', null, /got null/],
