@@ -175,7 +175,7 @@ export class Agent<C = unknown, O = unknown> {
   stream(input: RunInput, options: RunCallOptions<C> & { output?: OutputSpec } = {}): AgentStream {
     const request = this.#request(options, 'agent.stream(input, options)');
     const controller = new AbortController();
-    const unlink = linkSignal(options.signal, controller);
+    const unlink = linkSignal(options.signal, (reason) => controller.abort(reason));
     return new AgentStream(
       (listener) => {
         let done: Promise<RunResult<any>>;

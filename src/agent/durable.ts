@@ -47,7 +47,7 @@ export class DurableRun implements CheckpointSink {
           if (held) return;
           const lost = new KoagentError('lease_lost', `run ${lease.runId}: its lease was lost while the segment ran (another worker claimed the run after this one could not renew it in time); this worker stops the run and writes nothing more`);
           segment.checkpoints?.poison(lost);
-          segment.controller.abort(lost);
+          segment.abort(lost);
         },
         // A store that does not answer for a moment: the next renewal tries again, and a
         // checkpoint that cannot be written fails the segment by itself.

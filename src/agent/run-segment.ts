@@ -65,7 +65,7 @@ export async function runSegment(core: AgentCore, state: RunState, input: Messag
     const recorded = { code: failure.code, message: failure.message, ...(failure.layer !== undefined ? { layer: failure.layer } : {}) };
     // Whatever still runs in the failed segment (an orphaned next()) may not write to its state, and is cancelled.
     segment.writer.fail(recorded);
-    segment.controller.abort(error);
+    segment.abort(error);
     // Stored as failed, if the store can; if it cannot, the run stays as of its last
     // checkpoint, and is recovered once its lease expires.
     await segment.checkpoints?.finish().catch(() => undefined);

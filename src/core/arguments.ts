@@ -64,18 +64,29 @@ const RECURSION_LIMIT = 1_000;
 /** Why the last walk stopped (set just before `measure` returns -1): no object per walk. */
 let found = '';
 
-/** `bytes` plus the bytes of JSON `current` takes, or -1 (and `found` set) once a bound is passed. */
+/**
+ * `bytes` plus the bytes of JSON `current` takes, or -1 (and `found` set) once a bound is passed.
+ * Arrays by index and objects by `for…in` over own keys: no array of keys made per object.
+ */
 function measure(current: unknown, depth: number, bytes: number, bounds: ArgumentBounds): number {
   if (typeof current === 'string') bytes += current.length + 2;
   else if (typeof current !== 'object' || current === null) bytes += 8;
   else {
     if (depth > bounds.maxDepth) return stop(`the arguments are nested deeper than ${bounds.maxDepth} levels`);
-    for (const key of Object.keys(current)) {
-      // zod drops such a key from what the tool gets while a rule would still see it: refused,
-      // so every reader sees one object graph (and none becomes a prototype).
-      if (key === '__proto__') return stop('the arguments contain a "__proto__" key, which is refused');
-      bytes = measure((current as Record<string, unknown>)[key], depth + 1, bytes + key.length + 4, bounds);
-      if (bytes < 0) return bytes;
+    if (Array.isArray(current)) {
+      for (let i = 0; i < current.length; i++) {
+        bytes = measure(current[i], depth + 1, bytes + 1, bounds);
+        if (bytes < 0) return bytes;
+      }
+    } else {
+      for (const key in current) {
+        if (!Object.hasOwn(current, key)) continue;
+        // zod drops such a key from what the tool gets while a rule would still see it: refused,
+        // so every reader sees one object graph (and none becomes a prototype).
+        if (key === '__proto__') return stop('the arguments contain a "__proto__" key, which is refused');
+        bytes = measure((current as Record<string, unknown>)[key], depth + 1, bytes + key.length + 4, bounds);
+        if (bytes < 0) return bytes;
+      }
     }
   }
   return bytes > bounds.maxBytes ? stop(`the arguments are larger than the ${bounds.maxBytes} bytes of JSON allowed`) : bytes;
@@ -96,10 +107,16 @@ function pastBoundsIteratively(value: object, { maxDepth, maxBytes }: ArgumentBo
     else if (typeof current !== 'object' || current === null) bytes += 8;
     else {
       if (depth > maxDepth) return `the arguments are nested deeper than ${maxDepth} levels`;
-      for (const key of Object.keys(current)) {
-        if (key === '__proto__') return 'the arguments contain a "__proto__" key, which is refused';
-        bytes += key.length + 4;
-        stack.push([(current as Record<string, unknown>)[key], depth + 1]);
+      if (Array.isArray(current)) {
+        bytes += current.length;
+        for (let i = current.length - 1; i >= 0; i--) stack.push([current[i], depth + 1]);
+      } else {
+        for (const key in current) {
+          if (!Object.hasOwn(current, key)) continue;
+          if (key === '__proto__') return 'the arguments contain a "__proto__" key, which is refused';
+          bytes += key.length + 4;
+          stack.push([(current as Record<string, unknown>)[key], depth + 1]);
+        }
       }
     }
     if (bytes > maxBytes) return `the arguments are larger than the ${maxBytes} bytes of JSON allowed`;

@@ -98,14 +98,14 @@ function firstStop(conditions: readonly StopCondition[], state: RunState): StopR
   return undefined;
 }
 
-/** Abort `controller` when `outer` aborts; returns the function that stops listening. */
-export function linkSignal(outer: AbortSignal | undefined, controller: AbortController): () => void {
+/** Call `abort` with `outer`'s reason when `outer` aborts; returns the function that stops listening. */
+export function linkSignal(outer: AbortSignal | undefined, abort: (reason: unknown) => void): () => void {
   if (outer === undefined) return () => undefined;
   if (outer.aborted) {
-    controller.abort(outer.reason);
+    abort(outer.reason);
     return () => undefined;
   }
-  const onAbort = () => controller.abort(outer.reason);
+  const onAbort = () => abort(outer.reason);
   outer.addEventListener('abort', onAbort, { once: true });
   return () => outer.removeEventListener('abort', onAbort);
 }
@@ -120,12 +120,11 @@ export class Segment {
   readonly writer: StateWriter;
   /** The segment's checkpoints, when its run has a store (undefined otherwise: no cost at all). */
   readonly checkpoints: Checkpoints | undefined;
-  readonly controller = new AbortController();
+  readonly #controller = new AbortController();
   readonly base: ContextBase;
   readonly stacks: Stacks;
   readonly listening: boolean;
-  /** The run's signal has aborted (a plain field: the loop reads it on every step). */
-  aborted = false;
+  #aborted = false;
   /** Set by a layer that ended the run (`ctx.end`, a hook's `{ end }`). */
   ended: { output: unknown } | undefined;
   readonly #unlink: () => void;
@@ -139,8 +138,7 @@ export class Segment {
       this.writer = writer;
       this.checkpoints = new Checkpoints(writer, options.sink);
     }
-    this.controller.signal.addEventListener('abort', () => (this.aborted = true), { once: true });
-    this.#unlink = linkSignal(options.signal, this.controller);
+    this.#unlink = linkSignal(options.signal, (reason) => this.abort(reason));
     this.listening = options.listeners.length > 0;
     this.stacks = agent.stacks(options.mode);
     const base: ContextBase = {
@@ -150,12 +148,17 @@ export class Segment {
       runId: state.runId,
       sessionId: state.sessionId,
       metadata: options.metadata,
-      signal: this.controller.signal,
+      signal: this.#controller.signal,
     };
     // `emit` and `subagent` exist only when they apply: hooks test for them with `in` or `?.`.
     if (options.subagent !== undefined) (base as { subagent?: SubagentInfo }).subagent = options.subagent;
     if (this.listening) (base as { emit?: unknown }).emit = (event: EmittedEvent) => this.publish(event);
     this.base = base;
+  }
+
+  /** The segment was cancelled (`abort`): the loop reads this on every step. */
+  get aborted(): boolean {
+    return this.#aborted;
   }
 
   get mode(): number {
@@ -198,6 +201,17 @@ export class Segment {
   stopReason(): StopReason | undefined {
     if (this.aborted) return 'aborted';
     return firstStop(this.agent.stopWhen, this.state) ?? (this.options.stopWhen === undefined ? undefined : firstStop(this.options.stopWhen, this.state));
+  }
+
+  /**
+   * Cancel the segment: its signal aborts with `reason`, so providers and tools still running
+   * stop, and the loop stops at its next check. The caller's signal, a failure of the segment
+   * and a lost lease all come here: the one place the flag and the signal change.
+   */
+  abort(reason: unknown): void {
+    if (this.#aborted) return;
+    this.#aborted = true;
+    this.#controller.abort(reason);
   }
 
   /** A layer ends the run; the loop stops at its next check, or a run layer returns `finish` itself. */

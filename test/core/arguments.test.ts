@@ -1,4 +1,5 @@
 // A model's arguments for one call, bounded in depth and size: the walk that checks them.
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { argsObject, DEFAULT_ARGUMENT_BOUNDS } from '../../src/core/arguments.js';
 
@@ -23,6 +24,35 @@ describe('checking the bounds of arguments', () => {
     expect(argsObject({ text: 'x'.repeat(100) }, { maxDepth: 64, maxBytes: 100 })).toBe('the arguments are larger than the 100 bytes of JSON allowed');
     expect(argsObject({ list: [1, 2, 3], deep: { k: 'v' } }, { maxDepth: 2, maxBytes: 1_000 })).toEqual({ list: [1, 2, 3], deep: { k: 'v' } });
     expect(argsObject({ list: [1, 2, 3], deep: { k: 'v' } }, { maxDepth: 1, maxBytes: 1_000 })).toBe('the arguments are nested deeper than 1 levels');
+  });
+
+  it('counts an array by its elements and an object by its own keys, as JSON does', () => {
+    // "list" (4 + 4) and three numbers (8 + 1 each): 35 bytes.
+    expect(argsObject({ list: [1, 2, 3] }, { maxDepth: 64, maxBytes: 35 })).toEqual({ list: [1, 2, 3] });
+    expect(argsObject({ list: [1, 2, 3] }, { maxDepth: 64, maxBytes: 34 })).toBe('the arguments are larger than the 34 bytes of JSON allowed');
+    // What an object inherits is no part of its JSON, however large.
+    const inherited = Object.assign(Object.create({ big: 'x'.repeat(10_000) }) as Record<string, unknown>, { a: 1 });
+    expect(argsObject(inherited, { maxDepth: 64, maxBytes: 100 })).toBe(inherited);
+  });
+
+  it('counts the same with a bound too deep for recursion, where it walks with a stack of its own', () => {
+    const json = fc.letrec((tie) => ({
+      value: fc.oneof({ depthSize: 'small' }, fc.string(), fc.integer(), fc.boolean(), fc.constant(null), fc.array(tie('value'), { maxLength: 4 }), fc.dictionary(fc.string({ maxLength: 6 }), tie('value'), { maxKeys: 4 })),
+    })).value;
+    // The bytes a walk counts: the smallest maxBytes it accepts the arguments with.
+    const counted = (args: Record<string, unknown>, maxDepth: number): number => {
+      let low = 0;
+      let high = 1_000_000;
+      while (low < high) {
+        const mid = Math.floor((low + high) / 2);
+        if (typeof argsObject(args, { maxDepth, maxBytes: mid }) === 'string') low = mid + 1;
+        else high = mid;
+      }
+      return low;
+    };
+    fc.assert(fc.property(fc.dictionary(fc.string({ maxLength: 6 }).filter((key) => key !== '__proto__'), json, { maxKeys: 5 }), (args) => {
+      expect(counted(args, 5_000)).toBe(counted(args, 64));
+    }), { numRuns: 200 });
   });
 
   it('refuses a "__proto__" key at any depth', () => {
