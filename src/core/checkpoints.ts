@@ -16,9 +16,10 @@ export interface CheckpointSink {
 const DONE = Promise.resolve();
 
 /**
- * The checkpoints of one durable segment, written one at a time and in order. The core calls
- * `flush()` at each step boundary — before a tool executes (the ledger's write-ahead
- * `running`), after each call settles — and the agent calls `finish()` when the segment ends.
+ * The checkpoints of one durable segment, written one at a time and in order. The segment's
+ * writer calls `flush()` at each step boundary (`StateWriter.stored()`: before a tool executes,
+ * for the ledger's write-ahead `running`, and after each call settles), and the agent calls
+ * `finish()` when the segment ends.
  *
  * A flush asked for while a write is under way waits for it, then writes everything that
  * changed meanwhile in one transaction (callers waiting together share it). After a failed

@@ -80,12 +80,18 @@ export class JournaledWriter extends StateWriter {
   #children = false;
   readonly #calls = new Set<string>();
   readonly #hooks = new Set<string>();
+  readonly #store: (() => Promise<void>) | undefined;
 
-  /** `state` as the store holds it now: nothing is new yet. */
-  constructor(state: RunState) {
+  /** `state` as the store holds it now: nothing is new yet. `store` writes what changed (the segment's checkpoints). */
+  constructor(state: RunState, store?: () => Promise<void>) {
     super(state);
     this.#stored = state.messages.length;
     this.#tail = state.messages[this.#stored - 1];
+    this.#store = store;
+  }
+
+  override stored(): Promise<void> | undefined {
+    return this.#store?.();
   }
 
   override beginSegment(): number {

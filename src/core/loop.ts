@@ -32,7 +32,8 @@ export async function runLoop(ctx: RunContext): Promise<RunResult> {
       if (only !== undefined) {
         turn.settle(only, await turn.outcome(only));
         // A durable run stores each settled call (its `done` and result) before going on.
-        if (segment.checkpoints !== undefined) await segment.checkpoints.flush();
+        const stored = segment.writer.stored();
+        if (stored !== undefined) await stored;
       } else await turn.settleAll();
       if (turn.end()) return segment.finish('approval');
       continue;

@@ -134,9 +134,11 @@ export class Segment {
       this.writer = new StateWriter(state);
       this.checkpoints = undefined;
     } else {
-      const writer = new JournaledWriter(state);
+      // The writer stores at its step boundaries through the checkpoints, which read it.
+      const writer: JournaledWriter = new JournaledWriter(state, (): Promise<void> => checkpoints.flush());
+      const checkpoints: Checkpoints = new Checkpoints(writer, options.sink);
       this.writer = writer;
-      this.checkpoints = new Checkpoints(writer, options.sink);
+      this.checkpoints = checkpoints;
     }
     this.#unlink = linkSignal(options.signal, (reason) => this.abort(reason));
     this.listening = options.listeners.length > 0;

@@ -27,6 +27,15 @@ export class StateWriter {
     this.#closed = true;
   }
 
+  /**
+   * A step boundary (a tool about to be entered, a call settled): what changed so far must be
+   * stored before the run goes on. Resolves once it is stored; undefined when the run has no
+   * store, so the caller awaits nothing.
+   */
+  stored(): Promise<void> | undefined {
+    return undefined;
+  }
+
   // --- segments and status ---------------------------------------------------------------
 
   /** A segment starts: count it, mark the run running, forget the last segment's error. */

@@ -64,12 +64,12 @@ export class ToolTurn {
 
   /** Settle every call left, up to `toolConcurrency` at a time. */
   settleAll(): Promise<void> {
-    const { checkpoints } = this.segment;
-    if (checkpoints === undefined) return pool(this.todo, this.segment.agent.toolConcurrency, async (i) => this.settle(i, await this.outcome(i)));
-    // A durable run stores each call as it settles: a crash later in the turn keeps it done.
+    const { writer } = this.segment;
     return pool(this.todo, this.segment.agent.toolConcurrency, async (i) => {
       this.settle(i, await this.outcome(i));
-      await checkpoints.flush();
+      // A durable run stores each call as it settles: a crash later in the turn keeps it done.
+      const stored = writer.stored();
+      if (stored !== undefined) await stored;
     });
   }
 

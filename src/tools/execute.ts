@@ -19,10 +19,10 @@ export function executeStep(ctx: ToolContext): Promise<ToolOutcome> {
     call.failed = false;
     const segment = segmentOf(ctx);
     segment.writer.callRunning(ctx.toolCallId);
-    const { checkpoints } = segment;
     // Write-ahead: a durable run stores `running` before the tool is entered. If that write
     // fails (the store is down, another worker took the run), the tool does not run at all.
-    call.executed = checkpoints === undefined ? execute(ctx, call) : checkpoints.flush().then(() => execute(ctx, call));
+    const stored = segment.writer.stored();
+    call.executed = stored === undefined ? execute(ctx, call) : stored.then(() => execute(ctx, call));
   }
   return call.executed;
 }

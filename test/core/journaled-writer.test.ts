@@ -2,6 +2,7 @@
 // and only that.
 import { describe, expect, it } from 'vitest';
 import { JournaledWriter } from '../../src/core/journaled-writer.js';
+import { StateWriter } from '../../src/core/state-writer.js';
 import { newState } from '../../src/core/state.js';
 import type { AssistantMessage, Message, ToolMessage } from '../../src/index.js';
 
@@ -113,5 +114,33 @@ describe('JournaledWriter.take()', () => {
     expect(cp).toMatchObject({ status: 'failed', error: '{"code":"hook_failed","message":"boom"}' });
     expect(cp.messages).toBeUndefined();
     expect(cp.calls).toBeUndefined();
+  });
+});
+
+describe('step boundaries: stored()', () => {
+  it('has nothing to wait for in a run without a store', () => {
+    const state = newState('r', 's', { name: 'a', id: 'a', toolsFingerprint: 'f' }, [user('hi')]);
+    expect(new StateWriter(state).stored()).toBeUndefined();
+  });
+
+  it('stores what changed through the durable writer\'s store, and resolves once it is stored', async () => {
+    const state = newState('r', 's', { name: 'a', id: 'a', toolsFingerprint: 'f' }, [user('hi')]);
+    const written: unknown[] = [];
+    let release!: () => void;
+    const writer: JournaledWriter = new JournaledWriter(state, () => {
+      written.push(writer.take());
+      return new Promise<void>((resolve) => (release = resolve));
+    });
+    writer.beginSegment();
+    writer.keepReply(undefined, reply('', ['c1']));
+    writer.callRunning('c1');
+    let stored = false;
+    const boundary = writer.stored()!.then(() => (stored = true));
+    expect(written).toMatchObject([{ calls: [{ id: 'c1', entry: 'running' }] }]);
+    await Promise.resolve();
+    expect(stored).toBe(false);
+    release();
+    await boundary;
+    expect(stored).toBe(true);
   });
 });
