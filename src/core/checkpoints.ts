@@ -41,10 +41,18 @@ export class Checkpoints {
     if (this.#finished) return Promise.reject(markOwnError(new KoagentError('store_error', 'koagent: this run segment is over; nothing of it may be stored any more')));
     if (this.#next !== undefined) return this.#next;
     if (this.#writing !== undefined) {
-      const next = this.#writing.then(() => {
-        this.#next = undefined;
-        return this.#write(false);
-      });
+      // Cleared either way: a queued flush that stayed set after a failed write would keep
+      // finish() waiting on it for ever.
+      const next = this.#writing.then(
+        () => {
+          this.#next = undefined;
+          return this.#write(false);
+        },
+        (error: unknown) => {
+          this.#next = undefined;
+          throw error;
+        },
+      );
       this.#next = next;
       return next;
     }

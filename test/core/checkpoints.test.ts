@@ -48,6 +48,22 @@ describe('Checkpoints', () => {
     await third;
   });
 
+  it('finishes with the failure when a write fails while a flush waits behind it, and never hangs', async () => {
+    const { writes, write } = gated();
+    const { writer, checkpoints } = setup(write);
+    writer.append({ role: 'user', content: 'one' });
+    const first = checkpoints.flush().catch((e: unknown) => e);
+    writer.append({ role: 'user', content: 'two' });
+    const queued = checkpoints.flush().catch((e: unknown) => e);
+    const finished = checkpoints.finish().catch((e: unknown) => e);
+    writes[0].fail(new Error('disk full'));
+    const error = await first;
+    expect(KoagentError.is(error) && error.code).toBe('store_error');
+    expect(await queued).toBe(error);
+    expect(await finished).toBe(error);
+    expect(writes).toHaveLength(1);
+  });
+
   it('after a failed write, refuses every later one with the same error: no checkpoint may follow a lost one', async () => {
     const { writes, write } = gated();
     const { writer, checkpoints } = setup(write);
