@@ -15,6 +15,7 @@ import { checkState } from '../core/state-schema.js';
 import { newState, type AgentIdentity, type ApprovalDecision, type RunState } from '../core/state.js';
 import { closeUnsettledCalls } from '../core/tool-turn.js';
 import type { Lease, NewRun, RunStore, RunSummary } from '../stores/run-store.js';
+import type { RecoveredRun } from './durable-options.js';
 
 /** A name for this worker, unique enough to tell its leases from another process's. */
 export function workerId(): string {
@@ -173,9 +174,9 @@ async function sessionToContinue(store: RunStore, sessionId: string, agent: Agen
 export async function recoverRuns(
   store: RunStore, agent: AgentIdentity, owner: string, logger: Logger, limit: number | undefined,
   how: { refuse: (state: RunState) => string | undefined; run: (state: RunState, durable: DurableRun) => Promise<RunResult> },
-): Promise<{ runId: string; result?: RunResult; error?: RunFailedError }[]> {
+): Promise<RecoveredRun[]> {
   const most = limit ?? Infinity;
-  const recovered: { runId: string; result?: RunResult; error?: RunFailedError }[] = [];
+  const recovered: RecoveredRun[] = [];
   while (recovered.length < most) {
     const claimed = await storeCall(() => store.claimExpired(agent.name, owner), `looking for runs of ${agent.name} to recover`);
     if (claimed === undefined) break;
@@ -255,7 +256,7 @@ export class AgentStore {
     return claimForResume(store, given, decisions, this.identity, this.owner, this.logger, refuse);
   }
 
-  recover(store: RunStore, limit: number | undefined, how: Parameters<typeof recoverRuns>[5]): Promise<{ runId: string; result?: RunResult; error?: RunFailedError }[]> {
+  recover(store: RunStore, limit: number | undefined, how: Parameters<typeof recoverRuns>[5]): Promise<RecoveredRun[]> {
     return recoverRuns(store, this.identity, this.owner, this.logger, limit, how);
   }
 

@@ -75,10 +75,10 @@ class MemoryStore implements RunStore {
     const head = this.#heads.get(state.sessionId);
     if (run.expectHead !== undefined && (head ?? null) !== run.expectHead) return { refused: 'session_moved' };
     const row = rowOf(state);
-    const parts = partsOf(state);
     const shared = base === undefined ? 0 : Math.min(base.count, this.#runs.get(base.runId)?.messages.length ?? 0);
     // A session's earlier messages are shared with its previous run, not written again.
-    const messages = shared > 0 ? [...this.#runs.get(base!.runId)!.messages.slice(0, shared), ...parts.messages.slice(shared)] : parts.messages;
+    const parts = partsOf(state, shared);
+    const messages = shared > 0 ? [...this.#runs.get(base!.runId)!.messages.slice(0, shared), ...parts.messages] : parts.messages;
     const now = this.#now();
     this.#runs.set(state.runId, {
       ...row, agentName: state.agentName, sessionId: state.sessionId, messages,
@@ -86,7 +86,7 @@ class MemoryStore implements RunStore {
       owner, token: 1, expires: now + this.leaseMs, createdAt: now, updatedAt: now,
     });
     this.#heads.set(state.sessionId, state.runId);
-    this.#count(row.identity, row.pending, row.decisions, row.children, ...parts.messages.slice(shared));
+    this.#count(row.identity, row.pending, row.decisions, row.children, ...parts.messages);
     return { lease: { runId: state.runId, owner, token: 1 } };
   }
 

@@ -52,10 +52,13 @@ export function rowOf(state: RunState): RunRow {
   };
 }
 
-/** A state's transcript, ledger and hook state as stored rows. */
-export function partsOf(state: RunState): { messages: string[]; calls: [string, LedgerEntry, string | null][]; hooks: [string, string][] } {
+/**
+ * A state's transcript from message `from` on (the earlier ones are shared with the session's
+ * previous run, not written again), ledger and hook state, as stored rows.
+ */
+export function partsOf(state: RunState, from = 0): { messages: string[]; calls: [string, LedgerEntry, string | null][]; hooks: [string, string][] } {
   return {
-    messages: state.messages.map((m) => JSON.stringify(m)),
+    messages: state.messages.slice(from).map((m) => JSON.stringify(m)),
     calls: Object.entries(state.ledger).map(([id, entry]) => [id, entry, state.settled[id] === undefined ? null : JSON.stringify(state.settled[id])]),
     hooks: Object.entries(state.hookState).map(([name, value]) => [name, JSON.stringify(value ?? null)]),
   };

@@ -58,15 +58,15 @@ export function* createRun(d: Dialect, run: NewRun, leaseMs: number): Op<CreateO
     if (rows.length > 0) shared = Math.min(base.count, num(rows[0].message_count));
   }
   const row = rowOf(state);
-  const parts = partsOf(state);
+  const parts = partsOf(state, shared);
   yield sql(
     `INSERT INTO koagent_runs (run_id, agent_name, session_id, identity, status, segment, steps, usage, stop_reason, output, error, pending, decisions, children,
        message_count, base_run, base_count, lease_owner, lease_token, lease_expires, created_at, updated_at)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, 1, ${d.now} + $19, ${d.now}, ${d.now})`,
     runId, state.agentName, sessionId, row.identity, row.status, row.segment, row.steps, row.usage, row.stopReason ?? null, row.output, row.error,
-    row.pending, row.decisions, row.children, parts.messages.length, shared > 0 ? base!.runId : null, shared, owner, leaseMs,
+    row.pending, row.decisions, row.children, state.messages.length, shared > 0 ? base!.runId : null, shared, owner, leaseMs,
   );
-  yield* insertMessages(d, runId, shared, parts.messages.slice(shared));
+  yield* insertMessages(d, runId, shared, parts.messages);
   yield* upsertCalls(runId, parts.calls);
   yield* upsertHooks(runId, parts.hooks);
   return { lease: { runId, owner, token: 1 } };
