@@ -180,7 +180,8 @@ function recordOf(state: Readonly<RunState>): OutputRecord {
 function answerOf(plan: OutputPlan, result: RunResult, record: OutputRecord): { raw: unknown; value?: unknown; problem?: string } {
   if (result.stopReason === 'hook_end') return { raw: result.output, value: result.output };
   if (plan.mode === 'tool') {
-    if (record.answer !== undefined) return { raw: record.answer, value: plan.wrapped ? (record.answer as { value: unknown }).value : record.answer };
+    // The tool recorded the answer already unwrapped from { value }.
+    if (record.answer !== undefined) return { raw: record.answer, value: record.answer };
     if (record.raw !== undefined && record.repairs > plan.repairs) return { raw: record.raw, problem: record.issues };
     return { raw: result.text, problem: `The reply gave no answer through ${plan.name}.` };
   }
@@ -224,7 +225,7 @@ export function outputStep(plan: OutputPlan, loop: (ctx: RunContext) => Promise<
       const record = recordOf(segment.state);
       const answer = answerOf(plan, result, record);
       const checked = answer.problem === undefined ? await plan.schema.safeParseAsync(answer.value) : undefined;
-      if (checked?.success === true) return settle(segment, result, answer.raw, checked.data);
+      if (checked?.success === true) return settle(segment, result, answer.value, checked.data);
       const problem = answer.problem ?? `The reply does not fit the required output:\n${z.prettifyError(checked!.error)}`;
       // Only the model's own final replies are repaired: an output a layer gave, or a segment a
       // limit stopped, has no model turn left to fix it in.
@@ -254,10 +255,12 @@ function noAnswer(segment: Segment, result: RunResult): RunResult {
   return { ...result, output: undefined };
 }
 
-function settle(segment: Segment, result: RunResult, raw: unknown, value: unknown): RunResult {
-  // The state keeps the answer as JSON (the schema's output may hold dates, maps, classes).
-  const json = typeof raw === 'string' ? parseJson(raw)?.value ?? raw : raw;
-  segment.writer.end(result.status, result.stopReason, json);
+/**
+ * The answer fits: the state keeps it as written, before the schema's transforms (their
+ * output may hold dates, maps, classes); the result gets the schema's output.
+ */
+function settle(segment: Segment, result: RunResult, answer: unknown, value: unknown): RunResult {
+  segment.writer.end(result.status, result.stopReason, answer);
   segment.publish({ type: 'output', output: value });
   const settled = { ...result, output: value };
   judged.add(settled);

@@ -75,6 +75,7 @@ describe('native mode: the provider\'s JSON response format', () => {
     const model = mockModel(['{"value":["a","b"]}']);
     const result = await createAgent({ model, output: z.array(z.string()) }).run('List');
     expect(result.output).toEqual(['a', 'b']);
+    expect(result.state.output).toEqual(['a', 'b']);
     expect(model.calls[0].request.responseFormat).toMatchObject({ schema: { type: 'object', properties: { value: { type: 'array', items: { type: 'string' } } }, required: ['value'] } });
   });
 
@@ -117,6 +118,14 @@ describe('tool mode: a final-answer tool', () => {
     expect(model.remaining).toBe(0);
   });
 
+  it('unwraps the answer to a schema that is not an object once: the tool\'s { value } is the answer', async () => {
+    const model = mockModel([{ toolCalls: [{ name: 'final_answer', args: { value: 5 } }] }]);
+    const result = await createAgent({ model, output: { schema: z.number(), mode: 'tool' } }).run('How many?');
+    expect(result.output).toBe(5);
+    expect(result.state.output).toBe(5);
+    expect(model.calls).toHaveLength(1);
+  });
+
   it('refuses a tool of the agent with the final-answer tool\'s name, and takes another name', async () => {
     const clash = defineTool({ name: 'final_answer', description: 'x', execute: () => 'x' });
     expect(() => createAgent({ model: mockModel([]), tools: [clash], output: { schema: Weather, mode: 'tool' } })).toThrow(/a tool is named "final_answer".*give the output another name/);
@@ -127,6 +136,13 @@ describe('tool mode: a final-answer tool', () => {
 });
 
 describe('an output a layer ends the run with', () => {
+  it('is kept in the state as the layer gave it: text that reads as JSON stays text', async () => {
+    const cached: Middleware = { name: 'cached', run: (ctx) => ctx.end('123') };
+    const result = await createAgent({ model: mockModel([]), output: z.string() }).use(cached).run('Code?');
+    expect(result.output).toBe('123');
+    expect(result.state.output).toBe('123');
+  });
+
   it('must fit the schema too: from a model layer and from a run layer', async () => {
     const fromModel: Middleware = { name: 'cached', model: (ctx) => ctx.end({ city: 'Oslo', celsius: 4 }) };
     expect((await createAgent({ model: mockModel([]), output: Weather, middleware: [fromModel] }).run('x')).output).toEqual({ city: 'Oslo', celsius: 4 });
