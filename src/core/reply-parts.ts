@@ -110,7 +110,7 @@ export class ReplyAssembler {
 }
 
 /** Provider options merged per provider: later keys win (a signature that arrives last). */
-export function mergeOptions(a: ProviderOptions | undefined, b: ProviderOptions): ProviderOptions {
+function mergeOptions(a: ProviderOptions | undefined, b: ProviderOptions): ProviderOptions {
   if (a === undefined) return b;
   const merged: ProviderOptions = { ...a };
   for (const [provider, fields] of Object.entries(b)) merged[provider] = { ...merged[provider], ...fields };

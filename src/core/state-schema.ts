@@ -24,10 +24,10 @@ const toolCall = z.object({ id: z.string(), name: z.string(), args: z.unknown(),
  * bad part is named the same way: `state.messages[2].content[0].image must be a string …`.
  */
 const contentOf = <T>(role: 'user' | 'assistant' | 'tool') => z.unknown().superRefine((value, ctx) => {
-  const problem = contentProblem(value, role, SUBPATH);
+  // The path is left empty: the issue's own path goes in front of the message.
+  const problem = contentProblem(value, role, '');
   if (problem !== undefined) ctx.addIssue({ code: 'custom', message: problem, params: { subpath: true } });
 }) as unknown as z.ZodType<T>;
-const SUBPATH = '\u0000';
 
 const toolMessage = z.object({ role: z.literal('tool'), toolCallId: z.string(), name: z.string(), content: contentOf<ToolMessage['content']>('tool'), metadata: z.record(z.string(), z.unknown()).optional() });
 
@@ -82,7 +82,7 @@ export function checkState(value: unknown): RunState {
   const parsed = runStateSchema.safeParse(value);
   if (!parsed.success) {
     const issue = parsed.error.issues.find((i) => i.code === 'unrecognized_keys') ?? parsed.error.issues[0];
-    if (issue.code === 'custom' && issue.params?.subpath === true) throw refuse(`${pathOf(issue.path)}${issue.message.replace(SUBPATH, '')}`);
+    if (issue.code === 'custom' && issue.params?.subpath === true) throw refuse(`${pathOf(issue.path)}${issue.message}`);
     throw refuse(`${pathOf(issue.path)} ${describe(issue, valueAt(value, issue.path))}`);
   }
   return value as RunState;

@@ -114,7 +114,7 @@ function responseFormat(format: unknown): NonNullable<AiSdkCallOptions['response
  * koagent's transcript in the AI SDK's prompt format, part for part; each run of tool messages
  * becomes one `tool` message of `tool-result` parts, as the AI SDK itself groups them.
  */
-export function aiSdkPrompt(messages: readonly Message[], target: PromptTarget): AiSdkPromptMessage[] {
+function aiSdkPrompt(messages: readonly Message[], target: PromptTarget): AiSdkPromptMessage[] {
   const prompt: AiSdkPromptMessage[] = [];
   messages.forEach((m, i) => {
     const path = `messages[${i}].content`;

@@ -14,7 +14,7 @@ const CHANGING = new Set(['status', 'segment', 'steps', 'usage', 'stopReason', '
  * The fields of a state that never change during the run (version, ids, the agent's name, and
  * any field a later state version adds), as JSON: stored with the run, merged back on loading.
  */
-export function identityOf(state: RunState): string {
+function identityOf(state: RunState): string {
   const identity: Record<string, unknown> = {};
   for (const key of Object.keys(state)) if (!CHANGING.has(key)) identity[key] = (state as unknown as Record<string, unknown>)[key];
   return JSON.stringify(identity);

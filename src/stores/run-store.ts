@@ -180,10 +180,10 @@ export interface RunStore {
 }
 
 /** The methods a run store has: `createAgent` checks a store against them. */
-export const RUN_STORE_METHODS = ['createRun', 'claimRun', 'claimExpired', 'checkpoint', 'renew', 'loadRun', 'sessionHead', 'listRuns', 'deleteRun', 'deleteSession', 'prune', 'close'] as const;
+const RUN_STORE_METHODS = ['createRun', 'claimRun', 'claimExpired', 'checkpoint', 'renew', 'loadRun', 'sessionHead', 'listRuns', 'deleteRun', 'deleteSession', 'prune', 'close'] as const;
 
 /** What is missing for `value` to be a run store, or undefined when nothing is. */
-export function storeProblem(value: unknown): string | undefined {
+function storeProblem(value: unknown): string | undefined {
   if (typeof value !== 'object' || value === null) return 'it is not an object';
   const missing = RUN_STORE_METHODS.filter((name) => typeof (value as Record<string, unknown>)[name] !== 'function');
   if (missing.length > 0) return `it has no ${missing.join(', ')} method${missing.length > 1 ? 's' : ''}`;

@@ -143,24 +143,16 @@ class SqliteRunner implements SqlRunner {
     return step.value;
   }
 
-  write<T>(op: () => Op<T>): Promise<T> {
-    try {
-      // BEGIN IMMEDIATE: the write lock is taken at once, so two processes never both read,
-      // then both try to write (which SQLite answers with SQLITE_BUSY).
-      const result = this.#writing.immediate(op()) as T;
-      this.#writes++;
-      return Promise.resolve(result);
-    } catch (error) {
-      return Promise.reject(error);
-    }
+  async write<T>(op: () => Op<T>): Promise<T> {
+    // BEGIN IMMEDIATE: the write lock is taken at once, so two processes never both read,
+    // then both try to write (which SQLite answers with SQLITE_BUSY).
+    const result = this.#writing.immediate(op()) as T;
+    this.#writes++;
+    return result;
   }
 
-  read<T>(op: () => Op<T>): Promise<T> {
-    try {
-      return Promise.resolve(this.#reading.deferred(op()) as T);
-    } catch (error) {
-      return Promise.reject(error);
-    }
+  async read<T>(op: () => Op<T>): Promise<T> {
+    return this.#reading.deferred(op()) as T;
   }
 
   async close(): Promise<void> {

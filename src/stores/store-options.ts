@@ -9,7 +9,7 @@ const STATUSES = ['running', 'completed', 'suspended', 'failed'] as const;
 const PRUNABLE = ['completed', 'failed', 'suspended'] as const;
 
 /** A retention policy: which finished runs `prune` deletes. */
-export const retentionSchema = optionsSchema({
+const retentionSchema = optionsSchema({
   olderThanMs: z.number({ error: 'must be a number of milliseconds ≥ 0' }).min(0, { error: 'must be a number of milliseconds ≥ 0' }),
   statuses: z.array(z.enum(PRUNABLE, { error: "must be 'completed', 'failed' or 'suspended' (a running run is never pruned)" }), { error: "must be an array of 'completed', 'failed' or 'suspended'" }).optional(),
 }, { noun: 'a field of a retention policy', aliases: { maxAgeMs: 'olderThanMs', ageMs: 'olderThanMs', olderThan: 'olderThanMs', status: 'statuses' } });

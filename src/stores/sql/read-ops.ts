@@ -5,9 +5,9 @@ import type { RunFilter, RunSummary } from '../run-store.js';
 import { num, placeholders, sql, text, type Dialect, type Op, type Row } from './query.js';
 
 /** The columns of `koagent_runs` a state is put together from. */
-export const RUN_COLUMNS = 'identity, status, segment, steps, usage, stop_reason, output, error, pending, decisions, children';
+const RUN_COLUMNS = 'identity, status, segment, steps, usage, stop_reason, output, error, pending, decisions, children';
 
-export function runRow(row: Row): RunRow {
+function runRow(row: Row): RunRow {
   return {
     identity: String(row.identity),
     status: row.status as RunStatus,
