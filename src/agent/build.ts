@@ -13,7 +13,7 @@ import { buildStacks, type StackParts } from '../core/stacks.js';
 import type { StopCondition } from '../core/state.js';
 import { limitsReached, stepCountIs } from '../features/limits.js';
 import { streamingProviderLayer, streamReleaseLayer } from '../features/streaming/stream-reply.js';
-import { answeredCondition, finalAnswerTool, outputStep, responseFormatLayer, type OutputPlan } from '../features/structured-output.js';
+import { answeredCondition, endedOutputLayer, finalAnswerTool, outputStep, responseFormatLayer, type OutputPlan } from '../features/structured-output.js';
 import { providerSpanLayer, toolSpanLayer } from '../features/tracing.js';
 import { approvalStep } from '../tools/approval.js';
 import { executeStep } from '../tools/execute.js';
@@ -82,6 +82,7 @@ export function buildAgent(input: BuildInput): AgentCore {
         stacks = buildStacks({
           ...base,
           features: {
+            run: output === undefined ? [] : [endedOutputLayer(output)],
             model: [...(output?.mode === 'native' ? [responseFormatLayer(output)] : []), ...(streaming ? [streamReleaseLayer] : [])],
             tool: tracing ? [toolSpanLayer] : [],
             provider: [...(tracing ? [providerSpanLayer] : []), ...(streaming ? [streamingProviderLayer(holdsStream)] : [])],

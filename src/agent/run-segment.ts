@@ -1,5 +1,5 @@
 // One segment of a run, from start to end: its listeners, span, mode and metadata, the run
-// stack, the output check of a run a layer ended, and how it ends (stored, published, traced).
+// stack, and how it ends (stored, published, traced).
 import { runFailure } from '../core/errors.js';
 import type { SubagentInfo } from '../core/contexts.js';
 import type { EventListener, PermissionListener } from '../core/events.js';
@@ -10,7 +10,7 @@ import type { RunResult } from '../core/result.js';
 import { SegmentContext } from '../core/run-context.js';
 import { Segment, STREAMING, TRACING, type AgentCore } from '../core/segment.js';
 import type { RunState } from '../core/state.js';
-import { checkEndedOutput, type OutputPlan } from '../features/structured-output.js';
+import type { OutputPlan } from '../features/structured-output.js';
 import { endRunSpan, runSpan, traceSegment, type Span } from '../features/tracing.js';
 import type { DurableRun } from './durable.js';
 import type { AgentOptions, RunCallOptions } from './options.js';
@@ -51,8 +51,7 @@ export async function runSegment(core: AgentCore, state: RunState, input: Messag
   const ctx = new SegmentContext(segment, input, number, resumed);
   segment.publish({ type: 'run.start', sessionId: state.sessionId, segment: number, resumed });
   try {
-    let result = await segment.stacks.run(ctx);
-    if (request.output !== undefined) result = await checkEndedOutput(request.output, segment, result);
+    const result = await segment.stacks.run(ctx);
     // A run layer that ended the segment without the loop: the state says how it ended.
     if (state.status === 'running') segment.writer.end(result.status, result.stopReason, state.output);
     // A durable run's result is given only once its end is stored.

@@ -239,14 +239,22 @@ export function outputStep(plan: OutputPlan, loop: (ctx: RunContext) => Promise<
 }
 
 /**
- * A segment that a run layer ended itself (`ctx.end(output)` before the loop): its output must
- * fit too. Results the terminal already checked pass as they are.
+ * The outermost run layer with an output schema: a segment that a run layer ended itself
+ * (`ctx.end(output)` before the loop) must give an output that fits too. Results the terminal
+ * already checked pass as they are.
  */
-export async function checkEndedOutput(plan: OutputPlan, segment: Segment, result: RunResult): Promise<RunResult> {
-  if (judged.has(result) || result.status !== 'completed' || result.stopReason !== 'hook_end') return result;
-  const checked = await plan.schema.safeParseAsync(result.output);
-  if (!checked.success) throw failure(plan, result, result.output, `The output the layer gave does not fit the required output:\n${z.prettifyError(checked.error)}`);
-  return settle(segment, result, result.output, checked.data);
+export function endedOutputLayer(plan: OutputPlan): Layer<RunContext, RunResult> {
+  return {
+    name: 'koagent:ended-output',
+    trusted: true,
+    async fn(ctx, next) {
+      const result = await next(ctx);
+      if (judged.has(result) || result.status !== 'completed' || result.stopReason !== 'hook_end') return result;
+      const checked = await plan.schema.safeParseAsync(result.output);
+      if (!checked.success) throw markOwnError(failure(plan, result, result.output, `The output the layer gave does not fit the required output:\n${z.prettifyError(checked.error)}`));
+      return settle(segmentOf(ctx), result, result.output, checked.data);
+    },
+  };
 }
 
 /** A segment that ended without an answer: its output is undefined, not its last text (which would pass for one). */
