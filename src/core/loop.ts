@@ -30,9 +30,7 @@ export async function runLoop(ctx: RunContext): Promise<RunResult> {
       // A turn of one call (the common case) needs no pool.
       const only = turn.only();
       if (only !== undefined) {
-        turn.settle(only, await turn.outcome(only));
-        // A durable run stores each settled call (its `done` and result) before going on.
-        const stored = segment.writer.stored();
+        const stored = turn.settle(only, await turn.outcome(only));
         if (stored !== undefined) await stored;
       } else await turn.settleAll();
       if (turn.end()) return segment.finish('approval');

@@ -40,8 +40,12 @@ export class ToolTurn {
     return callOutcome(this.segment, this.calls[i]);
   }
 
-  /** Call `i` settled with `outcome`: its result is written, or its request for a human kept. */
-  settle(i: number, outcome: ToolOutcome): void {
+  /**
+   * Call `i` settled with `outcome`: its result is written, or its request for a human kept.
+   * Returns the step boundary to await: a durable run stores the settled call before going on,
+   * so a crash later in the turn keeps it done (undefined without a store).
+   */
+  settle(i: number, outcome: ToolOutcome): Promise<void> | undefined {
     const { segment } = this;
     const call = this.calls[i];
     if (outcome.requiresApproval === true) {
@@ -51,7 +55,7 @@ export class ToolTurn {
         pending.push({ at: i, approval });
         if (segment.listening) segment.publish({ type: 'approval.requested', ...approval });
       }
-      return;
+      return segment.writer.stored();
     }
     const message = toolMessage(call, outcome);
     segment.writer.callSettled(call.id, message, this.calls.length === 1);
@@ -60,17 +64,12 @@ export class ToolTurn {
       if (error !== undefined) segment.publish({ type: 'tool.error', toolCallId: call.id, toolName: call.name, kind: error.kind, message: error.message, ...(error.by !== undefined ? { by: error.by } : {}) });
       else segment.publish({ type: 'tool.done', toolCallId: call.id, toolName: call.name, result: message.content, ...replaced(outcome) });
     }
+    return segment.writer.stored();
   }
 
   /** Settle every call left, up to `toolConcurrency` at a time. */
   settleAll(): Promise<void> {
-    const { writer } = this.segment;
-    return pool(this.todo, this.segment.agent.toolConcurrency, async (i) => {
-      this.settle(i, await this.outcome(i));
-      // A durable run stores each call as it settles: a crash later in the turn keeps it done.
-      const stored = writer.stored();
-      if (stored !== undefined) await stored;
-    });
+    return pool(this.todo, this.segment.agent.toolConcurrency, async (i) => this.settle(i, await this.outcome(i)));
   }
 
   /**
