@@ -295,8 +295,12 @@ export class Agent<C = unknown, O = unknown> {
     const store = this.#stored.require(given, 'agent.recover()');
     const where = 'agent.recover(options)';
     // Checked before anything is claimed; with contextFor, each run's context as its run comes.
-    const request = this.#request(contextFor === undefined ? given : { ...given, context: undefined }, where, contextFor === undefined);
-    const requestFor = async (state: RunState): Promise<SegmentRequest> => (contextFor === undefined ? request : this.#request({ ...given, context: await contextFor(state) }, `${where}: contextFor(state of run ${state.runId})`));
+    const request = this.#request(given, where, contextFor === undefined);
+    const requestFor = async (state: RunState): Promise<SegmentRequest> => {
+      if (contextFor === undefined) return request;
+      const misfit = `${where}: contextFor(state of run ${state.runId}): context does not fit the agent's contextSchema`;
+      return { ...request, context: this.#checkedContext(await contextFor(state), misfit) };
+    };
     return this.#stored.recover(store, limit, {
       refuse: (state) => (this.#outputMissing(state, request) === undefined ? undefined : `it was started with an output schema of its own; give it again: agent.resume('${state.runId}', {}, { output }), or agent.recover({ output })`),
       run: async (state, durable) => this.#segment(state, [], { ...(await requestFor(state)), store, durable }, true),

@@ -60,7 +60,7 @@ const recoverOptionsSchema = optionsSchema({
   ...runShape,
   limit: wholeNumberSchema(1, true).optional(),
   contextFor: functionSchema('a function (state) => the run context').optional(),
-}, { aliases: { max: 'limit', count: 'limit', session: 'sessionId', ctx: 'context', contextOf: 'contextFor', getContext: 'contextFor', abortSignal: 'signal', listener: 'onEvent', runStore: 'store', db: 'store' } });
+}, { aliases: { max: 'limit', count: 'limit', ctx: 'context', contextOf: 'contextFor', getContext: 'contextFor', abortSignal: 'signal', listener: 'onEvent', runStore: 'store', db: 'store' } });
 
 /** Check the options of `agent.recover`, or throw naming the mistake. */
 export function checkRecoverOptions(options: unknown): RecoverOptions & { output?: unknown } {
