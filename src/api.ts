@@ -22,6 +22,7 @@ export type { AgentEvent, EmittedEvent, EventListener, PermissionDecision, Permi
 export {
   estimateTokens,
   isUrl,
+  mediaSource,
   mapText,
   MEDIA_TOKENS,
   parseDataUrl,

@@ -188,6 +188,21 @@ export function parseDataUrl(url: string): { mediaType: string; data: string } |
   return { mediaType: match[1] || 'application/octet-stream', data: match[3] };
 }
 
+/**
+ * Where an image's or a file's bytes are: a URL to fetch, or base64 data with its media type
+ * (the part's own, else a `data:` URL's, else read from the data's first bytes).
+ *
+ * @example const source = mediaSource(part); if ('url' in source) console.log('fetch', source.url); else console.log(source.mediaType);
+ */
+export function mediaSource(part: ImagePart | FilePart): { url: string; mediaType?: string } | { data: string; mediaType?: string } {
+  const given = part.type === 'image' ? part.image : part.data;
+  const dataUrl = given.startsWith('data:') ? parseDataUrl(given) : undefined;
+  if (dataUrl !== undefined) return { data: dataUrl.data, mediaType: part.mediaType ?? dataUrl.mediaType };
+  if (isUrl(given)) return part.mediaType === undefined ? { url: given } : { url: given, mediaType: part.mediaType };
+  const mediaType = part.mediaType ?? sniffMediaType(given);
+  return mediaType === undefined ? { data: given } : { data: given, mediaType };
+}
+
 const SIGNATURES: Array<[string, string]> = [
   ['iVBORw0KGgo', 'image/png'], ['/9j/', 'image/jpeg'], ['R0lGOD', 'image/gif'], ['UklGR', 'image/webp'], ['JVBERi0', 'application/pdf'],
 ];

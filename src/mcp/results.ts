@@ -2,7 +2,7 @@
 // server gave one; otherwise the content blocks become content parts (text alone becomes text).
 // `isError: true` is the tool's own failure, which the model reads as a `tool_error`.
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { ToolError, type ToolContentPart } from '../api.js';
+import { mediaSource, ToolError, type ToolContentPart } from '../api.js';
 
 type Block = CallToolResult['content'][number];
 
@@ -73,11 +73,11 @@ export function mcpContentOf(content: string | readonly ToolContentPart[]): Call
   if (typeof content === 'string') return [{ type: 'text', text: content }];
   return content.map((part): Block => {
     if (part.type === 'text') return { type: 'text', text: part.text };
-    const data = part.type === 'image' ? part.image : part.data;
-    const mimeType = part.type === 'image' ? part.mediaType ?? 'image/png' : part.mediaType;
+    const source = mediaSource(part);
+    const mimeType = source.mediaType ?? (part.type === 'image' ? 'image/png' : part.mediaType);
     // A part that points at a URL is a link to it; data travels as base64, as MCP carries it.
-    if (/^[a-z][a-z0-9+.-]*:/i.test(data) && !data.startsWith('data:')) return { type: 'resource_link', uri: data, name: part.type === 'file' ? part.filename ?? data : data, mimeType };
-    const base64 = data.startsWith('data:') ? data.slice(data.indexOf(',') + 1) : data;
+    if ('url' in source) return { type: 'resource_link', uri: source.url, name: part.type === 'file' ? part.filename ?? source.url : source.url, mimeType };
+    const base64 = source.data;
     if (part.type === 'image') return { type: 'image', data: base64, mimeType };
     if (mimeType.startsWith('audio/')) return { type: 'audio', data: base64, mimeType };
     return { type: 'resource', resource: { uri: `koagent:file/${encodeURIComponent(part.filename ?? 'file')}`, mimeType, blob: base64 } };

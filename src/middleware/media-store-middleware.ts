@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { z } from 'zod';
-import { isUrl, optionsSchema, parseDataUrl, parseOptions, wholeNumberSchema, type ContentPart, type Message, type Middleware, type ModelContext } from '../api.js';
+import { mediaSource, optionsSchema, parseOptions, wholeNumberSchema, type ContentPart, type Message, type Middleware, type ModelContext } from '../api.js';
 
 /**
  * Where large media of a transcript are kept, so the run state holds a short reference instead
@@ -44,12 +44,10 @@ const mediaStoreOptionsSchema = optionsSchema({
 
 /** Inline base64 data of a part (an image's `image`, a file's `data`), with its media type, or undefined for a URL. */
 function inlineData(part: ContentPart): { data: string; mediaType: string } | undefined {
-  const given = part.type === 'image' ? part.image : part.type === 'file' ? part.data : undefined;
-  if (given === undefined) return undefined;
-  const dataUrl = given.startsWith('data:') ? parseDataUrl(given) : undefined;
-  if (dataUrl !== undefined) return { data: dataUrl.data, mediaType: (part as { mediaType?: string }).mediaType ?? dataUrl.mediaType };
-  if (isUrl(given)) return undefined;
-  return { data: given, mediaType: (part as { mediaType?: string }).mediaType ?? 'application/octet-stream' };
+  if (part.type !== 'image' && part.type !== 'file') return undefined;
+  const source = mediaSource(part);
+  if ('url' in source) return undefined;
+  return { data: source.data, mediaType: source.mediaType ?? 'application/octet-stream' };
 }
 
 const referenceOf = (part: ContentPart): string | undefined => {

@@ -2,7 +2,7 @@
 // survives JSON and resume, and the helpers layers use on it.
 import { z } from 'zod';
 import { describe, expect, it } from 'vitest';
-import { createAgent, defineTool, estimateTokens, isUrl, mapText, MEDIA_TOKENS, parseDataUrl, sniffMediaType, textOf, type Message } from '../../src/index.js';
+import { createAgent, defineTool, estimateTokens, isUrl, mapText, MEDIA_TOKENS, mediaSource, parseDataUrl, sniffMediaType, textOf, type Message } from '../../src/index.js';
 import { contentProblem } from '../../src/core/content.js';
 import { checkState } from '../../src/core/state-schema.js';
 import { mockModel } from '../../src/testing/index.js';
@@ -93,5 +93,14 @@ describe('helpers for layers', () => {
     expect(sniffMediaType('/9j/4AAQ')).toBe('image/jpeg');
     expect(sniffMediaType('JVBERi0xLjQ=')).toBe('application/pdf');
     expect(sniffMediaType('aGVsbG8=')).toBeUndefined();
+  });
+
+  it('says where a part\'s bytes are, with the media type its own field, a data URL or its first bytes give', () => {
+    expect(mediaSource({ type: 'image', image: 'https://x/y.png' })).toEqual({ url: 'https://x/y.png' });
+    expect(mediaSource({ type: 'image', image: `data:image/jpeg;base64,${png}` })).toEqual({ data: png, mediaType: 'image/jpeg' });
+    expect(mediaSource({ type: 'image', image: png })).toEqual({ data: png, mediaType: 'image/png' });
+    expect(mediaSource({ type: 'image', image: png, mediaType: 'image/webp' })).toEqual({ data: png, mediaType: 'image/webp' });
+    expect(mediaSource({ type: 'image', image: 'aGVsbG8=' })).toEqual({ data: 'aGVsbG8=' });
+    expect(mediaSource({ type: 'file', data: `data:application/pdf;base64,JVBERi0`, mediaType: 'application/pdf' })).toEqual({ data: 'JVBERi0', mediaType: 'application/pdf' });
   });
 });

@@ -45,6 +45,15 @@ describe('large media leave the run state', () => {
     expect((model.calls[0].messages[0].content as unknown as Array<Record<string, string>>)[2].data).toBe(big);
   });
 
+  it('gives an image stored without a media type the one its bytes say, as the providers would', async () => {
+    const png = Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), Buffer.alloc(100_000, 7)]).toString('base64');
+    const model = mockModel(['ok']);
+    const input: Message = { role: 'user', content: [{ type: 'image', image: png }] };
+    const result = await createAgent({ model, middleware: [mediaStoreMiddleware({ store: fileMediaStore(dir) })] }).run(input);
+    expect(imageOf(result.messages[0])).toMatchObject({ image: expect.stringMatching(new RegExp(`^${MEDIA_REF}`)), mediaType: 'image/png' });
+    expect(imageOf(model.calls[0].messages[0])).toMatchObject({ image: png, mediaType: 'image/png' });
+  });
+
   it('stores an image a tool returned before the next model call, and resolves it in a resumed run elsewhere', async () => {
     const shot = defineTool({ name: 'screenshot', description: 'Takes a screenshot', input: z.object({}), needsApproval: true, execute: () => ({ ok: true }), toModelOutput: () => [{ type: 'text', text: 'the screen' }, { type: 'image', image: big, mediaType: 'image/png' }] });
     const script = () => mockModel([{ toolCalls: [{ name: 'screenshot', args: {} }] }, 'I see the screen.']);
