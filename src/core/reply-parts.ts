@@ -5,32 +5,27 @@ import type { AssistantMessage, AssistantToolCall } from './messages.js';
 import type { StreamPart } from './model.js';
 
 /**
- * Builds an assistant message from stream parts, in their order. The content stays a string
- * until a part that is not text arrives (reasoning, a file), so a text-only reply is exactly
- * what it was before content parts existed.
+ * Builds an assistant message from stream parts, in their order. A reply that is only text,
+ * with no provider data on it, comes out as a string, so a text-only reply is exactly what it
+ * was before content parts existed.
  */
 export class ReplyAssembler {
-  #text = '';
-  #parts: AssistantContentPart[] | undefined;
-  #reasoningId: string | undefined;
-  readonly #reasoningById = new Map<string, ReasoningPart>();
+  readonly #parts: AssistantContentPart[] = [];
   readonly #textById = new Map<string, TextPart>();
-  /** The id of the text held in the string content, before there are parts. */
-  #plainTextId: string | undefined;
+  readonly #reasoningById = new Map<string, ReasoningPart>();
   readonly #calls: AssistantToolCall[] = [];
 
   /** Take one part (`finish` is the caller's business). */
   add(part: StreamPart): void {
     switch (part.type) {
       case 'text':
-        if (part.providerOptions === undefined && part.id === undefined) this.#addText(part.delta);
-        else this.#addMarkedText(part.delta, part.id, part.providerOptions);
+        this.#addText(part.delta, part.id, part.providerOptions);
         break;
       case 'reasoning':
         this.#addReasoning(part.delta, part.id, part.providerOptions);
         break;
       case 'file':
-        this.#toParts().push(withOptions({ type: 'file', data: part.data, mediaType: part.mediaType }, part.providerOptions));
+        this.#parts.push(withOptions({ type: 'file', data: part.data, mediaType: part.mediaType }, part.providerOptions));
         break;
       case 'tool-call':
         this.#calls.push(withOptions({ id: part.id, name: part.name, args: part.args }, part.providerOptions));
@@ -43,69 +38,45 @@ export class ReplyAssembler {
   }
 
   message(): AssistantMessage {
-    const message: AssistantMessage = { role: 'assistant', content: this.#parts ?? this.#text };
+    const parts = this.#parts;
+    const plain = parts.every((p) => p.type === 'text' && p.providerOptions === undefined);
+    const message: AssistantMessage = { role: 'assistant', content: plain ? parts.map((p) => (p as TextPart).text).join('') : parts };
     if (this.#calls.length > 0) message.toolCalls = this.#calls;
     return message;
   }
 
-  #addText(delta: string): void {
-    if (delta === '') return;
-    if (this.#parts === undefined) {
-      this.#text += delta;
-      return;
-    }
+  /**
+   * Text of a known id continues its part, even after other parts (its provider data may come
+   * last); a new id starts a part of its own, so each block's data goes back with its text.
+   * Text without an id continues the text before it.
+   */
+  #addText(delta: string, id: string | undefined, options: ProviderOptions | undefined): void {
     const last = this.#parts[this.#parts.length - 1];
-    if (last?.type === 'text') last.text += delta;
-    else this.#parts.push({ type: 'text', text: delta });
-  }
-
-  /** Text with provider data (or an id) must stay a part of its own, so the data goes back with it. */
-  #addMarkedText(delta: string, id: string | undefined, options: ProviderOptions | undefined): void {
-    let target = id === undefined ? undefined : this.#textById.get(id);
-    // Data for the text so far, while the content is still a string: that text becomes its part.
-    if (target === undefined && options !== undefined && id !== undefined && this.#parts === undefined && id === this.#plainTextId) {
-      target = this.#toParts()[0] as TextPart;
-      this.#textById.set(id, target);
-    }
+    const target = id !== undefined ? this.#textById.get(id) : last?.type === 'text' ? last : undefined;
     if (target !== undefined) {
       target.text += delta;
       if (options !== undefined) target.providerOptions = mergeOptions(target.providerOptions, options);
       return;
     }
-    if (options === undefined) {
-      if (this.#parts === undefined) this.#plainTextId = id;
-      this.#addText(delta);
-      const last = this.#parts?.[this.#parts.length - 1];
-      if (id !== undefined && last?.type === 'text') this.#textById.set(id, last);
-      return;
-    }
-    const part: TextPart = { type: 'text', text: delta, providerOptions: options };
-    this.#toParts().push(part);
+    if (delta === '' && options === undefined) return;
+    const part: TextPart = withOptions({ type: 'text', text: delta }, options);
+    this.#parts.push(part);
     if (id !== undefined) this.#textById.set(id, part);
   }
 
   #addReasoning(delta: string, id: string | undefined, options: ProviderOptions | undefined): void {
-    const parts = this.#toParts();
-    const last = parts[parts.length - 1];
+    const last = this.#parts[this.#parts.length - 1];
     // A known id continues its part even when other parts came between (a signature sent
     // after the text had begun still lands on its reasoning).
-    const known = id === undefined ? undefined : this.#reasoningById.get(id);
-    const target = known ?? (last?.type === 'reasoning' && (id === undefined || id === this.#reasoningId) ? last : undefined);
+    const target = id !== undefined ? this.#reasoningById.get(id) : last?.type === 'reasoning' ? last : undefined;
     if (target !== undefined) {
       target.text += delta;
       if (options !== undefined) target.providerOptions = mergeOptions(target.providerOptions, options);
-    } else {
-      const part: ReasoningPart = withOptions({ type: 'reasoning', text: delta }, options);
-      parts.push(part);
-      if (id !== undefined) this.#reasoningById.set(id, part);
+      return;
     }
-    this.#reasoningId = id;
-  }
-
-  /** Text so far becomes the first part: from here on, the content is a list. */
-  #toParts(): AssistantContentPart[] {
-    if (this.#parts === undefined) this.#parts = this.#text === '' ? [] : [{ type: 'text', text: this.#text }];
-    return this.#parts;
+    const part: ReasoningPart = withOptions({ type: 'reasoning', text: delta }, options);
+    this.#parts.push(part);
+    if (id !== undefined) this.#reasoningById.set(id, part);
   }
 }
 
