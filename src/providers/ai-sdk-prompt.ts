@@ -3,6 +3,7 @@
 import { isUrl, parseDataUrl, sniffMediaType, type ContentPart, type FilePart, type ImagePart, type ProviderOptions } from '../core/content.js';
 import type { AssistantToolCall, Message, ToolMessage } from '../core/messages.js';
 import type { GenerateOptions } from '../core/model.js';
+import { shortUrl, unsendable } from './parts.js';
 import { parseArguments } from './openai-wire.js';
 
 // `any` for provider options: koagent's are plain JSON objects, which each spec version types as
@@ -136,7 +137,7 @@ function aiSdkPrompt(messages: readonly Message[], target: PromptTarget): AiSdkP
 
 function parts(content: readonly ContentPart[], path: string, target: PromptTarget, role: 'user' | 'assistant'): Array<TextOrReasoning | FileData> {
   return content.map((part, j) => {
-    if (part.type === 'reasoning' && role === 'user') throw unsendable(target, `${path}[${j}]`, 'a reasoning part in a user message', 'only assistant messages hold reasoning');
+    if (part.type === 'reasoning' && role === 'user') throw unsendable(target.name, `${path}[${j}]`, 'a reasoning part in a user message', 'only assistant messages hold reasoning');
     if (part.type === 'text' || part.type === 'reasoning') return withOptions({ type: part.type, text: part.text }, part.providerOptions);
     return filePart(part, `${path}[${j}]`, target);
   });
@@ -164,7 +165,7 @@ function media(part: ImagePart | FilePart, path: string, target: PromptTarget): 
     // A URL of unknown type is "some image" to the spec (a wildcard the provider resolves).
     const mediaType = part.mediaType ?? 'image/*';
     if (!urlSupported(raw, mediaType, target.supportedUrls)) {
-      throw unsendable(target, path, `${noun(part)} given by URL (${shortUrl(raw)}, ${mediaType})`,
+      throw unsendable(target.name, path, `${noun(part)} given by URL (${shortUrl(raw)}, ${mediaType})`,
         'the model does not fetch such URLs itself (see its supportedUrls), and koagent does not download them',
         "pass the bytes as base64 with their mediaType (Buffer.from(bytes).toString('base64'))");
     }
@@ -176,7 +177,7 @@ function media(part: ImagePart | FilePart, path: string, target: PromptTarget): 
 function imageType(data: string, path: string, target: PromptTarget): string {
   const sniffed = sniffMediaType(data);
   if (sniffed !== undefined) return sniffed;
-  throw unsendable(target, path, 'an image given as base64 without a mediaType', 'its bytes are not PNG, JPEG, GIF or WebP, so its type cannot be told',
+  throw unsendable(target.name, path, 'an image given as base64 without a mediaType', 'its bytes are not PNG, JPEG, GIF or WebP, so its type cannot be told',
     "set mediaType, e.g. { type: 'image', image, mediaType: 'image/png' }");
 }
 
@@ -200,12 +201,12 @@ function toolResult(m: ToolMessage, path: string, target: PromptTarget): ToolRes
 /** A part of a tool result: V3 names images and files apart (data or URL); V2 knows only base64 `media`. */
 function toolOutputPart(part: ContentPart, path: string, target: PromptTarget): ToolOutputPart {
   if (part.type === 'text') return target.version === 'v2' ? { type: 'text', text: part.text } : withOptions({ type: 'text', text: part.text }, part.providerOptions);
-  if (part.type !== 'image' && part.type !== 'file') throw unsendable(target, path, `a ${part.type} part in a tool result`, 'a tool result holds text, images and files');
+  if (part.type !== 'image' && part.type !== 'file') throw unsendable(target.name, path, `a ${part.type} part in a tool result`, 'a tool result holds text, images and files');
   const raw = part.type === 'image' ? part.image : part.data;
   const dataUrl = raw.startsWith('data:') ? parseDataUrl(raw) : undefined;
   const url = dataUrl === undefined && isUrl(raw);
   if (target.version === 'v2') {
-    if (url) throw unsendable(target, path, `${noun(part)} given by URL in a tool result`, 'a v2 (AI SDK 5) tool result holds media as base64 data only', 'return the bytes as base64 with their mediaType');
+    if (url) throw unsendable(target.name, path, `${noun(part)} given by URL in a tool result`, 'a v2 (AI SDK 5) tool result holds media as base64 data only', 'return the bytes as base64 with their mediaType');
     return { type: 'media', data: dataUrl?.data ?? raw, mediaType: part.mediaType ?? dataUrl?.mediaType ?? imageType(raw, path, target) };
   }
   if (part.type === 'image') {
@@ -223,11 +224,3 @@ function withOptions<T extends object>(value: T, options: ProviderOptions | unde
 }
 
 const noun = (part: ImagePart | FilePart) => (part.type === 'image' ? 'an image' : 'a file');
-
-function shortUrl(url: string): string {
-  return url.length > 60 ? `${url.slice(0, 57)}...` : url;
-}
-
-function unsendable(target: PromptTarget, path: string, what: string, why: string, fix?: string): TypeError {
-  return new TypeError(`${target.name} cannot send ${path}, ${what}: ${why}${fix === undefined ? '' : `; ${fix}`}`);
-}

@@ -3,6 +3,7 @@
 // in a user message after the tool messages (a tool message holds text only on this wire).
 import { isUrl, parseDataUrl, sniffMediaType, type ContentPart, type FilePart, type ImagePart, type ProviderOptions } from '../core/content.js';
 import type { AssistantToolCall, Message, ToolMessage } from '../core/messages.js';
+import { shortUrl, unsendable } from './parts.js';
 
 export interface WireToolCall {
   id: string;
@@ -76,7 +77,7 @@ function userContent(content: string | readonly ContentPart[], path: string, set
   return content.map((part, j): WireUserPart => {
     if (part.type === 'text') return { type: 'text', text: part.text };
     if (part.type === 'image' || part.type === 'file') return mediaPart(part, `${path}[${j}]`, settings);
-    throw unsendable(settings, `${path}[${j}]`, `a ${part.type} part`, 'a user message holds text, images and files');
+    throw unsendable(settings.provider, `${path}[${j}]`, `a ${part.type} part`, 'a user message holds text, images and files');
   });
 }
 
@@ -91,7 +92,7 @@ function assistantMessage(content: string | readonly ContentPart[], calls: Assis
       else if (part.type === 'reasoning') {
         if (settings.reasoningField !== undefined) reasoning = (reasoning ?? '') + part.text;
       } else {
-        throw unsendable(settings, `messages[${i}].content[${j}]`, `a ${part.type} part${'mediaType' in part ? ` (${part.mediaType})` : ''} in an assistant message`,
+        throw unsendable(settings.provider, `messages[${i}].content[${j}]`, `a ${part.type} part${'mediaType' in part ? ` (${part.mediaType})` : ''} in an assistant message`,
           'an assistant turn holds text and tool calls on the Chat Completions wire', 'remove the part from the transcript (a model middleware can), or use a provider that takes it back');
       }
     });
@@ -134,7 +135,7 @@ function mediaPart(part: ImagePart | FilePart, path: string, settings: MessageSe
   const file = part as FilePart;
   const dataUrl = data.startsWith('data:') ? parseDataUrl(data) : undefined;
   if (dataUrl === undefined && isUrl(data)) {
-    throw unsendable(settings, path, `a file given by URL (${shortUrl(data)})`, 'Chat Completions takes files as data only',
+    throw unsendable(settings.provider, path, `a file given by URL (${shortUrl(data)})`, 'Chat Completions takes files as data only',
       "fetch the file and pass its bytes as base64 in `data` (Buffer.from(bytes).toString('base64'))");
   }
   const base64 = dataUrl?.data ?? data;
@@ -147,12 +148,12 @@ function imagePart(data: string, mediaType: string | undefined, options: Provide
   let url: string;
   if (data.startsWith('data:') || /^https?:\/\//i.test(data)) url = data;
   else if (isUrl(data)) {
-    throw unsendable(settings, path, `an image given by a ${data.slice(0, data.indexOf(':') + 1)} URL`, 'the server can fetch only http(s) URLs',
+    throw unsendable(settings.provider, path, `an image given by a ${data.slice(0, data.indexOf(':') + 1)} URL`, 'the server can fetch only http(s) URLs',
       'pass an https: URL, or the bytes as base64 with their mediaType');
   } else {
     const type = mediaType ?? sniffMediaType(data);
     if (type === undefined) {
-      throw unsendable(settings, path, 'an image given as base64 without a mediaType', 'its bytes are not PNG, JPEG, GIF or WebP, so its type cannot be told',
+      throw unsendable(settings.provider, path, 'an image given as base64 without a mediaType', 'its bytes are not PNG, JPEG, GIF or WebP, so its type cannot be told',
         "set mediaType, e.g. { type: 'image', image, mediaType: 'image/png' }");
     }
     url = `data:${type};base64,${data}`;
@@ -166,13 +167,4 @@ function imagePart(data: string, mediaType: string | undefined, options: Provide
 function defaultFilename(mediaType: string): string {
   const subtype = mediaType.split('/')[1]?.split(/[;+]/)[0];
   return subtype !== undefined && /^[a-z0-9.-]+$/i.test(subtype) ? `file.${subtype}` : 'file';
-}
-
-function shortUrl(url: string): string {
-  return url.length > 60 ? `${url.slice(0, 57)}...` : url;
-}
-
-/** The error for a part this wire cannot carry: what, where, why, and what to do instead. */
-function unsendable(settings: MessageSettings, path: string, what: string, why: string, fix?: string): TypeError {
-  return new TypeError(`${settings.provider} cannot send ${path}, ${what}: ${why}${fix === undefined ? '' : `; ${fix}`}`);
 }
