@@ -72,14 +72,12 @@ export type ToolInput = z.ZodType<unknown, Record<string, unknown>>;
 const isZodSchema = (value: unknown) => typeof (value as { safeParse?: unknown } | null)?.safeParse === 'function' && typeof value === 'object' && '_zod' in (value as object);
 
 const hint = z.boolean({ error: 'must be true or false' }).optional();
+/** The behaviour hints of a tool (MCP's), as tools declare them and permission rules match them. */
+export const hintFields = { readOnlyHint: hint, destructiveHint: hint, idempotentHint: hint, openWorldHint: hint };
+/** What people write for the hints instead. */
+export const hintAliases = { readOnly: 'readOnlyHint', destructive: 'destructiveHint', idempotent: 'idempotentHint', openWorld: 'openWorldHint' };
 /** The tool annotations koagent knows (MCP's): an unknown one is refused, naming the one meant. */
-export const annotationsSchema = optionsSchema({
-  title: z.string({ error: 'must be a string' }).optional(),
-  readOnlyHint: hint,
-  destructiveHint: hint,
-  idempotentHint: hint,
-  openWorldHint: hint,
-}, { noun: 'a tool annotation', aliases: { readOnly: 'readOnlyHint', destructive: 'destructiveHint', idempotent: 'idempotentHint', openWorld: 'openWorldHint' } });
+const annotationsSchema = optionsSchema({ title: z.string({ error: 'must be a string' }).optional(), ...hintFields }, { noun: 'a tool annotation', aliases: hintAliases });
 
 /** The shape of a tool's definition, described once: its check and messages come from it. */
 const definitionSchema = optionsSchema({

@@ -6,6 +6,7 @@ import { describe } from '../core/errors.js';
 import type { PermissionDecision } from '../core/events.js';
 import { functionSchema, optionsSchema } from '../core/options.js';
 import { toolError, type ToolOutcome } from '../core/outcome.js';
+import { hintAliases, hintFields } from './define.js';
 import { z } from 'zod';
 import { ToolCallContext } from '../core/tool-context.js';
 
@@ -44,12 +45,7 @@ const decision = z.enum(['allow', 'deny', 'ask'], { error: "must be 'allow', 'de
 const ruleSchema = optionsSchema({
   name: z.string({ error: 'must be a string' }).optional(),
   tool: z.string({ error: 'must be a string (a name or a glob like "fs_*")' }).optional(),
-  annotations: optionsSchema({
-    readOnlyHint: z.boolean({ error: 'must be true or false' }).optional(),
-    destructiveHint: z.boolean({ error: 'must be true or false' }).optional(),
-    idempotentHint: z.boolean({ error: 'must be true or false' }).optional(),
-    openWorldHint: z.boolean({ error: 'must be true or false' }).optional(),
-  }, { noun: 'a tool annotation a rule can match', aliases: { readOnly: 'readOnlyHint', destructive: 'destructiveHint', idempotent: 'idempotentHint', openWorld: 'openWorldHint' } }).optional(),
+  annotations: optionsSchema(hintFields, { noun: 'a tool annotation a rule can match', aliases: hintAliases }).optional(),
   when: functionSchema('a function (toolName, args, tool) => boolean').optional(),
   decision,
   reason: z.string({ error: 'must be a string' }).optional(),
