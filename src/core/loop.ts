@@ -1,6 +1,7 @@
 import { segmentOf } from './base-context.js';
 import type { RunContext } from './contexts.js';
 import { markOwnError } from './errors.js';
+import type { AssistantToolCall } from './messages.js';
 import type { GenerateResult } from './model.js';
 import { ModelCallContext, modelTurn } from './model-call.js';
 import type { RunResult } from './result.js';
@@ -20,6 +21,8 @@ import { ToolTurn } from './tool-turn.js';
 export async function runLoop(ctx: RunContext): Promise<RunResult> {
   const segment = segmentOf(ctx);
   const { state } = segment;
+  // The tool calls of the reply kept last, when no code but koagent's has seen them since.
+  let kept: readonly AssistantToolCall[] | undefined;
   for (;;) {
     // The segment failed while this loop ran on (an orphaned next()): nothing it does would count.
     if (segment.writer.closed) return segment.finish('aborted');
@@ -30,7 +33,7 @@ export async function runLoop(ctx: RunContext): Promise<RunResult> {
       // A turn of one call (the common case) needs no pool.
       const only = turn.only();
       if (only !== undefined) {
-        const stored = turn.settle(only, await turn.outcome(only));
+        const stored = turn.settle(only, await turn.outcome(only, last.toolCalls === kept));
         if (stored !== undefined) await stored;
       } else await turn.settleAll();
       if (turn.end()) return segment.finish('approval');
@@ -42,7 +45,7 @@ export async function runLoop(ctx: RunContext): Promise<RunResult> {
     let reply: GenerateResult | undefined;
     try {
       reply = await segment.stacks.model(call);
-      ModelCallContext.keep(call, reply);
+      kept = ModelCallContext.keep(call, reply);
     } catch (error) {
       // A stack that failed leaves no reply; a failure while keeping the reply leaves it in place.
       if (reply === undefined) ModelCallContext.drop(call);

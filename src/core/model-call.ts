@@ -3,7 +3,7 @@ import { CallContext } from './base-context.js';
 import type { ModelContext, SideRequest } from './contexts.js';
 import { KoagentError, markProviderError } from './errors.js';
 import { contentProblem } from './content.js';
-import { assistantProblem, messageProblem, type AssistantMessage, type Message } from './messages.js';
+import { assistantProblem, messageProblem, type AssistantMessage, type AssistantToolCall, type Message } from './messages.js';
 import { isModelProvider, type GenerateOptions, type GenerateResult, type ModelProvider } from './model.js';
 import { copyPlain } from './json.js';
 import { endRun } from './run-context.js';
@@ -85,18 +85,25 @@ export class ModelCallContext extends CallContext implements ModelContext {
     call.#reply = writer.placeReply(call.#reply, result.message);
   }
 
-  /** The `model` stack is done: keep the reply its outermost layer returned. */
-  static keep(call: ModelCallContext, result: GenerateResult): void {
+  /**
+   * The `model` stack is done: keep the reply its outermost layer returned, its tool calls'
+   * arguments within the bounds. Returns those calls when no listener has seen them since, so
+   * the turn that follows need not walk their arguments again.
+   */
+  static keep(call: ModelCallContext, result: GenerateResult): readonly AssistantToolCall[] | undefined {
     call.#closed = true;
     const segment = CallContext.segmentOf(call);
+    let bounded: AssistantToolCall[] | undefined;
     // A layer that ended the run without calling the model leaves no reply behind.
     if (segment.ended === undefined || call.#reply !== undefined) {
-      const calls = result.message.toolCalls;
-      if (calls !== undefined) for (const toolCall of calls) toolCall.args = boundedArgs(toolCall.args, segment.agent.argumentBounds);
+      bounded = result.message.toolCalls;
+      if (bounded !== undefined) for (const toolCall of bounded) toolCall.args = boundedArgs(toolCall.args, segment.agent.argumentBounds);
       segment.writer.keepReply(call.#reply, result.message);
       call.#reply = result.message;
     }
-    if (segment.listening) segment.publish({ type: 'model.done', step: call.step, purpose: 'turn', message: result.message, usage: result.usage, finishReason: result.finishReason });
+    if (!segment.listening) return bounded;
+    segment.publish({ type: 'model.done', step: call.step, purpose: 'turn', message: result.message, usage: result.usage, finishReason: result.finishReason });
+    return undefined;
   }
 
   /** The `model` stack failed: the call leaves no reply in the transcript. */

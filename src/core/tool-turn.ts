@@ -35,9 +35,13 @@ export class ToolTurn {
     return this.todo.length === 1 ? this.todo[0] : undefined;
   }
 
-  /** Call `i` through the `tool` stack (not async: the caller awaits the stack's own promise). */
-  outcome(i: number): ToolOutcome | Promise<ToolOutcome> {
-    return callOutcome(this.segment, this.calls[i]);
+  /**
+   * Call `i` through the `tool` stack (not async: the caller awaits the stack's own promise).
+   * `bounded`: its arguments were checked against the bounds as the reply was kept, and nothing
+   * has run since that could change them.
+   */
+  outcome(i: number, bounded = false): ToolOutcome | Promise<ToolOutcome> {
+    return callOutcome(this.segment, this.calls[i], bounded);
   }
 
   /**
@@ -114,7 +118,7 @@ async function pool<T>(items: T[], limit: number, fn: (item: T) => Promise<void>
  * running, the run was cancelled, a human denied it, or its arguments are no JSON object.
  * Not async, so the stack's own promise is what the turn awaits.
  */
-function callOutcome(segment: Segment, call: AssistantToolCall): ToolOutcome | Promise<ToolOutcome> {
+function callOutcome(segment: Segment, call: AssistantToolCall, bounded: boolean): ToolOutcome | Promise<ToolOutcome> {
   const { state } = segment;
   if (state.ledger[call.id] === 'running') {
     const interrupted = interruptedCall(segment, call);
@@ -131,10 +135,13 @@ function callOutcome(segment: Segment, call: AssistantToolCall): ToolOutcome | P
   const denied = humanDenial(decision);
   if (denied !== undefined) return denied;
   if (segment.listening) segment.publish({ type: 'tool.start', toolCallId: call.id, toolName: call.name, args: call.args });
-  const args = argsObject(startingArgs(decision, call.name, call.args), segment.agent.argumentBounds);
+  const given = startingArgs(decision, call.name, call.args);
+  const args = bounded && given === call.args && isObjectOfArgs(given) ? given : argsObject(given, segment.agent.argumentBounds);
   if (typeof args === 'string') return toolError('validation', `Invalid arguments for ${call.name}: ${args}`);
   return segment.stacks.tool(new ToolCallContext(segment, call, args, decision));
 }
+
+const isObjectOfArgs = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
 
 /**
  * A call that was running when its run was interrupted ran zero or one times. Its tool's

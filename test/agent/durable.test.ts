@@ -168,6 +168,28 @@ describe('agent.recover()', () => {
     expect(ledger.executions).toHaveLength(1);
   });
 
+  it('checks the arguments of a call it reruns against the bounds, as the stored state holds them', async () => {
+    const clock = testClock();
+    const store = memoryStore({ leaseMs: 1000, now: clock.now });
+    const ledger = new Ledger();
+    const a = mortal(store);
+    void teller(a.store, charge(ledger, { idempotent: true, during: () => (a.die(), new Promise(() => undefined)) })).run('Charge me');
+    await settle();
+    clock.advance(1001);
+    // A stored state is JSON anyone with access to the store can edit: its arguments are the model's again.
+    const edited = overriding(store, {
+      claimExpired: async (agentName, owner) => {
+        const claimed = await store.claimExpired(agentName, owner);
+        const reply = claimed?.state.messages.at(-1) as { toolCalls: { args: Record<string, unknown> }[] } | undefined;
+        if (reply !== undefined) reply.toolCalls[0].args = { amount: 30, note: 'x'.repeat(2_000) };
+        return claimed;
+      },
+    });
+    const [recovered] = await createAgent({ name: 'teller', model: cashier(), tools: [charge(ledger, { idempotent: true })], store: edited, toolArguments: { maxBytes: 1_000 } }).recover();
+    expect(ledger.executions).toHaveLength(1);
+    expect(recovered.result!.messages.find((m) => m.role === 'tool')?.metadata?.error).toEqual({ kind: 'validation', message: 'Invalid arguments for charge: the arguments are larger than the 1000 bytes of JSON allowed' });
+  });
+
   it('leaves a run of another version of the agent (other tools) failed, for adoptState to take over on purpose', async () => {
     const { store, ledger } = await diedAfterTheCall();
     // The next version of the agent has one more tool: its calls may mean other things.

@@ -35,6 +35,14 @@ describe('checking the bounds of arguments', () => {
     expect(argsObject(inherited, { maxDepth: 64, maxBytes: 100 })).toBe(inherited);
   });
 
+  it('walks keys a model may write that shadow Object methods, and objects without a prototype', () => {
+    const shadowing = JSON.parse('{"hasOwnProperty": 1, "constructor": "x"}') as Record<string, unknown>;
+    expect(argsObject(shadowing, { maxDepth: 64, maxBytes: 100 })).toBe(shadowing);
+    const bare = Object.assign(Object.create(null) as Record<string, unknown>, { a: 'x'.repeat(200) });
+    expect(argsObject(bare, { maxDepth: 64, maxBytes: 100 })).toBe('the arguments are larger than the 100 bytes of JSON allowed');
+    expect(argsObject(bare, { maxDepth: 2_000, maxBytes: 100 })).toBe('the arguments are larger than the 100 bytes of JSON allowed');
+  });
+
   it('counts the same with a bound too deep for recursion, where it walks with a stack of its own', () => {
     const json = fc.letrec((tie) => ({
       value: fc.oneof({ depthSize: 'small' }, fc.string(), fc.integer(), fc.boolean(), fc.constant(null), fc.array(tie('value'), { maxLength: 4 }), fc.dictionary(fc.string({ maxLength: 6 }), tie('value'), { maxKeys: 4 })),

@@ -3,7 +3,7 @@
 // the run state stays writable as JSON.
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { createAgent, defineTool, type Hook } from '../../src/index.js';
+import { createAgent, defineTool, type AgentEvent, type Hook } from '../../src/index.js';
 import { mockModel } from '../../src/testing/index.js';
 import { toolMessages } from '../support/core.js';
 
@@ -99,6 +99,16 @@ describe('arguments past the bounds settle as a validation error, and the state 
       'Invalid arguments for shell: the arguments are larger than the 100 bytes of JSON allowed',
       'Invalid arguments for shell: the arguments are nested deeper than 3 levels',
     ]);
+  });
+
+  it('a listener that grows the kept arguments in place does not get them past the bounds to the tool', async () => {
+    const { tool, received } = shell();
+    const onEvent = (event: AgentEvent) => {
+      if (event.type === 'model.done') for (const call of event.message.toolCalls ?? []) (call.args as Record<string, unknown>).cmd = 'x'.repeat(500);
+    };
+    const result = await createAgent({ model: mockModel([{ toolCalls: [{ name: 'shell', args: { cmd: 'ls' } }] }, 'Ok.']), tools: [tool], toolArguments: { maxBytes: 100 }, onEvent }).run('Go');
+    expect(received).toEqual([]);
+    expect((toolMessages(result.messages)[0].metadata?.error as { message: string }).message).toBe('Invalid arguments for shell: the arguments are larger than the 100 bytes of JSON allowed');
   });
 
   it('arguments given as JSON text past the size bound are refused before they are parsed', async () => {
