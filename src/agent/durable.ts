@@ -228,7 +228,12 @@ async function refuseRecovery(durable: DurableRun, state: RunState, why: string)
  * holds leases (its `owner` name). The agent's methods hand their store work to it.
  */
 export class AgentStore {
-  readonly owner = workerId();
+  #owner: string | undefined;
+
+  /** This agent object's name as a worker, made when a store first needs it (a run without one never does). */
+  get owner(): string {
+    return (this.#owner ??= workerId());
+  }
 
   constructor(private readonly store: RunStore | undefined, readonly identity: AgentIdentity, readonly logger: Logger) {}
 

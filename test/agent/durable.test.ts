@@ -234,6 +234,20 @@ describe('agent.recover()', () => {
 });
 
 describe('the lease', () => {
+  it('is held under one worker name for all of an agent object\'s runs, and under another for another agent object', async () => {
+    const store = memoryStore();
+    const owners: string[] = [];
+    const recording = overriding(store, { createRun: (run) => (owners.push(run.owner), store.createRun(run)) });
+    const one = teller(recording, charge(new Ledger()));
+    await one.run('Charge me');
+    await one.run('Charge me again');
+    await teller(recording, charge(new Ledger())).run('Charge me');
+    expect(owners).toHaveLength(3);
+    expect(owners[1]).toBe(owners[0]);
+    expect(owners[2]).not.toBe(owners[0]);
+    expect(owners[0]).toMatch(new RegExp(`:${process.pid}:`));
+  });
+
   it('stops a worker that lost it: another worker finishes the run, the first writes and runs nothing more', async () => {
     const clock = testClock();
     const store = memoryStore({ leaseMs: 1000, now: clock.now });
