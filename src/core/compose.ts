@@ -77,7 +77,8 @@ export function compose<C, T>(layers: readonly Layer<C, T>[], terminal: Dispatch
   const rest = (i: number): Dispatch<C, T> => (rests[i] ??= koaCompose(chain.slice(i)) as Dispatch<C, T>);
   layers.forEach((layer, i) => {
     // koa-compose's `next` takes no argument and ignores one, so `next(ctx)` works here too.
-    chain.push(layer.trusted === true ? (layer.fn as unknown as KoaLayer<C>) : checked(layer, check, () => rest(i + 1)));
+    if (layer.trusted === true) chain.push(layer.fn as unknown as KoaLayer<C>);
+    else chain.push((layer.fn instanceof AsyncFunction ? checkedAsync : checked)(layer, check, () => rest(i + 1)));
   });
   chain.push((ctx) => terminal(ctx));
   const dispatch = koaCompose(chain) as Dispatch<C, T>;
@@ -149,24 +150,77 @@ function checked<C, T>(layer: CheckedLayer<C, T>, check: ReturnCheck<C, T> | und
     }
     const promise = returned as Promise<T>;
     const list = (mine = records!);
-    if (last !== undefined) {
-      // It awaits the next() it called: checked with the stack's result.
-      list.push(name, promise, last);
-      return promise;
-    }
-    // It has not called next() yet: it may settle the call itself, which is checked as it comes.
-    // Marked now, so the stack's result is checked too (the layer may still call next()).
-    list.push(EAGER, promise, undefined);
-    return promise.then((out) => {
-      if (last === undefined) return checkedValue(out, ctx, name, check, false);
-      list.push(name, promise, last);
-      return out;
-    }, (error: unknown) => {
-      if (last === undefined) throw blame(error, name);
-      list.push(name, promise, last);
-      throw error;
-    });
+    if (last === undefined) return settlesLater(promise, list, name, ctx, check, () => last);
+    // It awaits the next() it called: checked with the stack's result.
+    list.push(name, promise, last);
+    return promise;
   };
+}
+
+/** The class of `async` functions: a layer written `async (ctx, next) => { … }` is one. */
+const AsyncFunction = (async () => undefined).constructor;
+
+/**
+ * The wrapper of a layer that is an `async` function, the way most layers are written. Such a
+ * call returns a promise of its own, never `next()`'s and never a value, so only that path of
+ * `checked` is here. It is code of its own so that V8's type feedback for async layers stays
+ * apart from that of layers that hand `next()`'s promise back: with one wrapper for both, each
+ * kind cost a third more once the other had run (see the performance page).
+ */
+function checkedAsync<C, T>(layer: CheckedLayer<C, T>, check: ReturnCheck<C, T> | undefined, rest: () => Dispatch<C, T>): KoaLayer<C> {
+  const { fn, name, self, method } = layer;
+  const own = self as Partial<Record<HookPoint, LayerFn<C, T>>>;
+  return (ctx, koaNext) => {
+    let last: Promise<T> | undefined;
+    let returned: unknown = RUNNING;
+    let mine: Records | undefined;
+    const next: Next<T> = () => {
+      if (last !== undefined) return (last = returned === RUNNING ? concurrent(name) : again(last, name, rest(), ctx, mine!));
+      if (returned === RUNNING) return (last = koaNext() as Promise<T>);
+      const outer = records;
+      records = mine;
+      last = koaNext() as Promise<T>;
+      records = outer;
+      return last;
+    };
+    let promise: Promise<T>;
+    try {
+      promise = (
+        method === 'tool' && own.tool === fn ? own.tool(ctx, next)
+        : method === 'model' && own.model === fn ? own.model(ctx, next)
+        : method === 'run' && own.run === fn ? own.run(ctx, next)
+        : fn.call(self, ctx, next)) as Promise<T>;
+    } catch (error) {
+      // Not the function's own error (it would reject): a getter put in its place, say.
+      returned = undefined;
+      return Promise.reject(blame(error, name));
+    }
+    returned = promise;
+    const list = (mine = records!);
+    if (last === undefined) return settlesLater(promise, list, name, ctx, check, () => last);
+    list.push(name, promise, last);
+    return promise;
+  };
+}
+
+/**
+ * A layer's promise, returned before the layer called `next()`: it may settle the call itself,
+ * which is checked as it comes. It is marked now, so the stack's result is checked too (the
+ * layer may still call `next()`); `lastNext` says, when it settles, what that `next()` returned.
+ */
+function settlesLater<C, T>(promise: Promise<T>, list: Records, name: string, ctx: C, check: ReturnCheck<C, T> | undefined, lastNext: () => Promise<T> | undefined): Promise<T> {
+  list.push(EAGER, promise, undefined);
+  return promise.then((out) => {
+    const last = lastNext();
+    if (last === undefined) return checkedValue(out, ctx, name, check, false);
+    list.push(name, promise, last);
+    return out;
+  }, (error: unknown) => {
+    const last = lastNext();
+    if (last === undefined) throw blame(error, name);
+    list.push(name, promise, last);
+    throw error;
+  });
 }
 
 function checkedValue<C, T>(out: T, ctx: C, name: string, check: ReturnCheck<C, T> | undefined, nextCalled: boolean): T {

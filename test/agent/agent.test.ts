@@ -111,22 +111,27 @@ describe('agent.use()', () => {
     expect(result.text).toBe('two [seen by counting]');
   });
 
-  it('reads a hook point once, when it builds its stacks: a getter is not run per call, and a function put there later is not called', async () => {
+  // A layer that is a method of its object is called as that method (see compose.ts), by the
+  // wrapper of its kind: an `async` function has one of its own.
+  it.each([
+    ['plain', (mark: string, seen: string[]): NonNullable<Middleware['tool']> => (_ctx, next) => { seen.push(mark); return next(); }],
+    ['async', (mark: string, seen: string[]): NonNullable<Middleware['tool']> => async (_ctx, next) => { seen.push(mark); return next(); }],
+  ])('reads a hook point once, when it builds its stacks: a getter is not run per call, and a function put there later is not called (%s functions)', async (_kind, layerFn) => {
     const seen: string[] = [];
     let reads = 0;
     const viaGetter = {
       name: 'via-getter',
       get tool(): Middleware['tool'] {
         reads++;
-        return (_ctx, next) => { seen.push('getter'); return next(); };
+        return layerFn('getter', seen);
       },
     };
-    const replaced: Middleware = { name: 'replaced', tool: (_ctx, next) => { seen.push('original'); return next(); } };
+    const replaced: Middleware = { name: 'replaced', tool: layerFn('original', seen) };
     const calls = [{ name: 'add', args: { a: 1, b: 1 } }, { name: 'add', args: { a: 2, b: 2 } }, { name: 'add', args: { a: 3, b: 3 } }];
     const agent = createAgent({ model: mockModel([{ toolCalls: calls }, 'done', { toolCalls: calls }, 'done']), tools: [add] }).use(viaGetter).use(replaced);
     await agent.run('sums');
     const readsAfterOneRun = reads;
-    replaced.tool = (_ctx, next) => { seen.push('later'); return next(); };
+    replaced.tool = layerFn('later', seen);
     const result = await agent.run('again');
     expect(result.usage.toolCalls).toBe(3);
     expect(seen.filter((s) => s === 'getter')).toHaveLength(6);
