@@ -148,8 +148,8 @@ export class JournaledWriter extends StateWriter {
   override callSettled(id: string, message: ToolMessage, alone: boolean): void {
     if (!this.closed) {
       this.#call(id);
-      if (this.state.decisions[id] !== undefined) this.#decisions = true;
-      if (this.state.children[id] !== undefined) this.#children = true;
+      if (this.decisionOn(id) !== undefined) this.#decisions = true;
+      if (this.childOf(id) !== undefined) this.#children = true;
     }
     super.callSettled(id, message, alone);
   }
@@ -179,7 +179,7 @@ export class JournaledWriter extends StateWriter {
   }
 
   override dropChild(id: string): void {
-    if (!this.closed && this.state.children[id] !== undefined) this.#dirty = this.#children = true;
+    if (!this.closed && this.childOf(id) !== undefined) this.#dirty = this.#children = true;
     super.dropChild(id);
   }
 

@@ -94,7 +94,7 @@ const copyArgs: ToolLayer = {
   name: 'koagent:copy-args',
   trusted: true,
   fn(ctx, next) {
-    if (ctx.args === ctx.toolCall.args || ctx.args === ctx.state.decisions[ctx.toolCallId]?.args) ctx.args = copyJson(ctx.args);
+    if (ctx.args === ctx.toolCall.args || ctx.args === segmentOf(ctx).writer.decisionOn(ctx.toolCallId)?.args) ctx.args = copyJson(ctx.args);
     return next(ctx);
   },
 };

@@ -15,8 +15,18 @@ import type { ApprovalDecision, PendingApproval, RunState, RunStatus, StopReason
  */
 export class StateWriter {
   #closed = false;
+  // Whether the state may hold a human decision, a child run, a held result. Most runs hold
+  // none, and looking a new call id up in an empty object still walks its prototype chain
+  // (five times a call); every change to them is made here, so these are never false wrongly.
+  #anyDecision: boolean;
+  #anyChild: boolean;
+  #anyHeld: boolean;
 
-  constructor(readonly state: RunState) {}
+  constructor(readonly state: RunState) {
+    this.#anyDecision = Object.keys(state.decisions).length > 0;
+    this.#anyChild = Object.keys(state.children).length > 0;
+    this.#anyHeld = Object.keys(state.settled).length > 0;
+  }
 
   get closed(): boolean {
     return this.#closed;
@@ -142,6 +152,21 @@ export class StateWriter {
 
   // --- tool calls and the ledger ---------------------------------------------------------
 
+  /** The human decision on call `id` a resume brought, if any. */
+  decisionOn(id: string): RunState['decisions'][string] | undefined {
+    return this.#anyDecision ? this.state.decisions[id] : undefined;
+  }
+
+  /** The child run (a sub-agent's) behind call `id`, if any. */
+  childOf(id: string): RunState['children'][string] | undefined {
+    return this.#anyChild ? this.state.children[id] : undefined;
+  }
+
+  /** The result of call `id`, settled and held until its turn ends, if any. */
+  heldResult(id: string): ToolMessage | undefined {
+    return this.#anyHeld ? this.state.settled[id] : undefined;
+  }
+
   /** The tool's `execute` is about to be entered: from now on the call never runs again by itself. */
   callRunning(id: string): void {
     if (!this.#closed) this.state.ledger[id] = 'running';
@@ -154,7 +179,7 @@ export class StateWriter {
   reopenCall(id: string): void {
     if (this.#closed) return;
     this.state.ledger[id] = 'pending';
-    if (this.state.decisions[id] !== undefined) delete this.state.decisions[id];
+    if (this.decisionOn(id) !== undefined) delete this.state.decisions[id];
   }
 
   /**
@@ -167,11 +192,14 @@ export class StateWriter {
     const { state } = this;
     state.ledger[id] = 'done';
     if (alone) state.messages.push(message);
-    else state.settled[id] = message;
+    else {
+      state.settled[id] = message;
+      this.#anyHeld = true;
+    }
     state.usage.toolCalls++;
-    if (state.decisions[id] !== undefined) delete state.decisions[id];
+    if (this.decisionOn(id) !== undefined) delete state.decisions[id];
     // A settled call needs its child run no more.
-    if (state.children[id] !== undefined) delete state.children[id];
+    if (this.childOf(id) !== undefined) delete state.children[id];
   }
 
   /** Every call of the turn settled: the held results enter the transcript, in the model's order. */
@@ -184,6 +212,7 @@ export class StateWriter {
       if (message !== undefined) state.messages.push(message);
     }
     state.settled = {};
+    this.#anyHeld = false;
   }
 
   /** Some calls of the turn wait for a human: the run suspends with them. */
@@ -198,6 +227,7 @@ export class StateWriter {
   suspendChild(id: string, child: unknown, approvals: Record<string, string>): void {
     if (this.#closed) return;
     this.state.children[id] = { state: child, approvals };
+    this.#anyChild = true;
     this.state.ledger[id] = 'pending';
   }
 
@@ -206,12 +236,14 @@ export class StateWriter {
    * calls `next()` again) continues that run — its completed calls do not run again.
    */
   keepFailedChild(id: string, child: unknown): void {
-    if (!this.#closed) this.state.children[id] = { state: child, approvals: {} };
+    if (this.#closed) return;
+    this.state.children[id] = { state: child, approvals: {} };
+    this.#anyChild = true;
   }
 
   /** The child run behind a call completed: its state goes. */
   dropChild(id: string): void {
-    if (!this.#closed && this.state.children[id] !== undefined) delete this.state.children[id];
+    if (!this.#closed && this.childOf(id) !== undefined) delete this.state.children[id];
   }
 
   // --- resume ----------------------------------------------------------------------------
@@ -237,6 +269,7 @@ export class StateWriter {
         continue;
       }
       const reason = typeof decision === 'object' ? decision.reason : undefined;
+      this.#anyDecision = true;
       state.decisions[id] = { approved, toolName: approval.toolName, args: approval.args, ...(reason !== undefined ? { reason: String(reason) } : {}) };
     }
   }

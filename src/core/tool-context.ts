@@ -45,14 +45,14 @@ export class ToolCallContext extends CallContext implements ToolContext {
     this.toolCall = call;
     this.idempotencyKey = `${state.runId}:${call.id}`;
     // A call whose child paused runs again to resume it, after a human decided: a re-fire too.
-    this.resumedAfterApproval = isApproved(decision) || state.children[call.id] !== undefined;
+    this.resumedAfterApproval = isApproved(decision) || segment.writer.childOf(call.id) !== undefined;
     this.step = state.steps;
     this.#call = { parsed: undefined, decision, ask: undefined, executed: undefined, failed: false, bounded: args };
   }
 
   /** Read live: a child that failed in an earlier attempt of this very call is there for its retry. */
   get child(): { readonly state: unknown; readonly decisions: Readonly<Record<string, ApprovalDecision>> } | undefined {
-    const child = CallContext.segmentOf(this).state.children[this.toolCallId];
+    const child = CallContext.segmentOf(this).writer.childOf(this.toolCallId);
     return child === undefined ? undefined : { state: child.state, decisions: child.decisions ?? {} };
   }
 

@@ -26,8 +26,7 @@ export class ToolTurn {
   private pending: { at: number; approval: PendingApproval }[] | undefined;
 
   constructor(private readonly segment: Segment, private readonly calls: AssistantToolCall[]) {
-    const held = segment.state.settled;
-    for (let i = 0; i < calls.length; i++) if (held[calls[i].id] === undefined) this.todo.push(i);
+    for (let i = 0; i < calls.length; i++) if (segment.writer.heldResult(calls[i].id) === undefined) this.todo.push(i);
   }
 
   /** The one call left to settle, when exactly one is. */
@@ -124,7 +123,7 @@ function callOutcome(segment: Segment, call: AssistantToolCall, bounded: boolean
     const interrupted = interruptedCall(segment, call);
     if (interrupted !== undefined) return interrupted;
   }
-  const decision = state.decisions[call.id];
+  const decision = segment.writer.decisionOn(call.id);
   if (decision !== undefined) {
     segment.recordPermission(
       { toolName: decision.toolName ?? call.name, toolCallId: call.id, args: decision.args ?? call.args },
