@@ -29,11 +29,16 @@ export function argsObject(raw: unknown, bounds: ArgumentBounds = DEFAULT_ARGUME
       return `the arguments are not valid JSON (${(error as Error).message})`;
     }
   }
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+  if (!isArgsObject(value)) {
     return `the arguments must be a JSON object, got ${value === null ? 'null' : Array.isArray(value) ? 'an array' : typeof value}`;
   }
   const problem = pastBounds(value, bounds);
   return problem ?? (value as Record<string, unknown>);
+}
+
+/** Whether `value` has the shape of a call's arguments: an object, not null or an array. */
+export function isArgsObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 /**

@@ -1,5 +1,5 @@
 import { humanDenial, startingArgs } from './approved-call.js';
-import { argsObject } from './arguments.js';
+import { argsObject, isArgsObject } from './arguments.js';
 import { contentProblem } from './content.js';
 import type { AssistantToolCall, Message, ToolMessage } from './messages.js';
 import { errorContent, resultContent, toolError, type ChildOutcome, type ToolFailure, type ToolOutcome } from './outcome.js';
@@ -135,12 +135,10 @@ function callOutcome(segment: Segment, call: AssistantToolCall, bounded: boolean
   if (denied !== undefined) return denied;
   if (segment.listening) segment.publish({ type: 'tool.start', toolCallId: call.id, toolName: call.name, args: call.args });
   const given = startingArgs(decision, call.name, call.args);
-  const args = bounded && given === call.args && isObjectOfArgs(given) ? given : argsObject(given, segment.agent.argumentBounds);
+  const args = bounded && given === call.args && isArgsObject(given) ? given : argsObject(given, segment.agent.argumentBounds);
   if (typeof args === 'string') return toolError('validation', `Invalid arguments for ${call.name}: ${args}`);
   return segment.stacks.tool(new ToolCallContext(segment, call, args, decision));
 }
-
-const isObjectOfArgs = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
 
 /**
  * A call that was running when its run was interrupted ran zero or one times. Its tool's
