@@ -20,6 +20,7 @@ import { OUTPUT_STATE, outputPlan, type OutputOptionsOf, type OutputPlan, type O
 import { compactionMiddleware } from '../middleware/compaction-middleware.js';
 import { ToolIndex, type Toolset } from '../tools/toolset.js';
 import { buildAgent } from './build.js';
+import { AgentCores } from './cores.js';
 import { AgentStore } from './durable.js';
 import { runSegment, type SegmentRequest } from './run-segment.js';
 import { extension, toMiddleware, type Extension } from './extensions.js';
@@ -45,8 +46,6 @@ export class Agent<C = unknown, O = unknown> {
   readonly #output: OutputPlan | undefined;
   /** Output schemas runs gave of their own, settled, by the schema (or options object) given. */
   readonly #outputPlans = new WeakMap<object, OutputPlan>();
-  /** Cores for runs with an output schema of their own. */
-  #outputCores = new WeakMap<OutputPlan, AgentCore>();
   readonly #provider: ModelProvider;
   readonly #tools: ToolIndex;
   readonly #toolsets: readonly Toolset[];
@@ -55,9 +54,7 @@ export class Agent<C = unknown, O = unknown> {
   /** Who this agent's runs belong to: a state is resumed only by an agent with the same identity. */
   readonly #identity: AgentIdentity;
   readonly #extensions: Extension[] = [];
-  #core?: AgentCore;
-  /** Cores with a parent agent's layers outermost, one per parent (for sub-agent runs). */
-  #childCores = new WeakMap<readonly NamedMiddleware[], AgentCore>();
+  readonly #cores: AgentCores;
   readonly #session: { id: string; messages: Message[]; busy: boolean; state?: RunState };
   /** Segments this agent object resumed, so it never resumes one twice (unless `claimResume` or a store decides). */
   readonly #resumed = new Set<string>();
@@ -83,10 +80,11 @@ export class Agent<C = unknown, O = unknown> {
     // A toolset's tools are known only at run time, so the fingerprint is of the agent's own.
     this.#identity = { name: this.name, id: this.id, toolsFingerprint: toolsFingerprint(own) };
     this.#stored = new AgentStore(options.store, this.#identity, options.logger ?? console);
+    this.#cores = new AgentCores((inherited, output) => this.#build(inherited, output), this.#output);
     for (const ext of options.middleware ?? []) this.#add(ext, 'createAgent({ middleware })');
     for (const hook of hookList(options.hooks)) this.#add(hook, 'createAgent({ hooks })');
     this.#session = { id: `session_${randomUUID()}`, messages: this.#opening(), busy: false };
-    this.#coreFor(undefined); // builds the stacks' parts now, so a bad option fails here rather than at the first run
+    this.#cores.for(undefined); // builds the stacks' parts now, so a bad option fails here rather than at the first run
   }
 
   /**
@@ -100,9 +98,7 @@ export class Agent<C = unknown, O = unknown> {
 
   #add(value: unknown, where: string): void {
     this.#extensions.push(extension(value, where));
-    this.#core = undefined;
-    this.#childCores = new WeakMap();
-    this.#outputCores = new WeakMap();
+    this.#cores.clear();
   }
 
   /** The tools this agent offers now, by name: its own, and its toolsets' of the moment. */
@@ -355,20 +351,6 @@ export class Agent<C = unknown, O = unknown> {
     return instructions === undefined ? [] : [{ role: 'system', content: instructions }];
   }
 
-  /** The core for a run: the agent's own, or, inside a parent agent's run, one with the parent's layers outermost. */
-  #coreFor(inherited: readonly NamedMiddleware[] | undefined, output: OutputPlan | undefined = this.#output): AgentCore {
-    // A run's own output schema (sub-agent runs always have the agent's).
-    if (output !== this.#output && output !== undefined) {
-      let core = this.#outputCores.get(output);
-      if (core === undefined) this.#outputCores.set(output, (core = this.#build([], output)));
-      return core;
-    }
-    if (inherited === undefined) return (this.#core ??= this.#build([], output));
-    let core = this.#childCores.get(inherited);
-    if (core === undefined) this.#childCores.set(inherited, (core = this.#build(inherited, output)));
-    return core;
-  }
-
   #build(inherited: readonly NamedMiddleware[], output: OutputPlan | undefined): AgentCore {
     const own = toMiddleware([...this.#toolsetLayers, ...this.#extensions]);
     // Compaction is the innermost layer, so it sees what the user's hooks and middleware added.
@@ -378,7 +360,7 @@ export class Agent<C = unknown, O = unknown> {
 
   async #segment(state: RunState, input: Message[], request: SegmentRequest, resumed: boolean): Promise<RunResult<any>> {
     try {
-      return await runSegment(this.#coreFor(request.inherited, request.output), state, input, request, resumed, this.#options as AgentOptions);
+      return await runSegment(this.#cores.for(request.inherited, request.output), state, input, request, resumed, this.#options as AgentOptions);
     } finally {
       this.#remember(state);
     }

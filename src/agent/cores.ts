@@ -1,0 +1,46 @@
+import type { NamedMiddleware } from '../core/middleware.js';
+import type { AgentCore } from '../core/segment.js';
+import type { OutputPlan } from '../features/structured-output.js';
+
+/** Builds a core: the parent agent's layers (outermost) and the output schema of the runs it serves. */
+export type BuildCore = (inherited: readonly NamedMiddleware[], output: OutputPlan | undefined) => AgentCore;
+
+/**
+ * The composed cores of one agent, each built on first use and all dropped when its layers
+ * change: the agent's own, one per output schema a run brought, and one per parent agent's
+ * layers (for its runs as a sub-agent).
+ */
+export class AgentCores {
+  readonly #build: BuildCore;
+  /** The agent's own output schema: runs with it (or none) share the agent's core. */
+  readonly #output: OutputPlan | undefined;
+  #own?: AgentCore;
+  #byOutput = new WeakMap<OutputPlan, AgentCore>();
+  #byParent = new WeakMap<readonly NamedMiddleware[], AgentCore>();
+
+  constructor(build: BuildCore, output: OutputPlan | undefined) {
+    this.#build = build;
+    this.#output = output;
+  }
+
+  /** The core for a run: the agent's own, or, inside a parent agent's run, one with the parent's layers outermost. */
+  for(inherited: readonly NamedMiddleware[] | undefined, output: OutputPlan | undefined = this.#output): AgentCore {
+    // A run's own output schema (sub-agent runs always have the agent's).
+    if (output !== this.#output && output !== undefined) {
+      let core = this.#byOutput.get(output);
+      if (core === undefined) this.#byOutput.set(output, (core = this.#build([], output)));
+      return core;
+    }
+    if (inherited === undefined) return (this.#own ??= this.#build([], output));
+    let core = this.#byParent.get(inherited);
+    if (core === undefined) this.#byParent.set(inherited, (core = this.#build(inherited, output)));
+    return core;
+  }
+
+  /** The agent's layers changed: every core is built again when next needed. */
+  clear(): void {
+    this.#own = undefined;
+    this.#byOutput = new WeakMap();
+    this.#byParent = new WeakMap();
+  }
+}
