@@ -1,3 +1,22 @@
+/**
+ * A value as an error message shows it: its JSON, cut to `max` characters; what has no JSON (a
+ * function, a cycle, a BigInt) by its kind or string.
+ */
+export function preview(value: unknown, max = 120): string {
+  try {
+    const text = JSON.stringify(value);
+    if (text !== undefined) return text.length > max ? `${text.slice(0, max - 3)}...` : text;
+  } catch {
+    // not JSON: shown below
+  }
+  if (typeof value === 'function') return 'a function';
+  try {
+    return String(value);
+  } catch {
+    return Object.prototype.toString.call(value); // no toString at all (a null-prototype object)
+  }
+}
+
 /** Structural equality of two JSON values (key order does not matter). */
 export function sameJson(a: unknown, b: unknown): boolean {
   if (a === b) return true;

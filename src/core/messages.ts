@@ -1,4 +1,5 @@
 import { contentProblem, textOf, type AssistantContentPart, type ProviderOptions, type ToolContentPart, type UserContentPart } from './content.js';
+import { preview } from './json.js';
 
 /**
  * A tool call inside an assistant message, as the model wrote it: `args` is an object, or the
@@ -102,7 +103,7 @@ export function messageProblem(value: unknown, path: string): string | undefined
 export function assistantProblem(value: unknown, path: string): string | undefined {
   const m = value as Partial<AssistantMessage> | null;
   if (typeof m !== 'object' || m === null || m.role !== 'assistant' || (typeof m.content !== 'string' && !Array.isArray(m.content))) {
-    return `${path} must be an assistant message { role: 'assistant', content: string | parts, toolCalls? }, got ${shown(value)}`;
+    return `${path} must be an assistant message { role: 'assistant', content: string | parts, toolCalls? }, got ${preview(value, 80)}`;
   }
   if (typeof m.content !== 'string') {
     const problem = contentProblem(m.content, 'assistant', `${path}.content`);
@@ -115,14 +116,6 @@ export function assistantProblem(value: unknown, path: string): string | undefin
   return undefined;
 }
 
-function shown(value: unknown): string {
-  try {
-    const text = JSON.stringify(value);
-    return text === undefined ? String(value) : text.length > 80 ? `${text.slice(0, 77)}...` : text;
-  } catch {
-    return String(value);
-  }
-}
 
 /** Turn run input into messages, naming exactly what is wrong with bad input. */
 export function inputMessages(input: RunInput): Message[] {

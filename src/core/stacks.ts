@@ -2,7 +2,7 @@ import { segmentOf } from './base-context.js';
 import { compose, type HookPoint, type Layer, type LayerFn } from './compose.js';
 import type { ModelContext, RunContext, ToolContext } from './contexts.js';
 import { blame } from './errors.js';
-import { copyJson } from './json.js';
+import { copyJson, preview } from './json.js';
 import type { NamedMiddleware } from './middleware.js';
 import type { GenerateResult } from './model.js';
 import { replyProblem } from './model-call.js';
@@ -113,13 +113,7 @@ export function buildStacks(parts: StackParts): Stacks {
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null;
 
 function rejectReturn(layer: string, point: string, value: unknown, expected: string): never {
-  let shown: string;
-  try {
-    shown = JSON.stringify(value)?.slice(0, 80) ?? String(value);
-  } catch {
-    shown = String(value);
-  }
-  throw blame(new TypeError(`${layer} returned ${shown} from ${point}(); return what next() resolved to, or ${expected}`), layer);
+  throw blame(new TypeError(`${layer} returned ${preview(value, 80)} from ${point}(); return what next() resolved to, or ${expected}`), layer);
 }
 
 /**

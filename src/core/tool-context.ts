@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { approvalBreach, isApproved, type Decision } from './approved-call.js';
 import { CallContext } from './base-context.js';
 import type { Tool, ToolContext } from './contexts.js';
+import { preview } from './json.js';
 import type { AssistantToolCall } from './messages.js';
 import { toolError, type ToolOutcome } from './outcome.js';
 import type { Segment } from './segment.js';
@@ -68,7 +69,7 @@ export class ToolCallContext extends CallContext implements ToolContext {
   replaceArgs(args: Record<string, unknown>, by: string): ToolOutcome | undefined {
     const tool = this.tool;
     if (typeof args !== 'object' || args === null || Array.isArray(args)) {
-      return toolError('validation', `Invalid arguments for ${this.toolName} from hook ${by}: { input } must be an object of arguments, got ${shown(args)}; the tool did not run`, by);
+      return toolError('validation', `Invalid arguments for ${this.toolName} from hook ${by}: { input } must be an object of arguments, got ${preview(args)}; the tool did not run`, by);
     }
     const breach = approvalBreach(this.#call.decision, this.toolName, args, by);
     if (breach !== undefined) return toolError('denied', breach, by);
@@ -89,15 +90,4 @@ export class ToolCallContext extends CallContext implements ToolContext {
   static callState(ctx: ToolContext): CallState {
     return (ctx as ToolCallContext).#call;
   }
-}
-
-
-function shown(value: unknown): string {
-  try {
-    const text = JSON.stringify(value);
-    if (text !== undefined) return text.length > 120 ? `${text.slice(0, 117)}...` : text;
-  } catch {
-    // not JSON: fall through to the type
-  }
-  return typeof value === 'function' ? 'a function' : String(value);
 }
