@@ -19,6 +19,9 @@ export interface Extension {
   value: object;
 }
 
+/** Each dialect with the function names that make an object one of its kind. */
+const DIALECTS: readonly (readonly [Dialect, readonly string[]])[] = [['middleware', HOOK_POINTS], ['agent-hook', AGENT_HOOK_METHODS], ['hook', CRIOGEN_HOOK_METHODS]];
+
 const KIND_LABEL: Record<Dialect, string> = { middleware: 'middleware', 'agent-hook': 'AgentHook', hook: 'Hook' };
 
 /** Recognise an extension by the names of its functions, refusing anything else at once. */
@@ -29,19 +32,14 @@ export function extension(value: unknown, where: string): Extension {
     const fix = typeof value === 'function' ? ' (a middleware is an object: { name, tool: (ctx, next) => next() })' : '';
     throw new TypeError(`${where}: expected a middleware { name, run?, model?, tool? } or a hook object, got ${value === null ? 'null' : typeof value}${fix}`);
   }
-  const has = (names: readonly string[]) => names.filter((n) => typeof (value as Record<string, unknown>)[n] === 'function');
-  const found: [Dialect, string[]][] = [
-    ['middleware', has(HOOK_POINTS)],
-    ['agent-hook', has(AGENT_HOOK_METHODS)],
-    ['hook', has(CRIOGEN_HOOK_METHODS)],
-  ];
-  const kinds = found.filter(([, names]) => names.length > 0);
+  const isFunction = (name: string) => typeof (value as Record<string, unknown>)[name] === 'function';
+  const kinds = DIALECTS.filter(([, methods]) => methods.some(isFunction));
   const label = nameOf(value) ?? 'this object';
   if (kinds.length === 0) {
     throw new TypeError(`${where}: ${label} has none of run/model/tool (middleware), preToolCall/postToolCall/preGenerate/postGenerate (AgentHook) or onStart/beforeModel/afterModel/beforeTool/afterTool/onEnd (Hook)`);
   }
   if (kinds.length > 1) {
-    const list = kinds.map(([kind, names]) => `${names.join(', ')} (${KIND_LABEL[kind]})`).join(' and ');
+    const list = kinds.map(([kind, methods]) => `${methods.filter(isFunction).join(', ')} (${KIND_LABEL[kind]})`).join(' and ');
     throw new TypeError(`${where}: ${label} mixes ${list}; split it into one object per kind`);
   }
   const [dialect] = kinds[0];

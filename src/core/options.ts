@@ -15,7 +15,13 @@ export interface OptionsWording {
 
 // By the object's keys, not the schema object: zod makes a new one for each refinement.
 const wording = new Map<string, OptionsWording>();
-const keysOf = (schema: z.ZodObject) => Object.keys(schema.shape).join(',');
+const keyLists = new WeakMap<z.ZodObject, string>();
+/** A schema's keys as one string, made once per schema object (checks of hot paths ask often). */
+function keysOf(schema: z.ZodObject): string {
+  let keys = keyLists.get(schema);
+  if (keys === undefined) keyLists.set(schema, (keys = Object.keys(schema.shape).join(',')));
+  return keys;
+}
 
 /**
  * A strict object schema of options: unknown keys are refused, with `words` for the message.
@@ -69,17 +75,17 @@ export function parseOptions<S extends z.ZodType>(schema: S, value: unknown, whe
  * @example refuseMisspellings(hookShape, hook, 'agent.use()');
  */
 export function refuseMisspellings(schema: z.ZodObject, value: object, where: string): void {
-  const words = wording.get(keysOf(schema)) ?? {};
-  const known = Object.keys(schema.shape);
-  // A class instance's methods live on its prototypes: their names count too.
-  const keys = new Set(Object.keys(value));
-  for (let proto = Object.getPrototypeOf(value); proto !== null && proto !== Object.prototype; proto = Object.getPrototypeOf(proto)) {
-    for (const key of Object.getOwnPropertyNames(proto)) if (key !== 'constructor') keys.add(key);
-  }
-  for (const key of keys) {
-    if (known.includes(key)) continue;
-    const meant = words.aliases?.[key] ?? nearest(key, known);
+  const known = schema.shape;
+  const check = (key: string) => {
+    if (Object.prototype.hasOwnProperty.call(known, key)) return;
+    const words = wording.get(keysOf(schema)) ?? {};
+    const meant = words.aliases?.[key] ?? nearest(key, Object.keys(known));
     if (meant !== undefined) throw new TypeError(`${where}: ${key} is not ${words.noun ?? 'an option'}; did you mean \`${meant}\`?`);
+  };
+  for (const key of Object.keys(value)) check(key);
+  // A class instance's methods live on its prototypes: their names count too.
+  for (let proto = Object.getPrototypeOf(value); proto !== null && proto !== Object.prototype; proto = Object.getPrototypeOf(proto)) {
+    for (const key of Object.getOwnPropertyNames(proto)) if (key !== 'constructor') check(key);
   }
 }
 
