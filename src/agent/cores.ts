@@ -15,8 +15,9 @@ export class AgentCores {
   /** The agent's own output schema: runs with it (or none) share the agent's core. */
   readonly #output: OutputPlan | undefined;
   #own?: AgentCore;
-  #byOutput = new WeakMap<OutputPlan, AgentCore>();
-  #byParent = new WeakMap<readonly NamedMiddleware[], AgentCore>();
+  // Made when first needed: most agents never have a core of either kind, and clear() is cheap.
+  #byOutput?: WeakMap<OutputPlan, AgentCore>;
+  #byParent?: WeakMap<readonly NamedMiddleware[], AgentCore>;
 
   constructor(build: BuildCore, output: OutputPlan | undefined) {
     this.#build = build;
@@ -27,20 +28,22 @@ export class AgentCores {
   for(inherited: readonly NamedMiddleware[] | undefined, output: OutputPlan | undefined = this.#output): AgentCore {
     // A run's own output schema (sub-agent runs always have the agent's).
     if (output !== this.#output && output !== undefined) {
-      let core = this.#byOutput.get(output);
-      if (core === undefined) this.#byOutput.set(output, (core = this.#build([], output)));
+      const cores = (this.#byOutput ??= new WeakMap());
+      let core = cores.get(output);
+      if (core === undefined) cores.set(output, (core = this.#build([], output)));
       return core;
     }
     if (inherited === undefined) return (this.#own ??= this.#build([], output));
-    let core = this.#byParent.get(inherited);
-    if (core === undefined) this.#byParent.set(inherited, (core = this.#build(inherited, output)));
+    const cores = (this.#byParent ??= new WeakMap());
+    let core = cores.get(inherited);
+    if (core === undefined) cores.set(inherited, (core = this.#build(inherited, output)));
     return core;
   }
 
   /** The agent's layers changed: every core is built again when next needed. */
   clear(): void {
     this.#own = undefined;
-    this.#byOutput = new WeakMap();
-    this.#byParent = new WeakMap();
+    this.#byOutput = undefined;
+    this.#byParent = undefined;
   }
 }
