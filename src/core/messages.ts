@@ -116,7 +116,6 @@ export function assistantProblem(value: unknown, path: string): string | undefin
   return undefined;
 }
 
-
 /** Turn run input into messages, naming exactly what is wrong with bad input. */
 export function inputMessages(input: RunInput): Message[] {
   if (typeof input === 'string') return [{ role: 'user', content: input }];
