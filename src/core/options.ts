@@ -15,13 +15,7 @@ export interface OptionsWording {
 
 // By the object's keys, not the schema object: zod makes a new one for each refinement.
 const wording = new Map<string, OptionsWording>();
-const keyLists = new WeakMap<z.ZodObject, string>();
-/** A schema's keys as one string, made once per schema object (every `agent.use()` asks). */
-function keysOf(schema: z.ZodObject): string {
-  let keys = keyLists.get(schema);
-  if (keys === undefined) keyLists.set(schema, (keys = Object.keys(schema.shape).join(',')));
-  return keys;
-}
+const keysOf = (schema: z.ZodObject) => Object.keys(schema.shape).join(',');
 
 /**
  * A strict object schema of options: unknown keys are refused, with `words` for the message.

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { approvalBreach, isApproved, type Decision } from './approved-call.js';
+import { isArgsObject } from './arguments.js';
 import { CallContext } from './base-context.js';
 import type { Tool, ToolContext } from './contexts.js';
 import { preview } from './json.js';
@@ -68,7 +69,7 @@ export class ToolCallContext extends CallContext implements ToolContext {
 
   replaceArgs(args: Record<string, unknown>, by: string): ToolOutcome | undefined {
     const tool = this.tool;
-    if (typeof args !== 'object' || args === null || Array.isArray(args)) {
+    if (!isArgsObject(args)) {
       return toolError('validation', `Invalid arguments for ${this.toolName} from hook ${by}: { input } must be an object of arguments, got ${preview(args)}; the tool did not run`, by);
     }
     const breach = approvalBreach(this.#call.decision, this.toolName, args, by);
