@@ -71,6 +71,13 @@ function reentrant<C>(layers: readonly ((ctx: C, next: () => Promise<unknown>) =
   return koaCompose(chain);
 }
 
+// The floor must really be re-entrant: a layer that calls next() twice runs the work twice.
+{
+  let runs = 0;
+  await reentrant<unknown>([async (_ctx, next) => { await next(); return next(); }], async () => { runs++; })({});
+  if (runs !== 2) throw new Error('bench: the re-entrant wrapper did not dispatch the rest again');
+}
+
 /** The kind of layer around the hand-written loop's work. */
 type HandLayer = 'pass-through' | 'awaiting' | 're-entrant';
 
