@@ -27,17 +27,9 @@ export class AgentCores {
   /** The core for a run: the agent's own, or, inside a parent agent's run, one with the parent's layers outermost. */
   for(inherited: readonly NamedMiddleware[] | undefined, output: OutputPlan | undefined = this.#output): AgentCore {
     // A run's own output schema (sub-agent runs always have the agent's).
-    if (output !== this.#output && output !== undefined) {
-      const cores = (this.#byOutput ??= new WeakMap());
-      let core = cores.get(output);
-      if (core === undefined) cores.set(output, (core = this.#build([], output)));
-      return core;
-    }
+    if (output !== this.#output && output !== undefined) return builtOnce((this.#byOutput ??= new WeakMap()), output, () => this.#build([], output));
     if (inherited === undefined) return (this.#own ??= this.#build([], output));
-    const cores = (this.#byParent ??= new WeakMap());
-    let core = cores.get(inherited);
-    if (core === undefined) cores.set(inherited, (core = this.#build(inherited, output)));
-    return core;
+    return builtOnce((this.#byParent ??= new WeakMap()), inherited, () => this.#build(inherited, output));
   }
 
   /** The agent's layers changed: every core is built again when next needed. */
@@ -46,4 +38,11 @@ export class AgentCores {
     this.#byOutput = undefined;
     this.#byParent = undefined;
   }
+}
+
+/** The core `cores` holds for `key`, built and kept there on first use. */
+function builtOnce<K extends object>(cores: WeakMap<K, AgentCore>, key: K, build: () => AgentCore): AgentCore {
+  let core = cores.get(key);
+  if (core === undefined) cores.set(key, (core = build()));
+  return core;
 }
