@@ -5,9 +5,10 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
+import { entryPoints } from '../support/entry-points.js';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
-const entries = ['src/index.ts', 'src/hooks.ts', 'src/testing/index.ts', 'src/providers/ai-sdk.ts', 'src/mcp/index.ts', 'src/sqlite.ts', 'src/postgres.ts'];
+const entries = Object.values(entryPoints);
 
 function exportsWithoutExample(): string[] {
   const program = ts.createProgram(entries.map((e) => `${root}/${e}`), { module: ts.ModuleKind.NodeNext, moduleResolution: ts.ModuleResolutionKind.NodeNext, target: ts.ScriptTarget.ES2022, strict: true, noEmit: true, skipLibCheck: true });

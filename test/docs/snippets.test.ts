@@ -2,27 +2,16 @@
 // the package as it is now, and runs offline to its end (the `assert`s in it hold). A block that
 // is deliberately partial (it goes on from the block above, or shows a shape with `…` in it) is
 // fenced `ts fragment` and is neither checked nor run.
-import { execFile } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { promisify } from 'node:util';
 import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
+import { entryPoints } from '../support/entry-points.js';
+import { runExample } from '../support/examples.js';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const pages = ['README.md', ...readdirSync(join(root, 'docs')).filter((name) => name.endsWith('.md')).map((name) => `docs/${name}`)];
-
-/** The package's entry points, as a user imports them, mapped to their sources. */
-const entryPoints: Record<string, string> = {
-  koagent: 'src/index.ts',
-  'koagent/testing': 'src/testing/index.ts',
-  'koagent/hooks': 'src/hooks.ts',
-  'koagent/ai-sdk': 'src/providers/ai-sdk.ts',
-  'koagent/sqlite': 'src/sqlite.ts',
-  'koagent/postgres': 'src/postgres.ts',
-  'koagent/mcp': 'src/mcp/index.ts',
-};
 
 interface Block { page: string; line: number; code: string; fragment: boolean; file: string }
 
@@ -77,8 +66,8 @@ function problems(all: Block[]): string[] {
 }
 
 /**
- * Runs the blocks one after the other in one child process (tsx, the entry points mapped to their
- * sources) and returns those that threw. The provider keys are set as a reader would have them;
+ * Runs the blocks one after the other in one child process (tsx, the entry points pointing at
+ * their sources) and returns those that threw. The provider keys are set as a reader would have them;
  * no block may reach the network, so the blocks that name a hosted model only build their agent.
  */
 async function failures(all: Block[]): Promise<string[]> {
@@ -94,11 +83,10 @@ async function failures(all: Block[]): Promise<string[]> {
       return [`${block.page}:${block.line}`, pathToFileURL(file).href];
     });
     writeFileSync(join(dir, 'run.mjs'), RUNNER);
-    const tsx = join(root, 'node_modules/tsx/dist/cli.mjs');
     const env = { ...process.env, OPENAI_API_KEY: 'sk-docs', ANTHROPIC_API_KEY: 'sk-docs', OPENROUTER_API_KEY: 'sk-docs', OPENROUTER_BASE_URL: 'http://127.0.0.1:9/api/v1' };
-    const { stdout } = await promisify(execFile)(process.execPath, [tsx, join(dir, 'run.mjs'), JSON.stringify(files)], { cwd: dir, env, maxBuffer: 16 * 1024 * 1024 });
+    const { stdout, stderr } = await runExample('run.mjs', { args: [JSON.stringify(files)], env, cwd: dir });
     const result = stdout.split('\n').find((line) => line.startsWith(MARK));
-    if (result === undefined) throw new Error(`the block runner printed no result:\n${stdout}`);
+    if (result === undefined) throw new Error(`the block runner printed no result:\n${stdout}\n${stderr}`);
     return JSON.parse(result.slice(MARK.length)) as string[];
   } finally {
     rmSync(dir, { recursive: true, force: true });
