@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import * as crypto from 'node:crypto';
 import { z } from 'zod';
 import type { Logger, Tool } from '../core/contexts.js';
 import type { EventListener, PermissionRecord } from '../core/events.js';
@@ -249,8 +249,15 @@ export function toolMap(tools: unknown[]): { own: Map<string, Tool>; toolsets: T
  */
 export function toolsFingerprint(tools: ReadonlyMap<string, Tool>): string {
   const specs = [...tools.values()].map((tool) => [tool.name, tool.spec.parameters]).sort(([a], [b]) => String(a).localeCompare(String(b)));
-  return createHash('sha256').update(JSON.stringify(specs)).digest('hex').slice(0, 16);
+  return sha256Hex(JSON.stringify(specs)).slice(0, 16);
 }
+
+/**
+ * SHA-256 of a text, in hex. Node's one-shot `crypto.hash` (20.12 and later) costs a third of
+ * a `Hash` object for a short text, and every agent computes one when it is built.
+ */
+const sha256Hex: (text: string) => string =
+  typeof crypto.hash === 'function' ? (text) => crypto.hash('sha256', text, 'hex') : (text) => crypto.createHash('sha256').update(text).digest('hex');
 
 /** A model string (`openai:gpt-5-mini`), resolved now so a missing key fails at construction. */
 export function modelFromString(spec: string): ModelProvider {

@@ -232,14 +232,20 @@ function nothing(name: string): KoagentError {
   return new KoagentError('hook_failed', `${name} returned nothing; a middleware must return the outcome (usually \`return next()\`)`, { layer: name });
 }
 
-/** The stack's result, checked; a bad one is traced back to the layer that returned it. */
-async function verify<C, T>(ctx: C, out: T, mine: Records, check: ReturnCheck<C, T> | undefined): Promise<T> {
-  let problem: unknown;
+/**
+ * The stack's result, checked; a bad one is traced back to the layer that returned it. A good
+ * one is returned as it is, not from an async function: a promise of its own, resolved with the
+ * result, would cost every stack call two more turns of the microtask queue.
+ */
+function verify<C, T>(ctx: C, out: T, mine: Records, check: ReturnCheck<C, T> | undefined): T | Promise<never> {
   try {
     return checkedValue(out, ctx, '(a layer)', check, true);
-  } catch (error) {
-    problem = error;
+  } catch (problem) {
+    return blameProducer(ctx, out, mine, check, problem);
   }
+}
+
+async function blameProducer<C, T>(ctx: C, out: T, mine: Records, check: ReturnCheck<C, T> | undefined, problem: unknown): Promise<never> {
   const culprit = await producer(mine, (state) => 'value' in state && state.value === out);
   if (culprit === undefined) throw problem;
   try {

@@ -17,15 +17,27 @@ export function preview(value: unknown, max = 120): string {
   }
 }
 
-/** Structural equality of two JSON values (key order does not matter). */
+const hasOwn = Object.prototype.hasOwnProperty;
+
+/**
+ * Structural equality of two JSON values: key order does not matter, and a key whose value is
+ * `undefined` counts as absent (as in their JSON). It walks with `for…in`, making no arrays of
+ * keys: it runs on every tool call that a layer sees.
+ */
 export function sameJson(a: unknown, b: unknown): boolean {
   if (a === b) return true;
   if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false;
   if (Array.isArray(a) !== Array.isArray(b)) return false;
-  const ka = Object.keys(a).filter((k) => (a as Record<string, unknown>)[k] !== undefined);
-  const kb = Object.keys(b).filter((k) => (b as Record<string, unknown>)[k] !== undefined);
-  if (ka.length !== kb.length) return false;
-  return ka.every((k) => sameJson((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k]));
+  const left = a as Record<string, unknown>;
+  const right = b as Record<string, unknown>;
+  let keys = 0;
+  for (const key in left) {
+    if (!hasOwn.call(left, key) || left[key] === undefined) continue;
+    if (!sameJson(left[key], right[key])) return false;
+    keys++;
+  }
+  for (const key in right) if (hasOwn.call(right, key) && right[key] !== undefined) keys--;
+  return keys === 0;
 }
 
 /** Set `key` as an own property, even `__proto__`, which plain assignment would take for the prototype. */

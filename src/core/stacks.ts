@@ -9,6 +9,7 @@ import { replyProblem } from './model-call.js';
 import type { ToolOutcome } from './outcome.js';
 import type { RunResult } from './result.js';
 import type { ProviderCall, Stacks } from './segment.js';
+import { ToolCallContext } from './tool-context.js';
 
 type ToolLayer = Layer<ToolContext, ToolOutcome>;
 type Terminal<C, T> = (ctx: C) => Promise<T>;
@@ -81,8 +82,11 @@ export function toolPipeline(middleware: readonly NamedMiddleware[], steps: Tool
   const split = firstValidated === -1 ? user.length : firstValidated;
   const layers: ToolLayer[] = [...features];
   if (steps.present !== undefined) layers.push(steps.present);
+  // Without layers ahead of validation, it checks the call as the model wrote it, before the copy.
+  if (split === 0) layers.push(steps.validate);
   if (user.length > 0) layers.push(copyArgs);
-  layers.push(...user.slice(0, split), steps.validate, ...user.slice(split));
+  if (split > 0) layers.push(...user.slice(0, split), steps.validate);
+  layers.push(...user.slice(split));
   // With a layer after validation, a rename or an edit of the arguments is checked again.
   if (split < user.length) layers.push(steps.resolve);
   layers.push(...steps.policy);
@@ -94,7 +98,10 @@ const copyArgs: ToolLayer = {
   name: 'koagent:copy-args',
   trusted: true,
   fn(ctx, next) {
-    if (ctx.args === ctx.toolCall.args || ctx.args === segmentOf(ctx).writer.decisionOn(ctx.toolCallId)?.args) ctx.args = copyJson(ctx.args);
+    if (ctx.args === ctx.toolCall.args || ctx.args === segmentOf(ctx).writer.decisionOn(ctx.toolCallId)?.args) {
+      ToolCallContext.callState(ctx).copiedFrom = ctx.args;
+      ctx.args = copyJson(ctx.args);
+    }
     return next(ctx);
   },
 };

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { argsObject } from '../core/arguments.js';
+import { sameJson } from '../core/json.js';
 import { segmentOf } from '../core/base-context.js';
 import type { Layer } from '../core/compose.js';
 import type { Tool, ToolContext } from '../core/contexts.js';
@@ -38,7 +39,17 @@ function check(ctx: ToolContext, tools: ReadonlyMap<string, Tool>, afterLayers: 
   const parsed = tool.input.safeParse(args);
   if (!parsed.success) return Promise.resolve(invalid(tool, parsed.error, changed ? ' (as changed by a layer)' : ''));
   state.parsed = parsed.data;
+  state.checked = { tool, args };
   return next(ctx);
+}
+
+/**
+ * Whether the user layers left the call as validation checked it: the same tool, and arguments
+ * equal to the ones checked, which no layer could edit in place (they were given a copy).
+ */
+function unchanged(ctx: ToolContext): boolean {
+  const { checked, copiedFrom } = ToolCallContext.callState(ctx);
+  return checked !== undefined && checked.args === copiedFrom && ctx.tool === checked.tool && ctx.toolName === checked.tool.name && sameJson(ctx.args, checked.args);
 }
 
 /** Validation, where the pipeline puts it: just before the first layer that needs a well-formed call. */
@@ -51,11 +62,14 @@ export function validateStep(tools: ReadonlyMap<string, Tool>): ToolStep {
   };
 }
 
-/** After the user layers: if one renamed the call or changed its arguments, check it again. */
+/**
+ * After the user layers: if one renamed the call or changed its arguments, check it again. A
+ * call they left as it was is not parsed a second time.
+ */
 export function resolveStep(tools: ReadonlyMap<string, Tool>): ToolStep {
   return {
     name: 'koagent:resolve',
     trusted: true,
-    fn: (ctx, next) => check(ctx, tools, true, next),
+    fn: (ctx, next) => (unchanged(ctx) ? next(ctx) : check(ctx, tools, true, next)),
   };
 }

@@ -212,6 +212,17 @@ describe('agent.recover()', () => {
     expect(result.state.toolsFingerprint).not.toBe(stored.toolsFingerprint);
   });
 
+  it('keeps the tools fingerprint of earlier versions of koagent, so the runs they stored still resume', async () => {
+    const tools = [
+      defineTool({ name: 'lookup', description: 'Look up', input: z.object({ city: z.string(), days: z.number().int().optional() }), execute: () => 'x' }),
+      defineTool({ name: 'add', description: 'Add', input: z.object({ a: z.number(), b: z.number() }), execute: () => 1 }),
+    ];
+    const agent = createAgent({ name: 'pinned', model: { name: 'm', generate: async (): Promise<GenerateResult> => ({ message: { role: 'assistant', content: 'ok' }, usage: { inputTokens: 1, outputTokens: 1 }, finishReason: 'stop' }) }, tools });
+    const result = await agent.run('go');
+    // The value 0.1 computed for these two tools: a change of how it is computed must not change it.
+    expect(result.state.toolsFingerprint).toBe('804ac68ed82c28d9');
+  });
+
   it('leaves a run whose stored state does not pass the checks of resume failed, naming what is wrong', async () => {
     const clock = testClock();
     const store = memoryStore({ leaseMs: 1000, now: clock.now });

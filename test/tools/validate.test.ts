@@ -111,6 +111,37 @@ describe('what layers get', () => {
 });
 
 describe('revalidating what a layer changed', () => {
+  /** A tool whose schema counts how often it parses, run behind one layer that does `change`. */
+  async function parses(change: (ctx: { args: Record<string, unknown>; toolName: string }) => void, args: unknown = { a: 1, b: 2 }) {
+    let count = 0;
+    const input = z.object({ a: z.number(), b: z.number() }).refine(() => ++count > 0);
+    let got: unknown;
+    const counted = defineTool({ name: 'add', description: 'Add', input, execute: (parsed) => { got = parsed; return parsed.a + parsed.b; } });
+    const result = await createAgent({ model: callWith(args), tools: [counted] }).use({ name: 'editor', tool: (ctx, next) => { change(ctx); return next(); } }).run('Hi');
+    return { count, got, message: toolMessages(result.messages)[0] };
+  }
+
+  it('parses a call the layers left as it was once, not again after them', async () => {
+    expect(await parses(() => undefined)).toMatchObject({ count: 1, got: { a: 1, b: 2 }, message: { content: '3' } });
+  });
+
+  it('checks again arguments a layer edited in place, and the tool gets the edited ones', async () => {
+    expect(await parses((ctx) => { ctx.args.b = 40; })).toMatchObject({ count: 2, got: { a: 1, b: 40 }, message: { content: '41' } });
+    const refused = await parses((ctx) => { ctx.args.b = 'forty'; });
+    expect(refused.got).toBeUndefined();
+    expect(refused.message.content).toMatch(/^Error \(validation\): Invalid arguments for add \(as changed by a layer\)/);
+  });
+
+  it('checks again arguments a layer replaced with other ones; equal ones need no second parse', async () => {
+    expect(await parses((ctx) => { ctx.args = { a: 5, b: 5 }; })).toMatchObject({ count: 2, got: { a: 5, b: 5 } });
+    expect(await parses((ctx) => { ctx.args = { a: 1, b: 2 }; })).toMatchObject({ count: 1, got: { a: 1, b: 2 } });
+  });
+
+  it('checks again a call whose arguments came as JSON text (the layers hold the parsed object itself)', async () => {
+    expect(await parses(() => undefined, '{"a":1,"b":2}')).toMatchObject({ count: 2, got: { a: 1, b: 2 } });
+    expect(await parses((ctx) => { ctx.args.a = 10; }, '{"a":1,"b":2}')).toMatchObject({ count: 2, got: { a: 10, b: 2 } });
+  });
+
   it('does not blame the layer for a schema that throws on the arguments it set: the run fails as internal, naming no layer', async () => {
     // A transform that throws (not a validation issue) makes zod's safeParse throw, here in the
     // built-in resolve step below the user's layer, not in the layer itself.
