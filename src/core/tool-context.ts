@@ -24,8 +24,9 @@ export interface CallState {
   failed: boolean;
   /** The arguments the call started with, already checked against the bounds (validation need not walk them again). */
   bounded: Record<string, unknown>;
-  /** What validation last checked: the tool it resolved and the arguments it parsed into `parsed`. */
-  checked: { tool: Tool; args: Record<string, unknown> } | undefined;
+  /** The tool validation last resolved, and the arguments it parsed into `parsed`. */
+  checkedTool: Tool | undefined;
+  checkedArgs: Record<string, unknown> | undefined;
   /** The arguments the user layers were given a copy of (no layer holds these). */
   copiedFrom: Record<string, unknown> | undefined;
 }
@@ -53,7 +54,7 @@ export class ToolCallContext extends CallContext implements ToolContext {
     // A call whose child paused runs again to resume it, after a human decided: a re-fire too.
     this.resumedAfterApproval = isApproved(decision) || segment.writer.childOf(call.id) !== undefined;
     this.step = state.steps;
-    this.#call = { parsed: undefined, decision, ask: undefined, executed: undefined, failed: false, bounded: args, checked: undefined, copiedFrom: undefined };
+    this.#call = { parsed: undefined, decision, ask: undefined, executed: undefined, failed: false, bounded: args, checkedTool: undefined, checkedArgs: undefined, copiedFrom: undefined };
   }
 
   /** Read live: a child that failed in an earlier attempt of this very call is there for its retry. */

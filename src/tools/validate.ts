@@ -39,7 +39,8 @@ function check(ctx: ToolContext, tools: ReadonlyMap<string, Tool>, afterLayers: 
   const parsed = tool.input.safeParse(args);
   if (!parsed.success) return Promise.resolve(invalid(tool, parsed.error, changed ? ' (as changed by a layer)' : ''));
   state.parsed = parsed.data;
-  state.checked = { tool, args };
+  state.checkedTool = tool;
+  state.checkedArgs = args;
   return next(ctx);
 }
 
@@ -48,8 +49,8 @@ function check(ctx: ToolContext, tools: ReadonlyMap<string, Tool>, afterLayers: 
  * equal to the ones checked, which no layer could edit in place (they were given a copy).
  */
 function unchanged(ctx: ToolContext): boolean {
-  const { checked, copiedFrom } = ToolCallContext.callState(ctx);
-  return checked !== undefined && checked.args === copiedFrom && ctx.tool === checked.tool && ctx.toolName === checked.tool.name && sameJson(ctx.args, checked.args);
+  const { checkedTool, checkedArgs, copiedFrom } = ToolCallContext.callState(ctx);
+  return checkedTool !== undefined && checkedArgs === copiedFrom && ctx.tool === checkedTool && ctx.toolName === checkedTool.name && sameJson(ctx.args, checkedArgs);
 }
 
 /** Validation, where the pipeline puts it: just before the first layer that needs a well-formed call. */
