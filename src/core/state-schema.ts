@@ -16,7 +16,19 @@ export const MAX_STATE_DEPTH = 256;
 const count = z.number().int().min(0);
 const tokens = z.number().min(0).refine(Number.isFinite, { error: 'must be a finite number' });
 
-const providerOptions = z.record(z.string(), z.record(z.string(), z.unknown())).optional();
+/**
+ * A record of the state. zod passes over a `__proto__` key of a record without checking what it
+ * holds, which koagent would then read (`state.children` as `{ "__proto__": false }`, say), so
+ * such a key is refused; no state koagent writes has one.
+ */
+const record = <V extends z.ZodType>(value: V) => z.preprocess((input, ctx) => {
+  if (typeof input === 'object' && input !== null && Object.prototype.hasOwnProperty.call(input, '__proto__')) {
+    ctx.issues.push({ code: 'custom', message: 'has a "__proto__" key, which is refused', input });
+  }
+  return input;
+}, z.record(z.string(), value));
+
+const providerOptions = record(record(z.unknown())).optional();
 const toolCall = z.object({ id: z.string(), name: z.string(), args: z.unknown(), providerOptions });
 
 /**
@@ -29,7 +41,7 @@ const contentOf = <T>(role: 'user' | 'assistant' | 'tool') => z.unknown().superR
   if (problem !== undefined) ctx.addIssue({ code: 'custom', message: problem, params: { subpath: true } });
 }) as unknown as z.ZodType<T>;
 
-const toolMessage = z.object({ role: z.literal('tool'), toolCallId: z.string(), name: z.string(), content: contentOf<ToolMessage['content']>('tool'), metadata: z.record(z.string(), z.unknown()).optional() });
+const toolMessage = z.object({ role: z.literal('tool'), toolCallId: z.string(), name: z.string(), content: contentOf<ToolMessage['content']>('tool'), metadata: record(z.unknown()).optional() });
 
 const message = z.discriminatedUnion('role', [
   z.object({ role: z.literal('system'), content: z.string() }),
@@ -58,11 +70,11 @@ export const runStateSchema = z.object({
   steps: count,
   usage: z.object({ inputTokens: tokens, outputTokens: tokens, totalTokens: tokens, modelCalls: count, toolCalls: count }),
   pendingApprovals: z.array(pendingApproval),
-  decisions: z.record(z.string(), z.object({ approved: z.boolean(), reason: z.string().optional(), toolName: z.string().optional(), args: z.unknown() })),
-  settled: z.record(z.string(), toolMessage),
-  ledger: z.record(z.string(), z.enum(['pending', 'running', 'done'])),
-  hookState: z.record(z.string(), z.unknown()),
-  children: z.record(z.string(), z.object({ state: z.unknown(), approvals: z.record(z.string(), z.string()), decisions: z.record(z.string(), decision).optional() })),
+  decisions: record(z.object({ approved: z.boolean(), reason: z.string().optional(), toolName: z.string().optional(), args: z.unknown() })),
+  settled: record(toolMessage),
+  ledger: record(z.enum(['pending', 'running', 'done'])),
+  hookState: record(z.unknown()),
+  children: record(z.object({ state: z.unknown(), approvals: record(z.string()), decisions: record(decision).optional() })),
   error: z.object({ code: z.string(), message: z.string(), layer: z.string().optional() }).optional(),
 }) satisfies z.ZodType<RunState>;
 

@@ -69,6 +69,9 @@ describe('checking a stored state', () => {
     ['a tool call that is not an object', () => ({ ...good(), messages: [{ role: 'assistant', content: '', toolCalls: [null] }] }), /state\.messages\[0\]\.toolCalls\[0\] should be an object/],
     ['a number held as a settled result', () => ({ ...good(), settled: { c1: 5 } }), /state\.settled\.c1 should be an object/],
     ['usage without its counts', () => ({ ...good(), usage: {} }), /state\.usage\.inputTokens should be a number/],
+    // zod passes over such a key unchecked; this one made resume throw a TypeError (found by test/core/fuzz.test.ts).
+    ['a record with a "__proto__" key', () => ({ ...good(), children: JSON.parse('{"__proto__":false}') }), /state\.children has a "__proto__" key, which is refused/],
+    ['a "__proto__" key deeper in', () => ({ ...good(), children: { c1: { state: {}, approvals: JSON.parse('{"__proto__":1}') } } }), /state\.children\.c1\.approvals has a "__proto__" key/],
     ['a value nested too deep to write as JSON again', () => { let deep: unknown = 1; for (let i = 0; i < 300; i++) deep = [deep]; return { ...good(), hookState: { h: deep } }; }, /state\.hookState\.h(\[0\])+ is nested deeper than 256 levels/],
   ])('rejects %s with invalid_resume naming the field', (_what, make, message) => {
     let caught: unknown;
