@@ -11,9 +11,18 @@ import { sqliteStore } from '../src/sqlite.js';
 
 const input = z.object({ a: z.number(), b: z.number() });
 const add = (args: { a: number; b: number }) => args.a + args.b;
+// The tool's JSON schema, made once, as koagent makes it once per zod schema (about 11 µs each
+// time, a sixth of a 200-step floor run if the floor paid it per run and koagent did not).
+const addSpec = { name: 'add', description: 'Add', parameters: z.toJSONSchema(input, { io: 'input' }) };
 
-/** A provider that asks for the tool `steps` times, then answers. No copies, no snapshots. */
-function scripted(steps: number): ModelProvider {
+/** Call ids handed out so far by providers asked for unique ids (as real models write them). */
+let issued = 0;
+
+/**
+ * A provider that asks for the tool `steps` times, then answers. No copies, no snapshots. Its
+ * call ids are `c1`, `c2`, … in every run, unless `unique`: then no id repeats in the process.
+ */
+function scripted(steps: number, unique = false): ModelProvider {
   let n = 0;
   return {
     name: 'scripted',
@@ -21,7 +30,7 @@ function scripted(steps: number): ModelProvider {
       n++;
       if (n > steps) return { message: { role: 'assistant', content: 'done' }, usage: { inputTokens: 1, outputTokens: 1 }, finishReason: 'stop' };
       return {
-        message: { role: 'assistant', content: '', toolCalls: [{ id: `c${n}`, name: 'add', args: { a: n, b: 1 } }] },
+        message: { role: 'assistant', content: '', toolCalls: [{ id: unique ? `call_${++issued}` : `c${n}`, name: 'add', args: { a: n, b: 1 } }] },
         usage: { inputTokens: 1, outputTokens: 1 },
         finishReason: 'tool_calls',
       };
@@ -39,23 +48,25 @@ async function awaitingLayer<T>(_ctx: unknown, next: () => Promise<T>): Promise<
 }
 const awaiting = (i: number): Middleware => ({ name: `awaiting${i}`, model: awaitingLayer, tool: awaitingLayer });
 
-async function koagent(steps: number, layers: number, layer: (i: number) => Middleware = noop, store?: RunStore): Promise<void> {
-  const agent = createAgent({ model: scripted(steps), maxSteps: steps + 1, tools: [defineTool({ name: 'add', description: 'Add', input, execute: add })], ...(store ? { store } : {}) });
+async function koagent(steps: number, layers: number, layer: (i: number) => Middleware = noop, store?: RunStore, unique = false): Promise<void> {
+  const agent = createAgent({ model: scripted(steps, unique), maxSteps: steps + 1, tools: [defineTool({ name: 'add', description: 'Add', input, execute: add })], ...(store ? { store } : {}) });
   for (let i = 0; i < layers; i++) agent.use(layer(i));
   const result = await agent.run('go');
   if (result.usage.toolCalls !== steps) throw new Error('bench: wrong number of tool calls');
 }
 
 type Msg = { role: string; content: unknown; toolCallId?: string; name?: string };
-type ModelCtx = { request: GenerateOptions; reply?: GenerateResult };
-type ToolCtx = { args: unknown; content?: string };
+type ModelCtx = { request: GenerateOptions };
+type ToolCtx = { args: unknown };
+/** What the hand-written tool work returns through its stack, as koagent's returns an outcome. */
+type ToolOut = { content: string };
 
 /**
  * What a layer needs, at the least, to be called again: a `next()` of its own per call, which
  * dispatches the rest of the stack again (through koa-compose) once its first call is made. No
  * check, no blame, no error for a concurrent call: the floor under any re-entrant layer.
  */
-function reentrant<C>(layers: readonly ((ctx: C, next: () => Promise<unknown>) => unknown)[], work: (ctx: C) => Promise<void>): (ctx: C) => Promise<unknown> {
+function reentrant<C>(layers: readonly ((ctx: C, next: () => Promise<unknown>) => unknown)[], work: (ctx: C) => Promise<unknown>): (ctx: C) => Promise<unknown> {
   const chain: ((ctx: C, next: () => Promise<unknown>) => unknown)[] = [];
   const rests: ((ctx: C) => Promise<unknown>)[] = [];
   layers.forEach((fn, i) => chain.push((ctx, koaNext) => {
@@ -85,30 +96,35 @@ type HandLayer = 'pass-through' | 'awaiting' | 're-entrant';
  * The floor: the same work, hand-written, no framework. With `layers` > 0, the model and tool
  * work are wrapped in that many koa-compose layers (raw koa-compose's own cost): pass-through
  * ones, the awaiting layer users write, or pass-through ones each in the least re-entrant wrapper.
+ * Each stack returns what its work produced (the reply, the tool's content), as an agent's
+ * stacks return the reply and the outcome: a promise resolved with an object costs a lookup of
+ * its `then`, which every awaiting layer pays on both sides.
  */
-async function handWritten(steps: number, layers: number, kind: HandLayer = 'pass-through'): Promise<void> {
-  const provider = scripted(steps);
-  const tools = [{ name: 'add', description: 'Add', parameters: z.toJSONSchema(input) }];
+async function handWritten(steps: number, layers: number, kind: HandLayer = 'pass-through', unique = false): Promise<void> {
+  const provider = scripted(steps, unique);
+  const tools = [addSpec];
   const messages: Msg[] = [{ role: 'user', content: 'go' }];
-  const modelWork = async (ctx: ModelCtx) => { ctx.reply = await provider.generate(ctx.request); };
-  const toolWork = async (ctx: ToolCtx) => {
+  const modelWork = async (ctx: ModelCtx): Promise<GenerateResult> => {
+    const reply = await provider.generate(ctx.request);
+    return reply;
+  };
+  const toolWork = async (ctx: ToolCtx): Promise<ToolOut> => {
     const parsed = input.safeParse(ctx.args);
-    ctx.content = parsed.success ? JSON.stringify(add(parsed.data)) : 'invalid';
+    return { content: parsed.success ? JSON.stringify(add(parsed.data)) : 'invalid' };
   };
   const noops = Array.from({ length: layers }, () => (kind === 'awaiting' ? awaitingLayer : (_ctx: unknown, next: () => Promise<unknown>) => next()));
-  const stack = <C>(work: (ctx: C) => Promise<void>) => (layers === 0 ? work : kind === 're-entrant' ? reentrant<C>(noops, work) : koaCompose<C>([...noops, work]));
+  // koa-compose's types say a stack resolves to nothing; it resolves to what the layers return.
+  const stack = <C, R>(work: (ctx: C) => Promise<R>) =>
+    (layers === 0 ? work : kind === 're-entrant' ? reentrant<C>(noops, work) : koaCompose<C>([...noops, work])) as (ctx: C) => Promise<R>;
   const callModel = stack(modelWork);
   const callTool = stack(toolWork);
   for (;;) {
-    const ctx: ModelCtx = { request: { messages: messages as GenerateOptions['messages'], tools } };
-    await callModel(ctx);
-    const message = ctx.reply!.message;
+    const { message } = await callModel({ request: { messages: messages as GenerateOptions['messages'], tools } });
     messages.push(message);
     if (!message.toolCalls?.length) break;
     for (const call of message.toolCalls) {
-      const tctx: ToolCtx = { args: call.args };
-      await callTool(tctx);
-      messages.push({ role: 'tool', toolCallId: call.id, name: call.name, content: tctx.content! });
+      const { content } = await callTool({ args: call.args });
+      messages.push({ role: 'tool', toolCallId: call.id, name: call.name, content });
     }
   }
 }
@@ -149,6 +165,9 @@ const awaitOne = variant('koagent, 1 awaiting layer on model and tool', S, (s) =
 const awaitTen = variant('koagent, 10 awaiting layers on model and tool', S, (s) => koagent(s, 10, awaiting));
 const koaAwaitOne = variant('hand-written + 1 awaiting koa-compose layer', S, (s) => handWritten(s, 1, 'awaiting'));
 const koaAwaitTen = variant('hand-written + 10 awaiting koa-compose layers', S, (s) => handWritten(s, 10, 'awaiting'));
+// The loop with call ids that never repeat, as real models write them: each is a new key of the run's ledger.
+const uniqueFloor = variant('hand-written loop, unique call ids', S, (s) => handWritten(s, 0, 'pass-through', true));
+const uniqueZero = variant('koagent, 0 layers, unique call ids', S, (s) => koagent(s, 0, noop, undefined, true));
 // The scaling pair is measured on its own, so the long runs' garbage does not weigh on the rest.
 const small = variant(`koagent, 10 layers, S = ${S}`, S, (s) => koagent(s, 10));
 const big = variant(`koagent, 10 layers, S = ${S * 10}`, S * 10, (s) => koagent(s, 10));
@@ -158,8 +177,9 @@ await measure([floor, koa1, koa10, zero, one, ten], ROUNDS);
 // Measured after the main group, so it leaves that group's figures alone.
 await measure([koa1Again, koa10Again, reentrant1, reentrant10], ROUNDS);
 await measure([koaAwaitOne, koaAwaitTen, awaitOne, awaitTen], ROUNDS);
+await measure([uniqueFloor, uniqueZero], Math.max(10, Math.round(ROUNDS / 2)));
 await measure([small, big], Math.max(10, Math.round(ROUNDS / 2)));
-for (const v of [floor, koa1, koa10, zero, one, ten, koa1Again, koa10Again, reentrant1, reentrant10, koaAwaitOne, koaAwaitTen, awaitOne, awaitTen, small, big]) console.log(`${v.label.padEnd(48)} ${v.best.toFixed(2).padStart(7)} µs/step`);
+for (const v of [floor, koa1, koa10, zero, one, ten, koa1Again, koa10Again, reentrant1, reentrant10, koaAwaitOne, koaAwaitTen, awaitOne, awaitTen, uniqueFloor, uniqueZero, small, big]) console.log(`${v.label.padEnd(48)} ${v.best.toFixed(2).padStart(7)} µs/step`);
 
 // The marginal cost of a layer: from 1 to 10 layers on each of the two stacks (18 layer calls a
 // step), so what any layer at all costs once (e.g. copying tool arguments for layers to edit)
@@ -181,8 +201,10 @@ console.log(`\none pass-through layer call: koagent ${(perLayer * 1000).toFixed(
 console.log(`in the least re-entrant wrapper: ${(perReentrant * 1000).toFixed(0)} ns, raw koa-compose beside it ${(perKoaAgain * 1000).toFixed(0)} ns`);
 console.log(`one awaiting layer call: koagent ${(perAwaiting * 1000).toFixed(0)} ns, raw koa-compose ${(perKoaAwaiting * 1000).toFixed(0)} ns\n`);
 for (const [what, value, target, ok] of rows) console.log(`${what.padEnd(50)} ${value.toFixed(2).padStart(6)}  target ${target.padEnd(6)} ${ok ? 'met' : 'NOT MET'}`);
-// For reference, no target: the part of the per-layer ratio that any re-entrant layer on koa-compose pays.
+// For reference, no target: the part of the per-layer ratio that any re-entrant layer on koa-compose pays,
+// and the 0-layer ratio when no call id repeats in the process (what the ledger's keys cost V8).
 console.log(`${'least re-entrant wrapper / raw koa-compose'.padEnd(50)} ${(perReentrant / perKoaAgain).toFixed(2).padStart(6)}  for reference`);
+console.log(`${'0-layer loop / floor, unique call ids'.padEnd(50)} ${(uniqueZero.best / uniqueFloor.best).toFixed(2).padStart(6)}  for reference`);
 
 // Durable runs: the cost of a run store per step (each step is two checkpoints: the call
 // `running` before the tool, `done` with its result after), and what a step writes.
