@@ -13,7 +13,7 @@ import { dirname, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { z } from 'zod';
-import { createAgent, defineTool, type Agent, type GenerateResult, type ModelProvider, type RunResult, type RunStore } from '../src/index.js';
+import { createAgent, defineTool, type Agent, type GenerateResult, type LedgerCall, type ModelProvider, type RunResult, type RunStore } from '../src/index.js';
 import { sqliteStore } from '../src/sqlite.js';
 
 const LEASE_MS = 500;
@@ -82,7 +82,7 @@ const lines = (file: string) => {
 
 /** What the example found. */
 export interface DurableDemo {
-  killedWhile: { status: string; ledger: Record<string, string> };
+  killedWhile: { status: string; ledger: LedgerCall[] };
   recovered: RunResult;
   executions: string[];
   charges: string[];
@@ -107,7 +107,7 @@ export async function main(print: (line: string) => void = console.log): Promise
     const store = sqliteStore({ path: join(dir, 'runs.db'), leaseMs: LEASE_MS });
     const [stored] = await store.listRuns({ agentName: 'booking' });
     const state = (await store.loadRun(stored.runId))!;
-    print(`   the file says: run ${state.status}, ledger ${JSON.stringify(state.ledger)}`);
+    print(`   the file says: run ${state.status}; ledger: ${state.ledger.map((call) => `${call.id} ${call.entry}`).join(', ')}`);
 
     // A run is recovered once its lease expired (its worker stopped renewing it).
     await sleep(LEASE_MS + 50);

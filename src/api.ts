@@ -48,6 +48,7 @@ export type { RunResult } from './core/result.js';
 export type {
   ApprovalDecision,
   ChildSuspension,
+  LedgerCall,
   LedgerEntry,
   PendingApproval,
   ResumeClaim,

@@ -156,7 +156,7 @@ export class JournaledWriter extends StateWriter {
 
   override endTurn(calls: readonly { id: string }[]): void {
     // The held results move into the transcript: their ledger rows hold nothing any more.
-    if (!this.closed) for (const id of Object.keys(this.state.settled)) this.#call(id);
+    if (!this.closed) for (const held of this.state.settled) this.#call(held.toolCallId);
     super.endTurn(calls);
   }
 
@@ -257,8 +257,10 @@ export class JournaledWriter extends StateWriter {
     if (this.#calls.size > 0) {
       const calls: CheckpointCall[] = [];
       for (const id of this.#calls) {
-        const held = state.settled[id];
-        calls.push({ id, entry: state.ledger[id], held: held === undefined ? null : JSON.stringify(held) });
+        const entry = this.entryOf(id);
+        if (entry === undefined) continue;
+        const held = this.heldResult(id);
+        calls.push({ id, entry, held: held === undefined ? null : JSON.stringify(held) });
       }
       checkpoint.calls = calls;
       this.#calls.clear();

@@ -7,8 +7,8 @@ import { contentProblem } from './content.js';
 import type { AssistantMessage, Message, ToolMessage, UserMessage } from './messages.js';
 import type { RunState } from './state.js';
 
-/** The run state format this version of koagent writes and reads. */
-export const STATE_VERSION = 2;
+/** The run state format this version of koagent writes and reads (it also reads format 2). */
+export const STATE_VERSION = 3;
 
 /** Deeper than this, a value in a state is refused: it could not be written as JSON again. */
 export const MAX_STATE_DEPTH = 256;
@@ -54,7 +54,20 @@ const decision = z.union([z.boolean(), z.object({ approved: z.boolean(), reason:
 
 const pendingApproval = z.object({ toolCallId: z.string(), toolName: z.string(), args: z.unknown(), reason: z.string().optional(), path: z.array(z.string()).optional() });
 
-/** The schema of a run state (format version 2). */
+const ledgerEntry = z.enum(['pending', 'running', 'done']);
+
+/** A list whose items each name a call (`idOf`): a call listed twice is refused, naming both places. */
+const callList = <T extends z.ZodType>(item: T, idOf: (item: z.infer<T>) => string, key: string) => z.array(item).superRefine((items, ctx) => {
+  const seen = new Map<string, number>();
+  items.forEach((value, i) => {
+    const id = idOf(value);
+    const first = seen.get(id);
+    if (first === undefined) seen.set(id, i);
+    else ctx.addIssue({ code: 'custom', path: [i, key], message: `${JSON.stringify(id)} is listed twice (first at [${first}])` });
+  });
+});
+
+/** The schema of a run state (format version 3). */
 export const runStateSchema = z.object({
   version: z.literal(STATE_VERSION),
   runId: z.string().min(1),
@@ -71,8 +84,8 @@ export const runStateSchema = z.object({
   usage: z.object({ inputTokens: tokens, outputTokens: tokens, totalTokens: tokens, modelCalls: count, toolCalls: count }),
   pendingApprovals: z.array(pendingApproval),
   decisions: record(z.object({ approved: z.boolean(), reason: z.string().optional(), toolName: z.string().optional(), args: z.unknown() })),
-  settled: record(toolMessage),
-  ledger: record(z.enum(['pending', 'running', 'done'])),
+  settled: callList(toolMessage, (m) => m.toolCallId, 'toolCallId'),
+  ledger: callList(z.object({ id: z.string(), entry: ledgerEntry }), (call) => call.id, 'id'),
   hookState: record(z.unknown()),
   children: record(z.object({ state: z.unknown(), approvals: record(z.string()), decisions: record(decision).optional() })),
   error: z.object({ code: z.string(), message: z.string(), layer: z.string().optional() }).optional(),
@@ -88,16 +101,37 @@ const refuse = (what: string) => new KoagentError('invalid_resume', `resume(stat
 export function checkState(value: unknown): RunState {
   if (typeof value !== 'object' || value === null) throw refuse('state is not an object');
   const version = (value as { version?: unknown }).version;
-  if (version !== STATE_VERSION) throw refuse(`state.version is ${JSON.stringify(version)}, expected ${STATE_VERSION} (the run state format this koagent reads)`);
+  if (version !== STATE_VERSION && version !== 2) throw refuse(`state.version is ${JSON.stringify(version)}, expected ${STATE_VERSION} (the run state format this koagent writes; it reads 2 as well)`);
   const tooDeep = deepestPath(value, MAX_STATE_DEPTH);
   if (tooDeep !== undefined) throw refuse(`${tooDeep} is nested deeper than ${MAX_STATE_DEPTH} levels`);
-  const parsed = runStateSchema.safeParse(value);
-  if (!parsed.success) {
-    const issue = parsed.error.issues.find((i) => i.code === 'unrecognized_keys') ?? parsed.error.issues[0];
-    if (issue.code === 'custom' && issue.params?.subpath === true) throw refuse(`${pathOf(issue.path)}${issue.message}`);
-    throw refuse(`${pathOf(issue.path)} ${describe(issue, valueAt(value, issue.path))}`);
+  if (version === 2) {
+    // Checked in its own format, so a bad field is named as the state has it, then listed.
+    check(version2Schema, value);
+    value = fromVersion2(value as Version2State);
   }
+  check(runStateSchema, value);
   return value as RunState;
+}
+
+function check(schema: z.ZodType, value: unknown): void {
+  const parsed = schema.safeParse(value);
+  if (parsed.success) return;
+  const issue = parsed.error.issues.find((i) => i.code === 'unrecognized_keys') ?? parsed.error.issues[0];
+  if (issue.code === 'custom' && issue.params?.subpath === true) throw refuse(`${pathOf(issue.path)}${issue.message}`);
+  throw refuse(`${pathOf(issue.path)} ${describe(issue, valueAt(value, issue.path))}`);
+}
+
+/** Format 2: as format 3, but for the ledger and the held results, which it kept by call id. */
+const version2Schema = runStateSchema.extend({ version: z.literal(2), settled: record(toolMessage), ledger: record(ledgerEntry) });
+type Version2State = z.infer<typeof version2Schema>;
+
+/**
+ * A format 2 state as format 3 (a new object; the caller's is left as it was): the ledger and
+ * the held results become lists, in the order their keys were written.
+ */
+function fromVersion2(state: Version2State): RunState {
+  const ledger = Object.entries(state.ledger).map(([id, entry]) => ({ id, entry }));
+  return { ...state, version: STATE_VERSION, ledger, settled: Object.values(state.settled) } as unknown as RunState;
 }
 
 function pathOf(path: readonly PropertyKey[]): string {

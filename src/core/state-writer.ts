@@ -1,6 +1,6 @@
 import type { AssistantMessage, Message, ToolMessage } from './messages.js';
 import type { TokenUsage } from './model.js';
-import type { ApprovalDecision, PendingApproval, RunState, RunStatus, StopReason, Usage } from './state.js';
+import type { ApprovalDecision, LedgerCall, LedgerEntry, PendingApproval, RunState, RunStatus, StopReason, Usage } from './state.js';
 
 /**
  * The one writer of a run's state: every change a segment makes to it goes through here — the
@@ -15,17 +15,22 @@ import type { ApprovalDecision, PendingApproval, RunState, RunStatus, StopReason
  */
 export class StateWriter {
   #closed = false;
-  // Whether the state may hold a human decision, a child run, a held result. Most runs hold
-  // none, and looking a new call id up in an empty object still walks its prototype chain
-  // (five times a call); every change to them is made here, so these are never false wrongly.
+  // Whether the state may hold a human decision or a child run. Most runs hold neither, and
+  // looking a new call id up in an empty object still walks its prototype chain; every change
+  // to them is made here, so these are never false wrongly.
   #anyDecision: boolean;
   #anyChild: boolean;
-  #anyHeld: boolean;
+  /** The ledger's calls and the held results, by call id: the state lists them, this finds them. */
+  readonly #calls = new Map<string, LedgerCall>();
+  readonly #held = new Map<string, ToolMessage>();
+  /** The call found or listed last: a call is looked up at each of its steps, most turns have one. */
+  #last: LedgerCall | undefined;
 
   constructor(readonly state: RunState) {
     this.#anyDecision = Object.keys(state.decisions).length > 0;
     this.#anyChild = Object.keys(state.children).length > 0;
-    this.#anyHeld = Object.keys(state.settled).length > 0;
+    for (const call of state.ledger) this.#calls.set(call.id, call);
+    for (const message of state.settled) this.#held.set(message.toolCallId, message);
   }
 
   get closed(): boolean {
@@ -139,18 +144,46 @@ export class StateWriter {
     if (this.#closed) return;
     const calls = message.toolCalls;
     if (calls !== undefined) {
-      const { ledger, steps } = this.state;
+      const { steps } = this.state;
       for (let i = 0; i < calls.length; i++) {
         const call = calls[i];
         const given = typeof call.id === 'string' && call.id !== '' ? call.id : undefined;
-        if (given === undefined || ledger[given] !== undefined) call.id = `call_${steps}_${i}${given === undefined ? '' : `_${given}`}`;
-        ledger[call.id] = 'pending';
+        if (given !== undefined && !this.#calls.has(given)) this.#list(given, 'pending');
+        else this.#enter((call.id = `call_${steps}_${i}${given === undefined ? '' : `_${given}`}`), 'pending');
       }
     }
     this.placeReply(previous, message);
   }
 
   // --- tool calls and the ledger ---------------------------------------------------------
+
+  /** Call `id`'s ledger entry, or undefined when the run has no such call. */
+  entryOf(id: string): LedgerEntry | undefined {
+    return this.#find(id)?.entry;
+  }
+
+  #find(id: string): LedgerCall | undefined {
+    const last = this.#last;
+    if (last !== undefined && last.id === id) return last;
+    const call = this.#calls.get(id);
+    if (call !== undefined) this.#last = call;
+    return call;
+  }
+
+  /** Set call `id`'s ledger entry, listing the call if it is new. */
+  #enter(id: string, entry: LedgerEntry): void {
+    const call = this.#find(id);
+    if (call === undefined) this.#list(id, entry);
+    else call.entry = entry;
+  }
+
+  /** List a call the ledger does not have yet. */
+  #list(id: string, entry: LedgerEntry): void {
+    const call = { id, entry };
+    this.state.ledger.push(call);
+    this.#calls.set(id, call);
+    this.#last = call;
+  }
 
   /** The human decision on call `id` a resume brought, if any. */
   decisionOn(id: string): RunState['decisions'][string] | undefined {
@@ -164,12 +197,12 @@ export class StateWriter {
 
   /** The result of call `id`, settled and held until its turn ends, if any. */
   heldResult(id: string): ToolMessage | undefined {
-    return this.#anyHeld ? this.state.settled[id] : undefined;
+    return this.#held.size === 0 ? undefined : this.#held.get(id);
   }
 
   /** The tool's `execute` is about to be entered: from now on the call never runs again by itself. */
   callRunning(id: string): void {
-    if (!this.#closed) this.state.ledger[id] = 'running';
+    if (!this.#closed) this.#enter(id, 'running');
   }
 
   /**
@@ -178,7 +211,7 @@ export class StateWriter {
    */
   reopenCall(id: string): void {
     if (this.#closed) return;
-    this.state.ledger[id] = 'pending';
+    this.#enter(id, 'pending');
     if (this.decisionOn(id) !== undefined) delete this.state.decisions[id];
   }
 
@@ -190,11 +223,11 @@ export class StateWriter {
   callSettled(id: string, message: ToolMessage, alone: boolean): void {
     if (this.#closed) return;
     const { state } = this;
-    state.ledger[id] = 'done';
+    this.#enter(id, 'done');
     if (alone) state.messages.push(message);
     else {
-      state.settled[id] = message;
-      this.#anyHeld = true;
+      state.settled.push(message);
+      this.#held.set(id, message);
     }
     state.usage.toolCalls++;
     if (this.decisionOn(id) !== undefined) delete state.decisions[id];
@@ -206,13 +239,13 @@ export class StateWriter {
   endTurn(calls: readonly { id: string }[]): void {
     if (this.#closed) return;
     const { state } = this;
-    const held = state.settled;
+    const held = this.#held;
     for (let i = 0; i < calls.length; i++) {
-      const message = held[calls[i].id];
+      const message = held.get(calls[i].id);
       if (message !== undefined) state.messages.push(message);
     }
-    state.settled = {};
-    this.#anyHeld = false;
+    state.settled = [];
+    held.clear();
   }
 
   /** Some calls of the turn wait for a human: the run suspends with them. */
@@ -228,7 +261,7 @@ export class StateWriter {
     if (this.#closed) return;
     this.state.children[id] = { state: child, approvals };
     this.#anyChild = true;
-    this.state.ledger[id] = 'pending';
+    this.#enter(id, 'pending');
   }
 
   /**

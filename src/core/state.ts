@@ -64,13 +64,23 @@ export interface PendingApproval {
 export type ApprovalDecision = boolean | { approved: boolean; reason?: string };
 
 /**
- * Each tool call of the run, by id: `pending` (received, not started), `running` (the tool's
+ * How far a tool call of the run got: `pending` (received, not started), `running` (the tool's
  * `execute` was entered), `done` (its result is recorded). Nothing re-executes a call past
  * `pending`, whatever path reaches it again.
  *
- * @example const interrupted = Object.entries(state.ledger).filter(([, entry]) => entry === 'running');
+ * @example const interrupted = state.ledger.filter((call) => call.entry === 'running').map((call) => call.id);
  */
 export type LedgerEntry = 'pending' | 'running' | 'done';
+
+/**
+ * One tool call in the run's ledger: its id (as the transcript has it) and its entry.
+ *
+ * @example const entry = state.ledger.find((call) => call.id === toolCallId)?.entry;
+ */
+export interface LedgerCall {
+  id: string;
+  entry: LedgerEntry;
+}
 
 /**
  * Everything needed to continue a run, as plain JSON: write it anywhere, resume it in another
@@ -79,8 +89,8 @@ export type LedgerEntry = 'pending' | 'running' | 'done';
  * @example await fs.writeFile('run.json', JSON.stringify(result.state)); const state: RunState = JSON.parse(await fs.readFile('run.json', 'utf8'));
  */
 export interface RunState {
-  /** The state format (2): `resume` refuses another. */
-  version: 2;
+  /** The state format (3); `resume` also reads format 2, and refuses any other. */
+  version: 3;
   runId: string;
   sessionId: string;
   /** The agent the run belongs to: its name, its id, and a fingerprint of its tools' names and schemas. */
@@ -99,9 +109,17 @@ export interface RunState {
   pendingApprovals: PendingApproval[];
   /** Decisions given to `resume`, kept until their calls settle. */
   decisions: Record<string, { approved: boolean; reason?: string; toolName?: string; args?: unknown }>;
-  /** Results of the current turn's settled calls, held until every call of the turn is settled. */
-  settled: Record<string, ToolMessage>;
-  ledger: Record<string, LedgerEntry>;
+  /**
+   * Results of the current turn's settled calls (each names its call by `toolCallId`), held
+   * until every call of the turn is settled.
+   */
+  settled: ToolMessage[];
+  /**
+   * Every tool call of the run, in the order the replies made them. A list rather than an
+   * object keyed by id: call ids are the model's, new in every run, and V8 makes each new key of
+   * an object a string of its process-wide table and, for a small object, a hidden class.
+   */
+  ledger: LedgerCall[];
   /** What each hook saved with `{ state }`, by hook name. */
   hookState: Record<string, unknown>;
   /**
@@ -154,7 +172,7 @@ export interface AgentIdentity {
 /** A new run's state: nothing done yet, `messages` as its opening transcript. */
 export function newState(runId: string, sessionId: string, agent: AgentIdentity, messages: Message[]): RunState {
   return {
-    version: 2, runId, sessionId, agentName: agent.name, agentId: agent.id, toolsFingerprint: agent.toolsFingerprint, status: 'running', segment: 0, messages, steps: 0,
-    usage: emptyUsage(), pendingApprovals: [], decisions: {}, settled: {}, ledger: {}, hookState: {}, children: {},
+    version: 3, runId, sessionId, agentName: agent.name, agentId: agent.id, toolsFingerprint: agent.toolsFingerprint, status: 'running', segment: 0, messages, steps: 0,
+    usage: emptyUsage(), pendingApprovals: [], decisions: {}, settled: [], ledger: [], hookState: {}, children: {},
   };
 }

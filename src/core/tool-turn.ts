@@ -118,8 +118,7 @@ async function pool<T>(items: T[], limit: number, fn: (item: T) => Promise<void>
  * Not async, so the stack's own promise is what the turn awaits.
  */
 function callOutcome(segment: Segment, call: AssistantToolCall, bounded: boolean): ToolOutcome | Promise<ToolOutcome> {
-  const { state } = segment;
-  if (state.ledger[call.id] === 'running') {
+  if (segment.writer.entryOf(call.id) === 'running') {
     const interrupted = interruptedCall(segment, call);
     if (interrupted !== undefined) return interrupted;
   }
@@ -176,17 +175,17 @@ function ownApproval(call: AssistantToolCall, outcome: ToolOutcome): PendingAppr
  * model wrote. The call stays unsettled; resuming runs it again, which resumes the child.
  */
 function childApprovals(segment: Segment, call: AssistantToolCall, child: ChildOutcome, pending: readonly { approval: PendingApproval }[]): PendingApproval[] {
-  const { ledger } = segment.state;
+  const { writer } = segment;
   const taken = new Set(pending.map((p) => p.approval.toolCallId));
   const routes: Record<string, string> = {};
   const listed = child.approvals.map((p) => {
     let id = `${call.id}/${p.toolCallId}`;
-    for (let n = 2; ledger[id] !== undefined || taken.has(id); n++) id = `${call.id}/${p.toolCallId}#${n}`;
+    for (let n = 2; writer.entryOf(id) !== undefined || taken.has(id); n++) id = `${call.id}/${p.toolCallId}#${n}`;
     taken.add(id);
     routes[id] = p.toolCallId;
     return { ...p, toolCallId: id };
   });
-  segment.writer.suspendChild(call.id, child.state, routes);
+  writer.suspendChild(call.id, child.state, routes);
   return listed;
 }
 

@@ -4,7 +4,8 @@
 import { KoagentError } from '../core/errors.js';
 import type { Checkpoint } from '../core/journaled-writer.js';
 import type { Message, ToolMessage } from '../core/messages.js';
-import type { LedgerEntry, RunState, RunStatus, StopReason } from '../core/state.js';
+import type { LedgerCall, LedgerEntry, RunState, RunStatus, StopReason } from '../core/state.js';
+import { STATE_VERSION } from '../core/state-schema.js';
 import type { RunSummary } from './run-store.js';
 
 /** The parts of a run state that checkpoints write; everything else is its identity, stored once. */
@@ -57,9 +58,10 @@ export function rowOf(state: RunState): RunRow {
  * previous run, not written again), ledger and hook state, as stored rows.
  */
 export function partsOf(state: RunState, from = 0): { messages: string[]; calls: [string, LedgerEntry, string | null][]; hooks: [string, string][] } {
+  const held = new Map(state.settled.map((message) => [message.toolCallId, message]));
   return {
     messages: state.messages.slice(from).map((m) => JSON.stringify(m)),
-    calls: Object.entries(state.ledger).map(([id, entry]) => [id, entry, state.settled[id] === undefined ? null : JSON.stringify(state.settled[id])]),
+    calls: state.ledger.map(({ id, entry }) => [id, entry, held.has(id) ? JSON.stringify(held.get(id)) : null]),
     hooks: Object.entries(state.hookState).map(([name, value]) => [name, JSON.stringify(value ?? null)]),
   };
 }
@@ -78,20 +80,27 @@ export function applyToRow(row: RunRow, checkpoint: Checkpoint): void {
   if (checkpoint.children !== undefined) row.children = checkpoint.children;
 }
 
-/** Put a run state together from its stored row, transcript, ledger rows and hook states. */
+/**
+ * Put a run state together from its stored row, transcript, ledger rows and hook states, in the
+ * state format of this version (rows are the same in every format; a run stored by an earlier
+ * version has that version in its identity). The ledger lists the calls in the order the
+ * transcript has them, as the run did, whatever order the store keeps its rows in.
+ */
 export function assembleState(row: RunRow, messages: Iterable<string>, calls: Iterable<readonly [string, LedgerEntry, string | null]>, hooks: Iterable<readonly [string, string]>): RunState {
-  const ledger: Record<string, LedgerEntry> = {};
-  const settled: Record<string, ToolMessage> = {};
-  for (const [id, entry, held] of calls) {
-    ledger[id] = entry;
-    if (held !== null) settled[id] = JSON.parse(held) as ToolMessage;
+  const transcript: Message[] = [];
+  for (const message of messages) transcript.push(JSON.parse(message) as Message);
+  const rows = [...calls].sort(byTranscript(transcript));
+  const ledger: LedgerCall[] = [];
+  const settled: ToolMessage[] = [];
+  for (const [id, entry, held] of rows) {
+    ledger.push({ id, entry });
+    if (held !== null) settled.push(JSON.parse(held) as ToolMessage);
   }
   const hookState: Record<string, unknown> = {};
   for (const [name, value] of hooks) hookState[name] = JSON.parse(value);
-  const transcript: Message[] = [];
-  for (const message of messages) transcript.push(JSON.parse(message) as Message);
   const state = {
     ...(JSON.parse(row.identity) as Record<string, unknown>),
+    version: STATE_VERSION,
     status: row.status,
     segment: row.segment,
     messages: transcript,
@@ -108,6 +117,18 @@ export function assembleState(row: RunRow, messages: Iterable<string>, calls: It
   if (row.output !== null) state.output = JSON.parse(row.output);
   if (row.error !== null) state.error = JSON.parse(row.error);
   return state;
+}
+
+/**
+ * Orders ledger rows as the transcript made their calls; a call it no longer shows (compacted
+ * away) comes first, as it was made earlier. The sort is stable, so such calls keep the store's order.
+ */
+function byTranscript(transcript: readonly Message[]): (a: readonly [string, ...unknown[]], b: readonly [string, ...unknown[]]) => number {
+  const made = new Map<string, number>();
+  for (const message of transcript) {
+    if (message.role === 'assistant') for (const call of message.toolCalls ?? []) if (!made.has(call.id)) made.set(call.id, made.size);
+  }
+  return (a, b) => (made.get(a[0]) ?? -1) - (made.get(b[0]) ?? -1);
 }
 
 /** A run summary from its stored row. */

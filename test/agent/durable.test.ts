@@ -91,9 +91,9 @@ describe('a durable run', () => {
     const seen: unknown[] = [];
     const tool = charge(ledger, { during: async (ctx) => seen.push((await store.loadRun(ctx.runId))!.ledger) });
     const result = await teller(store, tool).run('Charge me');
-    expect(seen).toEqual([{ c1: 'running' }]);
+    expect(seen).toEqual([[{ id: 'c1', entry: 'running' }]]);
     const stored = await store.loadRun(result.runId);
-    expect(stored!.ledger).toEqual({ c1: 'done' });
+    expect(stored!.ledger).toEqual([{ id: 'c1', entry: 'done' }]);
     expect(stored).toEqual(result.state);
   });
 
@@ -155,7 +155,7 @@ describe('agent.recover()', () => {
     const [waiting] = await b.pendingApprovals();
     expect(waiting.runId).toBe(runId);
     expect(waiting.pendingApprovals).toEqual([{ toolCallId: 'c1', toolName: 'charge', args: { amount: 30 }, reason: `This call had started when the run was interrupted and may have taken effect (idempotency key ${runId}:c1); approve to run it again, deny to tell the model it did not complete` }]);
-    expect((await store.loadRun(runId))!.ledger).toEqual({ c1: 'pending' });
+    expect((await store.loadRun(runId))!.ledger).toEqual([{ id: 'c1', entry: 'pending' }]);
     const approved = await b.resume(runId, { c1: true });
     expect(approved.text).toBe('Result: {"charged":30}');
     expect(ledger.executions).toEqual([`${runId}:c1`, `${runId}:c1`]);

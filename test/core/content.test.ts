@@ -61,8 +61,8 @@ describe('parts in the run state', () => {
 });
 
 function createState() {
-  return { version: 2, runId: 'r', sessionId: 's', agentName: 'agent', agentId: 'agent', toolsFingerprint: 'f', status: 'completed', segment: 1, messages: [] as Message[], steps: 0,
-    usage: { inputTokens: 0, outputTokens: 0, totalTokens: 0, modelCalls: 0, toolCalls: 0 }, pendingApprovals: [], decisions: {}, settled: {}, ledger: {}, hookState: {}, children: {} };
+  return { version: 3, runId: 'r', sessionId: 's', agentName: 'agent', agentId: 'agent', toolsFingerprint: 'f', status: 'completed', segment: 1, messages: [] as Message[], steps: 0,
+    usage: { inputTokens: 0, outputTokens: 0, totalTokens: 0, modelCalls: 0, toolCalls: 0 }, pendingApprovals: [], decisions: {}, settled: [], ledger: [], hookState: {}, children: {} };
 }
 
 describe('helpers for layers', () => {

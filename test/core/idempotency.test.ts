@@ -77,7 +77,7 @@ describe('idempotencyKey', () => {
     const failure = await agent.run('go').catch((e: unknown) => e);
     expect(failure).toBeInstanceOf(RunFailedError);
     const { state } = failure as RunFailedError;
-    expect(state.ledger).toEqual({ mail: 'pending' });
+    expect(state.ledger).toEqual([{ id: 'mail', entry: 'pending' }]);
     broken = false;
     const done = await agent.resume(state);
     expect(done.text).toBe('Sent.');
@@ -90,7 +90,7 @@ describe('the effect ledger', () => {
   it('records each call as done once its result is recorded', async () => {
     const { tool } = keyedTool();
     const result = await agentWith(tool, oneCall).run('go');
-    expect(result.state.ledger).toEqual({ mail: 'done' });
+    expect(result.state.ledger).toEqual([{ id: 'mail', entry: 'done' }]);
   });
 
   it('a retried segment does not run again a call that completed before the failure', async () => {
@@ -98,7 +98,7 @@ describe('the effect ledger', () => {
     const agent = agentWith(tool, [oneCall[0], { error: 'model overloaded' }, 'Sent, finally.']);
     const failure = (await agent.run('go').catch((e: unknown) => e)) as RunFailedError;
     expect(failure.code).toBe('model_error');
-    expect(failure.state.ledger).toEqual({ mail: 'done' });
+    expect(failure.state.ledger).toEqual([{ id: 'mail', entry: 'done' }]);
     const done = await agent.resume(failure.state);
     expect(done.text).toBe('Sent, finally.');
     expect(keys).toHaveLength(1);
@@ -111,7 +111,7 @@ describe('the effect ledger', () => {
     const agent = agentWith(tool, oneCall, { middleware: [after] });
     const failure = (await agent.run('go').catch((e: unknown) => e)) as RunFailedError;
     expect(failure).toMatchObject({ code: 'hook_failed', layer: 'post-audit' });
-    expect(failure.state.ledger).toEqual({ mail: 'running' });
+    expect(failure.state.ledger).toEqual([{ id: 'mail', entry: 'running' }]);
     broken = false;
     const done = await agent.resume(failure.state);
     expect(keys).toHaveLength(1);
@@ -138,7 +138,7 @@ describe('the effect ledger', () => {
   it('is plain JSON in the state, keyed by tool call id', async () => {
     const { tool } = keyedTool({ needsApproval: true });
     const paused = await agentWith(tool, [{ toolCalls: [{ id: 'mail', name: 'send_email', args: {} }] }]).run('go');
-    expect(JSON.parse(JSON.stringify(paused.state)).ledger).toEqual({ mail: 'pending' });
+    expect(JSON.parse(JSON.stringify(paused.state)).ledger).toEqual([{ id: 'mail', entry: 'pending' }]);
   });
 });
 
@@ -177,7 +177,7 @@ describe('a call that was running when its segment failed (no store)', () => {
     const paused = await agent.resume(failure.state);
     expect(paused.status).toBe('suspended');
     expect(paused.pendingApprovals).toMatchObject([{ toolCallId: 'mail', toolName: 'send_email', reason: expect.stringContaining('approve to run it again') }]);
-    expect(paused.state.ledger).toEqual({ mail: 'pending' });
+    expect(paused.state.ledger).toEqual([{ id: 'mail', entry: 'pending' }]);
     const done = await agent.resume(paused.state, { mail: true });
     expect(keys).toHaveLength(2);
     expect(answerTo(done.messages, 'mail').content).toBe('sent');

@@ -50,8 +50,9 @@ describe('resume: misuse is a clear error and runs no tool', () => {
     ['a state of another agent', (s) => [{ ...s, agentName: 'someone-else' }, { p: true }], /this state belongs to agent "someone-else", not "payer"; resume it with that agent/],
     ['a state that is still running', (s) => [{ ...s, status: 'running' }, { p: true }], /is still running; resume the state of its result or of its RunFailedError/],
     ['something that is not a state', () => ['state.json', { p: true }], /resume\(state\): state is not an object/],
-    ['a state of another version', (s) => [{ ...s, version: 1 }, { p: true }], /state.version is 1, expected 2/],
-    ['a state missing a field', (s) => [{ ...s, ledger: undefined }, { p: true }], /state.ledger should be an object/],
+    ['a state of another version', (s) => [{ ...s, version: 1 }, { p: true }], /state.version is 1, expected 3/],
+    ['a state missing a field', (s) => [{ ...s, ledger: undefined }, { p: true }], /state.ledger should be an array/],
+    ['a state whose ledger lists a call twice', (s) => [{ ...s, ledger: [...s.ledger, ...s.ledger] }, { p: true }], /state.ledger\[1\]\.id "p" is listed twice \(first at \[0\]\)/],
     ['a state with an unknown status', (s) => [{ ...s, status: 'paused' }, { p: true }], /state.status is "paused", expected one of running, completed, suspended, failed/],
     ['a state with a malformed pending approval', (s) => [{ ...s, pendingApprovals: [{ id: 'p' }] }, { p: true }], /state.pendingApprovals\[0\]\.toolCallId should be a string \(got undefined\)/],
   ];
@@ -193,23 +194,38 @@ describe('resume: claimResume', () => {
 });
 
 describe('resume: the state is plain JSON', () => {
+  /** A bank run paused for approval, its state passed through `prepare`, resumed and approved. */
+  const runBoth = async (prepare: (s: RunState) => RunState) => {
+    const dir = tempDir();
+    const events: AgentEvent[] = [];
+    const agent = buildBankAgent({ dir, onEvent: (e) => events.push(e) });
+    const first = await agent.run('Pay Alice 80');
+    expect(JSON.parse(JSON.stringify(first.state))).toStrictEqual(first.state);
+    const done = await buildBankAgent({ dir, onEvent: (e) => events.push(e) }).resume(prepare(first.state), { [TRANSFER_CALL]: true });
+    // Ids and times differ between the two runs; everything else must match.
+    const scrub = (value: unknown) => JSON.parse(JSON.stringify(value).replaceAll(first.runId, 'RUN').replaceAll(first.sessionId, 'SESSION').replace(/"at":\d+/g, '"at":0'));
+    return { paused: first.state, done: scrub(done), events: scrub(events), executions: scrub(executions(dir)) };
+  };
+
   it('survives JSON unchanged, and a JSON copy resumes exactly as the object does', async () => {
-    const runBoth = async (prepare: (s: RunState) => RunState) => {
-      const dir = tempDir();
-      const events: AgentEvent[] = [];
-      const agent = buildBankAgent({ dir, onEvent: (e) => events.push(e) });
-      const first = await agent.run('Pay Alice 80');
-      expect(JSON.parse(JSON.stringify(first.state))).toStrictEqual(first.state);
-      const done = await buildBankAgent({ dir, onEvent: (e) => events.push(e) }).resume(prepare(first.state), { [TRANSFER_CALL]: true });
-      // Ids and times differ between the two runs; everything else must match.
-      const scrub = (value: unknown) => JSON.parse(JSON.stringify(value).replaceAll(first.runId, 'RUN').replaceAll(first.sessionId, 'SESSION').replace(/"at":\d+/g, '"at":0'));
-      return { done: scrub(done), events: scrub(events), executions: scrub(executions(dir)) };
-    };
     const fromObject = await runBoth((s) => s);
     const fromJson = await runBoth((s) => JSON.parse(JSON.stringify(s)));
-    expect(fromJson).toEqual(fromObject);
+    expect({ ...fromJson, paused: undefined }).toEqual({ ...fromObject, paused: undefined });
     expect(fromObject.done.status).toBe('completed');
     expect(fromObject.executions).toEqual([`get_balance RUN:${BALANCE_CALL}`, `transfer RUN:${TRANSFER_CALL}`]);
+  });
+
+  it('a state an earlier version wrote (format 2: the ledger and held results by call id) resumes as the same state of format 3 does', async () => {
+    const current = await runBoth((s) => s);
+    const asVersion2 = (s: RunState) => ({
+      ...s, version: 2, ledger: Object.fromEntries(s.ledger.map((call) => [call.id, call.entry])), settled: Object.fromEntries(s.settled.map((m) => [m.toolCallId, m])),
+    }) as unknown as RunState;
+    const upgraded = await runBoth(asVersion2);
+    // The paused state holds a settled call and the pending one, so both fields are carried over.
+    expect(upgraded.paused.ledger).toEqual([{ id: BALANCE_CALL, entry: 'done' }, { id: TRANSFER_CALL, entry: 'pending' }]);
+    expect(upgraded.paused.settled.map((m) => m.toolCallId)).toEqual([BALANCE_CALL]);
+    expect({ ...upgraded, paused: undefined }).toEqual({ ...current, paused: undefined });
+    expect(upgraded.done.state).toMatchObject({ version: 3, ledger: [{ id: BALANCE_CALL, entry: 'done' }, { id: TRANSFER_CALL, entry: 'done' }], settled: [] });
   });
 });
 
@@ -262,7 +278,7 @@ describe('resume in another process', () => {
     expect(report).toMatchObject({ ok: true, status: 'completed', stopReason: 'final' });
     expect(report.text).toBe(`Done. get_balance: {"account":"main","balance":120} | transfer: {"receipt":"${result.runId}:${TRANSFER_CALL}","to":"alice","amount":80}`);
     expect(report.events).toEqual(['run.start', 'permission.decision', 'tool.start', 'tool.done', 'model.start', 'model.done', 'run.end']);
-    expect(report.state).toMatchObject({ runId: result.runId, segment: 2, status: 'completed', ledger: { [BALANCE_CALL]: 'done', [TRANSFER_CALL]: 'done' } });
+    expect(report.state).toMatchObject({ runId: result.runId, segment: 2, status: 'completed', ledger: [{ id: BALANCE_CALL, entry: 'done' }, { id: TRANSFER_CALL, entry: 'done' }] });
     // The balance ran here, before the pause; the transfer ran there, once.
     expect(executions(dir)).toEqual([`get_balance ${result.runId}:${BALANCE_CALL}`, `transfer ${result.runId}:${TRANSFER_CALL}`]);
   });
@@ -344,6 +360,6 @@ describe('resume: a state is resumed only by the agent it belongs to', () => {
   });
 
   it('adoptState checks the state whole first', () => {
-    expect(() => createAgent({ model: mockModel([]) }).adoptState({ version: 2 } as never)).toThrow(/state\.runId should be a string/);
+    expect(() => createAgent({ model: mockModel([]) }).adoptState({ version: 3 } as never)).toThrow(/state\.runId should be a string/);
   });
 });

@@ -9,6 +9,8 @@ import { mockModel } from '../../src/testing/index.js';
 import { add, rejection } from '../support/core.js';
 
 const roundTrip = (state: RunState) => JSON.parse(JSON.stringify(state)) as RunState;
+/** A tool call's result, as a state holds it until its turn ends. */
+const held = (toolCallId: string) => ({ role: 'tool', toolCallId, name: 'add', content: '2' }) as const;
 
 describe('the state of a segment is plain JSON', () => {
   it('when it completed with tool calls and errors along the way', async () => {
@@ -16,7 +18,7 @@ describe('the state of a segment is plain JSON', () => {
     const model = mockModel([{ toolCalls: [{ name: 'add', args: { a: 1, b: 1 } }, { name: 'broken', args: {} }, { name: 'nope', args: '[' }] }, 'ok']);
     const { state } = await createAgent({ model, tools: [add, broken] }).run('Hi');
     expect(roundTrip(state)).toStrictEqual(state);
-    expect(state).toMatchObject({ version: 2, status: 'completed', stopReason: 'final', steps: 2, segment: 1, pendingApprovals: [] });
+    expect(state).toMatchObject({ version: 3, status: 'completed', stopReason: 'final', steps: 2, segment: 1, pendingApprovals: [] });
   });
 
   it('when it stopped at maxSteps, was ended by a layer, or was aborted', async () => {
@@ -42,9 +44,9 @@ describe('a new state', () => {
     const messages = [{ role: 'user' as const, content: 'Hi' }];
     const state = newState('run_1', 'session_1', { name: 'agent', id: 'agent', toolsFingerprint: 'f' }, messages);
     expect(state).toStrictEqual({
-      version: 2, runId: 'run_1', sessionId: 'session_1', agentName: 'agent', agentId: 'agent', toolsFingerprint: 'f', status: 'running', segment: 0, messages, steps: 0,
+      version: 3, runId: 'run_1', sessionId: 'session_1', agentName: 'agent', agentId: 'agent', toolsFingerprint: 'f', status: 'running', segment: 0, messages, steps: 0,
       usage: { inputTokens: 0, outputTokens: 0, totalTokens: 0, modelCalls: 0, toolCalls: 0 },
-      pendingApprovals: [], decisions: {}, settled: {}, ledger: {}, hookState: {}, children: {},
+      pendingApprovals: [], decisions: {}, settled: [], ledger: [], hookState: {}, children: {},
     });
     expect(state.messages).toBe(messages);
   });
@@ -60,14 +62,18 @@ describe('checking a stored state', () => {
 
   it.each([
     ['not an object', () => 'state', /state is not an object/],
-    ['a wrong version', () => ({ ...good(), version: 1 }), /state\.version is 1, expected 2/],
+    ['a wrong version', () => ({ ...good(), version: 1 }), /state\.version is 1, expected 3/],
     ['messages that are not an array', () => ({ ...good(), messages: {} }), /state\.messages should be an array/],
     ['usage that is not an object', () => ({ ...good(), usage: [] }), /state\.usage should be an object/],
     ['a missing runId', () => { const s: Partial<RunState> = good(); delete s.runId; return s; }, /state\.runId should be a string/],
     ['steps that are not a number', () => ({ ...good(), steps: '3' }), /state\.steps should be a number/],
     ['a null among the messages', () => ({ ...good(), messages: [{ role: 'user', content: 'Hi' }, null] }), /state\.messages\[1\] should be an object \(got null\)/],
     ['a tool call that is not an object', () => ({ ...good(), messages: [{ role: 'assistant', content: '', toolCalls: [null] }] }), /state\.messages\[0\]\.toolCalls\[0\] should be an object/],
-    ['a number held as a settled result', () => ({ ...good(), settled: { c1: 5 } }), /state\.settled\.c1 should be an object/],
+    ['a number held as a settled result', () => ({ ...good(), settled: [5] }), /state\.settled\[0\] should be an object/],
+    ['a ledger that is an object', () => ({ ...good(), ledger: { c1: 'done' } }), /state\.ledger should be an array \(got object\)/],
+    ['a ledger entry of no known kind', () => ({ ...good(), ledger: [{ id: 'c1', entry: 'runing' }] }), /state\.ledger\[0\]\.entry is "runing", expected one of pending, running, done/],
+    ['a call listed twice in the ledger', () => ({ ...good(), ledger: [{ id: 'c1', entry: 'done' }, { id: 'c2', entry: 'done' }, { id: 'c1', entry: 'pending' }] }), /state\.ledger\[2\]\.id "c1" is listed twice \(first at \[0\]\)/],
+    ['a result held twice for one call', () => ({ ...good(), settled: [held('c1'), held('c1')] }), /state\.settled\[1\]\.toolCallId "c1" is listed twice/],
     ['usage without its counts', () => ({ ...good(), usage: {} }), /state\.usage\.inputTokens should be a number/],
     // zod passes over such a key unchecked; this one made resume throw a TypeError (found by test/core/fuzz.test.ts).
     ['a record with a "__proto__" key', () => ({ ...good(), children: JSON.parse('{"__proto__":false}') }), /state\.children has a "__proto__" key, which is refused/],
@@ -83,5 +89,27 @@ describe('checking a stored state', () => {
     expect(KoagentError.is(caught) && caught.code).toBe('invalid_resume');
     expect((caught as Error).message).toMatch(message);
     expect((caught as Error).message).toMatch(/pass the `state` of a RunResult or of a RunFailedError, unchanged/);
+  });
+});
+
+describe('a state of format 2 (written by an earlier version)', () => {
+  /** A format 3 state taken back to format 2: the ledger and the held results by call id. */
+  const version2 = (ledger: Record<string, string>, settled: Record<string, unknown>) => {
+    const state = roundTrip(newState('run_1', 'session_1', { name: 'agent', id: 'agent', toolsFingerprint: 'f' }, []));
+    return { ...state, version: 2, ledger, settled };
+  };
+
+  it('is read as format 3: the ledger and the held results become lists, in the order they were written', () => {
+    const old = version2({ c2: 'done', c1: 'running' }, { c2: held('c2') });
+    const before = JSON.stringify(old);
+    const state = checkState(old);
+    expect(state).toMatchObject({ version: 3, ledger: [{ id: 'c2', entry: 'done' }, { id: 'c1', entry: 'running' }], settled: [held('c2')] });
+    expect(JSON.stringify(old)).toBe(before);
+  });
+
+  it('is refused naming a bad field as format 2 has it', () => {
+    expect(() => checkState(version2({ c1: 'runing' }, {}))).toThrow(/state\.ledger\.c1 is "runing", expected one of pending, running, done/);
+    expect(() => checkState(version2({}, { c1: 5 }))).toThrow(/state\.settled\.c1 should be an object/);
+    expect(() => checkState(version2({}, { c1: held('c1'), c2: held('c1') }))).toThrow(/state\.settled\[1\]\.toolCallId "c1" is listed twice/);
   });
 });

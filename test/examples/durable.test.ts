@@ -8,7 +8,7 @@ describe('examples/durable.ts', () => {
   it('recovers the killed run from its checkpoint: the done call is not run again, the interrupted one charges once', async () => {
     const lines: string[] = [];
     const demo = await main((line) => lines.push(line));
-    expect(demo.killedWhile).toEqual({ status: 'running', ledger: { call_reserve_seat: 'done', call_charge_card: 'running' } });
+    expect(demo.killedWhile).toEqual({ status: 'running', ledger: [{ id: 'call_reserve_seat', entry: 'done' }, { id: 'call_charge_card', entry: 'running' }] });
     expect(demo.recovered).toMatchObject({ status: 'completed', stopReason: 'final' });
     expect(demo.recovered.text).toMatch(/^Booked: seat 14C on KO123, paid: charged 240 EUR \(receipt run_[\w-]+:call_charge_card\)\.$/);
     expect(demo.executions.filter((line) => line === 'reserve_seat')).toHaveLength(1);

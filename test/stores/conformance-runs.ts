@@ -54,12 +54,22 @@ export function runConformance(kind: string, make: StoreFactory): void {
       expect(result.status).toBe('suspended');
       const loaded = await store.loadRun(result.runId);
       expect(loaded).toEqual(result.state);
-      expect(loaded!.settled.a).toMatchObject({ role: 'tool', content: '3' });
+      expect(loaded!.settled).toMatchObject([{ role: 'tool', toolCallId: 'a', content: '3' }]);
       expect(loaded!.hookState.counter).toEqual({ calls: 1, note: 'ünïcode ✓' });
       await store.close();
     });
 
-    it('keeps a state of format 2 whole: the agent identity, and content parts in messages and tool results', async () => {
+    it('gives the ledger back in the order the calls were made, whatever order it keeps its rows in', async () => {
+      const store = await make();
+      const model = mockModel([{ toolCalls: [{ id: 'zz', name: 'add', args: {} }, { id: 'aa', name: 'add', args: {} }] }, { toolCalls: [{ id: 'mm', name: 'add', args: {} }] }, 'done']);
+      const result = await createAgent({ name: 'teller', model, tools: [add], store }).run('go');
+      const loaded = (await store.loadRun(result.runId))!;
+      expect(loaded.ledger.map((call) => call.id)).toEqual(['zz', 'aa', 'mm']);
+      expect(loaded).toEqual(result.state);
+      await store.close();
+    });
+
+    it('keeps a state whole: the agent identity, and content parts in messages and tool results', async () => {
       const store = await make();
       const shot = defineTool({
         name: 'shot', description: 'Screenshot', execute: () => ({ url: 'https://example.com/s.png', png: 'iVBORw0KGgo=' }),
@@ -71,7 +81,7 @@ export function runConformance(kind: string, make: StoreFactory): void {
       const loaded = (await store.loadRun(result.runId))!;
       expect(loaded).toEqual(result.state);
       expect(checkState(loaded)).toBe(loaded);
-      expect(loaded).toMatchObject({ version: 2, agentName: 'teller', agentId: 'teller-v2', toolsFingerprint: result.state.toolsFingerprint });
+      expect(loaded).toMatchObject({ version: 3, agentName: 'teller', agentId: 'teller-v2', toolsFingerprint: result.state.toolsFingerprint });
       expect(loaded.messages.map((m) => m.content)).toEqual([
         [{ type: 'text', text: 'Look:' }, { type: 'image', image: 'aGVsbG8=', mediaType: 'image/png' }],
         [{ type: 'reasoning', text: 'Look first.', providerOptions: { anthropic: { signature: 'sig-1' } } }],

@@ -59,7 +59,7 @@ describe('the suspended result', () => {
     const { agent, log, model } = agentWith([pay.tool], [{ id: 'p', name: 'pay', args: { amount: 80, note: 'rent' } }]);
     const result = await agent.run('go');
     expect(result).toMatchObject({ status: 'suspended', stopReason: 'approval', pendingApprovals: [{ toolCallId: 'p', toolName: 'pay', args: { amount: 80, note: 'rent' } }] });
-    expect(result.state).toMatchObject({ status: 'suspended', stopReason: 'approval', pendingApprovals: result.pendingApprovals, ledger: { p: 'pending' } });
+    expect(result.state).toMatchObject({ status: 'suspended', stopReason: 'approval', pendingApprovals: result.pendingApprovals, ledger: [{ id: 'p', entry: 'pending' }] });
     expect(pay.runs).toHaveLength(0);
     expect(model.calls).toHaveLength(1);
     expect(log.of('approval.requested')).toEqual([expect.objectContaining({ toolCallId: 'p', toolName: 'pay', args: { amount: 80, note: 'rent' } })]);
@@ -105,8 +105,8 @@ describe('other calls of the suspended turn', () => {
     const { agent, log, model } = agentWith([pay.tool, read.tool], calls);
     const paused = await agent.run('go');
     expect(read.runs).toEqual([{ path: 'a' }, { path: 'b' }]);
-    expect(Object.keys(paused.state.settled).sort()).toEqual(['r1', 'r2']);
-    expect(paused.state.ledger).toEqual({ r1: 'done', p: 'pending', r2: 'done' });
+    expect(paused.state.settled.map((m) => m.toolCallId).sort()).toEqual(['r1', 'r2']);
+    expect(paused.state.ledger).toEqual([{ id: 'r1', entry: 'done' }, { id: 'p', entry: 'pending' }, { id: 'r2', entry: 'done' }]);
     log.events.length = 0;
     const done = await agent.resume(paused.state, { p: true });
     expect(read.runs).toHaveLength(2);
@@ -115,7 +115,7 @@ describe('other calls of the suspended turn', () => {
     // The results enter the transcript in the order the model made the calls.
     expect(toolMessages(done.messages).map((m) => m.toolCallId)).toEqual(['r1', 'p', 'r2']);
     expect(model.calls[1].messages.slice(-3).map((m) => m.role)).toEqual(['tool', 'tool', 'tool']);
-    expect(done.state.settled).toEqual({});
+    expect(done.state.settled).toEqual([]);
   });
 });
 

@@ -67,7 +67,7 @@ describe('the tool\'s context', () => {
   it('marks every call done in the run\'s ledger once settled', async () => {
     const model = mockModel([{ toolCalls: [{ name: 'risky', args: { x: 1 }, id: 'a' }, { name: 'risky', args: { x: 2 }, id: 'b' }] }, 'ok']);
     const result = await createAgent({ model, tools: [risky(({ x }) => x)] }).run('Go');
-    expect(result.state.ledger).toEqual({ a: 'done', b: 'done' });
-    expect(result.state.settled).toEqual({});
+    expect(result.state.ledger).toEqual([{ id: 'a', entry: 'done' }, { id: 'b', entry: 'done' }]);
+    expect(result.state.settled).toEqual([]);
   });
 });
