@@ -38,10 +38,10 @@ export class ToolCallContext extends CallContext implements ToolContext {
   args: Record<string, unknown>;
   readonly toolCall: AssistantToolCall;
   tool: Tool | undefined = undefined;
-  readonly idempotencyKey: string;
   readonly resumedAfterApproval: boolean;
   readonly step: number;
   readonly #call: CallState;
+  #key: string | undefined;
 
   constructor(segment: Segment, call: AssistantToolCall, args: Record<string, unknown>, decision: Decision | undefined) {
     super(segment);
@@ -50,11 +50,15 @@ export class ToolCallContext extends CallContext implements ToolContext {
     this.toolName = call.name;
     this.args = args;
     this.toolCall = call;
-    this.idempotencyKey = `${state.runId}:${call.id}`;
     // A call whose child paused runs again to resume it, after a human decided: a re-fire too.
     this.resumedAfterApproval = isApproved(decision) || segment.writer.childOf(call.id) !== undefined;
     this.step = state.steps;
     this.#call = { parsed: undefined, decision, ask: undefined, executed: undefined, failed: false, bounded: args, checkedTool: undefined, checkedArgs: undefined, copiedFrom: undefined };
+  }
+
+  /** `${runId}:${toolCallId}`, made when first read: most tools never read it. */
+  get idempotencyKey(): string {
+    return (this.#key ??= `${this.state.runId}:${this.toolCallId}`);
   }
 
   /** Read live: a child that failed in an earlier attempt of this very call is there for its retry. */

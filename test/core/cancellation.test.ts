@@ -54,6 +54,15 @@ describe('signal on run()', () => {
     expect(result.messages).toEqual([{ role: 'user', content: 'Hi' }]);
   });
 
+  it('keeps no reply that a provider ignoring the signal sends after the run was aborted', async () => {
+    const controller = new AbortController();
+    const deaf = { name: 'deaf', generate: async () => ({ message: { role: 'assistant' as const, content: 'Too late' }, usage: { inputTokens: 1, outputTokens: 1 }, finishReason: 'stop' as const }) };
+    const agent = createAgent({ model: deaf }).use({ name: 'abort-when-sent', model: (_ctx, next) => { const reply = next(); controller.abort(new Error('stop')); return reply; } });
+    const result = await agent.run('Hi', { signal: controller.signal });
+    expect(result).toMatchObject({ status: 'completed', stopReason: 'aborted' });
+    expect(result.messages).toEqual([{ role: 'user', content: 'Hi' }]);
+  });
+
   it('aborts every running tool of the turn and settles each call as aborted; the model is not called again', async () => {
     const log = { started: 0, aborted: 0 };
     const controller = new AbortController();
