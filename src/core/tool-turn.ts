@@ -21,12 +21,18 @@ import { ToolCallContext } from './tool-context.js';
  */
 export class ToolTurn {
   /** Indexes of the calls this segment must settle (an earlier one may have settled some). */
-  private readonly todo: number[] = [];
+  private readonly todo: number[];
   /** Calls that wait for a human, with their position in the reply (made on the first one). */
   private pending: { at: number; approval: PendingApproval }[] | undefined;
 
   constructor(private readonly segment: Segment, private readonly calls: AssistantToolCall[]) {
-    for (let i = 0; i < calls.length; i++) if (segment.writer.heldResult(calls[i].id) === undefined) this.todo.push(i);
+    const { writer } = segment;
+    // A literal for the usual turn of one call: a list grown by push() would reserve 17 places.
+    if (calls.length === 1) this.todo = writer.heldResult(calls[0].id) === undefined ? [0] : [];
+    else {
+      this.todo = [];
+      for (let i = 0; i < calls.length; i++) if (writer.heldResult(calls[i].id) === undefined) this.todo.push(i);
+    }
   }
 
   /** The one call left to settle, when exactly one is. */
