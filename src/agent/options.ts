@@ -249,8 +249,23 @@ export function toolMap(tools: unknown[]): { own: Map<string, Tool>; toolsets: T
  */
 export function toolsFingerprint(tools: ReadonlyMap<string, Tool>): string {
   const specs = [...tools.values()].map((tool) => [tool.name, tool.spec.parameters]).sort(([a], [b]) => String(a).localeCompare(String(b)));
-  return sha256Hex(JSON.stringify(specs)).slice(0, 16);
+  const text = JSON.stringify(specs);
+  let fingerprint = fingerprints.get(text);
+  if (fingerprint === undefined) {
+    if (fingerprints.size >= FINGERPRINTS_KEPT) fingerprints.clear();
+    fingerprints.set(text, (fingerprint = sha256Hex(text).slice(0, 16)));
+  }
+  return fingerprint;
 }
+
+/**
+ * The fingerprints of the tool sets hashed last, by the text hashed: agents built per request
+ * over the same tools hash it once (a SHA-256 through OpenSSL costs more than building the rest
+ * of an agent's options). A few dozen sets at most, so an application that makes tools without
+ * end keeps no more.
+ */
+const fingerprints = new Map<string, string>();
+const FINGERPRINTS_KEPT = 64;
 
 /**
  * SHA-256 of a text, in hex. Node's one-shot `crypto.hash` (20.12 and later) costs a third of

@@ -5,6 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { createAgent, defineTool, KoagentError, memoryStore, RunFailedError, type GenerateResult, type InterruptPolicy, type Message, type ModelProvider, type RunStore, type ToolContext } from '../../src/index.js';
+import { mockModel } from '../../src/testing/index.js';
 import { mortal, overriding, settle, testClock } from '../support/durable.js';
 
 /** A model that reads the transcript: asks to charge 30 until a result came, then reports it. */
@@ -221,6 +222,15 @@ describe('agent.recover()', () => {
     const result = await agent.run('go');
     // The value 0.1 computed for these two tools: a change of how it is computed must not change it.
     expect(result.state.toolsFingerprint).toBe('804ac68ed82c28d9');
+  });
+
+  it('gives each tool set its own fingerprint, the same each time, past the few it keeps computed', async () => {
+    const fingerprint = async (name: string) => (await createAgent({ model: mockModel(['ok']), tools: [defineTool({ name, description: 'd', execute: () => 1 })] }).run('go')).state.toolsFingerprint;
+    const first = await fingerprint('tool_0');
+    const all = [first];
+    for (let i = 1; i < 100; i++) all.push(await fingerprint(`tool_${i}`));
+    expect(new Set(all).size).toBe(100);
+    expect(await fingerprint('tool_0')).toBe(first);
   });
 
   it('leaves a run whose stored state does not pass the checks of resume failed, naming what is wrong', async () => {
