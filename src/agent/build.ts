@@ -2,13 +2,13 @@
 // feature in as layers of the stacks (or stop conditions), so the core itself knows none of them.
 import { DEFAULT_ARGUMENT_BOUNDS } from '../core/arguments.js';
 import type { Layer } from '../core/compose.js';
-import type { InterruptPolicy, Tool, ToolContext } from '../core/contexts.js';
+import type { InterruptPolicy, ModelContext, Tool, ToolContext } from '../core/contexts.js';
 import type { NamedMiddleware } from '../core/middleware.js';
-import type { ModelProvider } from '../core/model.js';
+import type { GenerateResult, ModelProvider } from '../core/model.js';
 import { generateReply, ModelCallContext } from '../core/model-call.js';
 import type { ToolOutcome } from '../core/outcome.js';
 import { loopStep } from '../core/loop.js';
-import { STREAMING, TRACING, type AgentCore, type Stacks } from '../core/segment.js';
+import { STREAMING, TRACING, type AgentCore, type ProviderCall, type Stacks } from '../core/segment.js';
 import { buildStacks, type StackParts } from '../core/stacks.js';
 import type { StopCondition } from '../core/state.js';
 import { limitsReached, stepCountIs } from '../features/limits.js';
@@ -79,15 +79,15 @@ export function buildAgent(input: BuildInput): AgentCore {
       if (stacks === undefined) {
         const tracing = (mode & TRACING) !== 0;
         const streaming = (mode & STREAMING) !== 0;
-        stacks = buildStacks({
-          ...base,
-          features: {
-            run: output === undefined ? [] : [endedOutputLayer(output)],
-            model: [...(output?.mode === 'native' ? [responseFormatLayer(output)] : []), ...(streaming ? [streamReleaseLayer] : [])],
-            tool: tracing ? [toolSpanLayer] : [],
-            provider: [...(tracing ? [providerSpanLayer] : []), ...(streaming ? [streamingProviderLayer(holdsStream)] : [])],
-          },
-        });
+        // Pushed, not spread: spreading these small arrays cost more than composing the stacks.
+        const model: Layer<ModelContext, GenerateResult>[] = [];
+        if (output?.mode === 'native') model.push(responseFormatLayer(output));
+        if (streaming) model.push(streamReleaseLayer);
+        const provider: Layer<ProviderCall, GenerateResult>[] = [];
+        if (tracing) provider.push(providerSpanLayer);
+        if (streaming) provider.push(streamingProviderLayer(holdsStream));
+        const features = { run: output === undefined ? [] : [endedOutputLayer(output)], model, tool: tracing ? [toolSpanLayer] : [], provider };
+        stacks = buildStacks({ layers, tool: base.tool, run: base.run, model: base.model, provider: base.provider, features });
         built.set(mode, stacks);
       }
       return stacks;

@@ -248,8 +248,9 @@ export function toolMap(tools: unknown[]): { own: Map<string, Tool>; toolsets: T
  * means. Descriptions may change; names and schemas may not, silently.
  */
 export function toolsFingerprint(tools: ReadonlyMap<string, Tool>): string {
-  const specs = [...tools.values()].map((tool) => [tool.name, tool.spec.parameters]).sort(([a], [b]) => String(a).localeCompare(String(b)));
-  const text = JSON.stringify(specs);
+  const named = [...tools.values()].sort((a, b) => a.name.localeCompare(b.name));
+  // JSON.stringify([[name, parameters], …]), with each (frozen, shared) schema's text made once.
+  const text = `[${named.map((tool) => `[${JSON.stringify(tool.name)},${schemaText(tool.spec.parameters)}]`).join(',')}]`;
   let fingerprint = fingerprints.get(text);
   if (fingerprint === undefined) {
     if (fingerprints.size >= FINGERPRINTS_KEPT) fingerprints.clear();
@@ -266,6 +267,15 @@ export function toolsFingerprint(tools: ReadonlyMap<string, Tool>): string {
  */
 const fingerprints = new Map<string, string>();
 const FINGERPRINTS_KEPT = 64;
+
+/** The JSON of a tool's parameters, by the object: tools defined over one zod schema share it. */
+const schemaTexts = new WeakMap<object, string>();
+
+function schemaText(parameters: Record<string, unknown>): string {
+  let text = schemaTexts.get(parameters);
+  if (text === undefined) schemaTexts.set(parameters, (text = JSON.stringify(parameters)));
+  return text;
+}
 
 /**
  * SHA-256 of a text, in hex. Node's one-shot `crypto.hash` (20.12 and later) costs a third of
