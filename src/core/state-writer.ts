@@ -226,7 +226,10 @@ export class StateWriter {
     this.#enter(id, 'done');
     if (alone) state.messages.push(message);
     else {
-      state.settled.push(message);
+      // One held result a call: settling a held call again replaces its result in place.
+      const before = this.#held.get(id);
+      if (before === undefined) state.settled.push(message);
+      else state.settled[state.settled.indexOf(before)] = message;
       this.#held.set(id, message);
     }
     state.usage.toolCalls++;
