@@ -56,4 +56,5 @@ console.log(`  the model was told: ${String(repairs[0]?.content).split('\n')[0]}
 const { city, celsius, advice } = result.output;
 console.log(`output: ${city}, ${celsius}°C, advice: ${advice}`);
 console.log(`model calls: ${result.usage.modelCalls}; asked for JSON: ${model.calls.every((c) => c.request.responseFormat?.type === 'json')}`);
-console.log(`the state holds the context: ${JSON.stringify(result.state).includes('ada')}`);
+// Looked for by its key: the user id alone, three letters of hex, may turn up inside a run id.
+console.log(`the state holds the context: ${JSON.stringify(result.state).includes('"userId"')}`);
