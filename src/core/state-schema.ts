@@ -5,7 +5,7 @@ import { z } from 'zod';
 import { KoagentError } from './errors.js';
 import { contentProblem } from './content.js';
 import type { AssistantMessage, Message, ToolMessage, UserMessage } from './messages.js';
-import type { RunState } from './state.js';
+import { inCallOrder, type RunState } from './state.js';
 
 /** The run state format this version of koagent writes and reads (it also reads format 2). */
 export const STATE_VERSION = 3;
@@ -127,10 +127,11 @@ type Version2State = z.infer<typeof version2Schema>;
 
 /**
  * A format 2 state as format 3 (a new object; the caller's is left as it was): the ledger and
- * the held results become lists, in the order their keys were written.
+ * the held results become lists, the ledger in the order the transcript made the calls (an
+ * object lists keys that look like numbers first, whenever they were written).
  */
 function fromVersion2(state: Version2State): RunState {
-  const ledger = Object.entries(state.ledger).map(([id, entry]) => ({ id, entry }));
+  const ledger = Object.entries(state.ledger).sort(inCallOrder(state.messages)).map(([id, entry]) => ({ id, entry }));
   return { ...state, version: STATE_VERSION, ledger, settled: Object.values(state.settled) } as unknown as RunState;
 }
 

@@ -176,3 +176,16 @@ export function newState(runId: string, sessionId: string, agent: AgentIdentity,
     usage: emptyUsage(), pendingApprovals: [], decisions: {}, settled: [], ledger: [], hookState: {}, children: {},
   };
 }
+
+/**
+ * Orders `[id, …]` entries of the ledger as `transcript` made their calls: a call it no longer
+ * shows (compacted away) comes first, as it was made earlier, and the sort is stable, so such
+ * calls keep the order they came in.
+ */
+export function inCallOrder(transcript: readonly Message[]): (a: readonly [string, ...unknown[]], b: readonly [string, ...unknown[]]) => number {
+  const made = new Map<string, number>();
+  for (const message of transcript) {
+    if (message.role === 'assistant') for (const call of message.toolCalls ?? []) if (!made.has(call.id)) made.set(call.id, made.size);
+  }
+  return (a, b) => (made.get(a[0]) ?? -1) - (made.get(b[0]) ?? -1);
+}

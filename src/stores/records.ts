@@ -4,7 +4,7 @@
 import { KoagentError } from '../core/errors.js';
 import type { Checkpoint } from '../core/journaled-writer.js';
 import type { Message, ToolMessage } from '../core/messages.js';
-import type { LedgerCall, LedgerEntry, RunState, RunStatus, StopReason } from '../core/state.js';
+import { inCallOrder, type LedgerCall, type LedgerEntry, type RunState, type RunStatus, type StopReason } from '../core/state.js';
 import { STATE_VERSION } from '../core/state-schema.js';
 import type { RunSummary } from './run-store.js';
 
@@ -89,7 +89,7 @@ export function applyToRow(row: RunRow, checkpoint: Checkpoint): void {
 export function assembleState(row: RunRow, messages: Iterable<string>, calls: Iterable<readonly [string, LedgerEntry, string | null]>, hooks: Iterable<readonly [string, string]>): RunState {
   const transcript: Message[] = [];
   for (const message of messages) transcript.push(JSON.parse(message) as Message);
-  const rows = [...calls].sort(byTranscript(transcript));
+  const rows = [...calls].sort(inCallOrder(transcript));
   const ledger: LedgerCall[] = [];
   const settled: ToolMessage[] = [];
   for (const [id, entry, held] of rows) {
@@ -117,18 +117,6 @@ export function assembleState(row: RunRow, messages: Iterable<string>, calls: It
   if (row.output !== null) state.output = JSON.parse(row.output);
   if (row.error !== null) state.error = JSON.parse(row.error);
   return state;
-}
-
-/**
- * Orders ledger rows as the transcript made their calls; a call it no longer shows (compacted
- * away) comes first, as it was made earlier. The sort is stable, so such calls keep the store's order.
- */
-function byTranscript(transcript: readonly Message[]): (a: readonly [string, ...unknown[]], b: readonly [string, ...unknown[]]) => number {
-  const made = new Map<string, number>();
-  for (const message of transcript) {
-    if (message.role === 'assistant') for (const call of message.toolCalls ?? []) if (!made.has(call.id)) made.set(call.id, made.size);
-  }
-  return (a, b) => (made.get(a[0]) ?? -1) - (made.get(b[0]) ?? -1);
 }
 
 /** A run summary from its stored row. */

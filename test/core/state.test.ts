@@ -2,7 +2,7 @@
 // field by field.
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { createAgent, defineTool, KoagentError, type RunState } from '../../src/index.js';
+import { createAgent, defineTool, KoagentError, type Message, type RunState } from '../../src/index.js';
 import { checkState } from '../../src/core/state-schema.js';
 import { newState } from '../../src/core/state.js';
 import { mockModel } from '../../src/testing/index.js';
@@ -94,16 +94,18 @@ describe('checking a stored state', () => {
 
 describe('a state of format 2 (written by an earlier version)', () => {
   /** A format 3 state taken back to format 2: the ledger and the held results by call id. */
-  const version2 = (ledger: Record<string, string>, settled: Record<string, unknown>) => {
-    const state = roundTrip(newState('run_1', 'session_1', { name: 'agent', id: 'agent', toolsFingerprint: 'f' }, []));
+  const version2 = (ledger: Record<string, string>, settled: Record<string, unknown>, messages: Message[] = []) => {
+    const state = roundTrip(newState('run_1', 'session_1', { name: 'agent', id: 'agent', toolsFingerprint: 'f' }, messages));
     return { ...state, version: 2, ledger, settled };
   };
 
-  it('is read as format 3: the ledger and the held results become lists, in the order they were written', () => {
-    const old = version2({ c2: 'done', c1: 'running' }, { c2: held('c2') });
+  it('is read as format 3: the ledger and the held results become lists, the ledger in the order the calls were made', () => {
+    // An object lists a key that looks like a number first: the transcript says which call came first.
+    const reply: Message = { role: 'assistant', content: '', toolCalls: [{ id: 'c2', name: 'add', args: {} }, { id: '1', name: 'add', args: {} }] };
+    const old = version2({ c2: 'done', 1: 'running' }, { c2: held('c2') }, [{ role: 'user', content: 'Hi' }, reply]);
     const before = JSON.stringify(old);
     const state = checkState(old);
-    expect(state).toMatchObject({ version: 3, ledger: [{ id: 'c2', entry: 'done' }, { id: 'c1', entry: 'running' }], settled: [held('c2')] });
+    expect(state).toMatchObject({ version: 3, ledger: [{ id: 'c2', entry: 'done' }, { id: '1', entry: 'running' }], settled: [held('c2')] });
     expect(JSON.stringify(old)).toBe(before);
   });
 
