@@ -52,7 +52,7 @@ export function buildAgent(input: BuildInput): AgentCore {
   if (dynamic || all.some((t) => t.guardrails.input.length + t.guardrails.output.length > 0)) policy.push(guardrailsStep);
   if (dynamic || all.some((t) => t.needsApproval !== undefined && t.needsApproval !== false) || mayAsk(o.permissions)) policy.push(approvalStep);
   const holdsStream = layers.some((mw) => mw.holdStream === true && mw.model !== undefined);
-  const base: Omit<StackParts, 'features'> = {
+  const base: StackParts = {
     layers,
     tool: { validate: validateStep(lookup), resolve: resolveStep(lookup), policy, execute: executeStep, ...(dynamic || all.some((t) => t.toModelOutput !== undefined) ? { present: modelOutputStep } : {}) },
     // Validation is innermost, as the loop's own terminal: every run layer sees the checked answer.
@@ -86,8 +86,7 @@ export function buildAgent(input: BuildInput): AgentCore {
         const provider: Layer<ProviderCall, GenerateResult>[] = [];
         if (tracing) provider.push(providerSpanLayer);
         if (streaming) provider.push(streamingProviderLayer(holdsStream));
-        const features = { run: output === undefined ? [] : [endedOutputLayer(output)], model, tool: tracing ? [toolSpanLayer] : [], provider };
-        stacks = buildStacks({ layers, tool: base.tool, run: base.run, model: base.model, provider: base.provider, features });
+        stacks = buildStacks(base, { run: output === undefined ? [] : [endedOutputLayer(output)], model, tool: tracing ? [toolSpanLayer] : [], provider });
         built.set(mode, stacks);
       }
       return stacks;

@@ -30,20 +30,21 @@ export interface ToolSteps {
   execute: Terminal<ToolContext, ToolOutcome>;
 }
 
-/** Everything the stacks of one mode are made of: the agent's layers, koagent's steps, the features of the mode. */
+/** What every mode's stacks of an agent are made of: its layers and koagent's steps. */
 export interface StackParts {
   layers: readonly NamedMiddleware[];
   tool: ToolSteps;
   run: Terminal<RunContext, RunResult>;
   model: Terminal<ModelContext, GenerateResult>;
   provider: Terminal<ProviderCall, GenerateResult>;
-  /** Features' own layers for this mode, outermost first (spans, streaming). */
-  features: {
-    run?: readonly Layer<RunContext, RunResult>[];
-    model?: readonly Layer<ModelContext, GenerateResult>[];
-    tool?: readonly ToolLayer[];
-    provider?: readonly Layer<ProviderCall, GenerateResult>[];
-  };
+}
+
+/** Features' own layers for one mode, outermost first (spans, streaming). */
+export interface StackFeatures {
+  run?: readonly Layer<RunContext, RunResult>[];
+  model?: readonly Layer<ModelContext, GenerateResult>[];
+  tool?: readonly ToolLayer[];
+  provider?: readonly Layer<ProviderCall, GenerateResult>[];
 }
 
 function layersOf<C, T>(middleware: readonly NamedMiddleware[], point: HookPoint): Layer<C, T>[] {
@@ -106,14 +107,14 @@ const copyArgs: ToolLayer = {
   },
 };
 
-/** Build the stacks of one mode. */
-export function buildStacks(parts: StackParts): Stacks {
-  const { layers, features } = parts;
+/** Build the stacks of one mode: the agent's parts, with that mode's features. */
+export function buildStacks(parts: StackParts, features: StackFeatures): Stacks {
+  const { layers } = parts;
   return {
     run: compose([...(features.run ?? []), ...layersOf<RunContext, RunResult>(layers, 'run')], parts.run, checkRun),
     model: compose([...(features.model ?? []), ...layersOf<ModelContext, GenerateResult>(layers, 'model')], parts.model, checkModel),
     tool: toolPipeline(layers, parts.tool, features.tool),
-    provider: compose([...(features.provider ?? [])], parts.provider),
+    provider: compose(features.provider ?? [], parts.provider),
   };
 }
 

@@ -197,7 +197,7 @@ export class StateWriter {
 
   /** The result of call `id`, settled and held until its turn ends, if any. */
   heldResult(id: string): ToolMessage | undefined {
-    return this.#held.size === 0 ? undefined : this.#held.get(id);
+    return this.#held.get(id);
   }
 
   /** The tool's `execute` is about to be entered: from now on the call never runs again by itself. */

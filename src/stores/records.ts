@@ -61,7 +61,7 @@ export function partsOf(state: RunState, from = 0): { messages: string[]; calls:
   const held = new Map(state.settled.map((message) => [message.toolCallId, message]));
   return {
     messages: state.messages.slice(from).map((m) => JSON.stringify(m)),
-    calls: state.ledger.map(({ id, entry }) => [id, entry, held.has(id) ? JSON.stringify(held.get(id)) : null]),
+    calls: state.ledger.map(({ id, entry }) => { const message = held.get(id); return [id, entry, message === undefined ? null : JSON.stringify(message)]; }),
     hooks: Object.entries(state.hookState).map(([name, value]) => [name, JSON.stringify(value ?? null)]),
   };
 }
