@@ -110,14 +110,15 @@ function checked<C, T>(layer: CheckedLayer<C, T>, check: ReturnCheck<C, T> | und
   return (ctx, koaNext) => {
     // The promise the last next() returned; undefined until the first call.
     let last: Promise<T> | undefined;
-    // What the layer returned; RUNNING while its own code runs before its first await. A second
-    // next() then cannot follow a finished first one: it is concurrent, whatever the first holds.
-    let returned: unknown = RUNNING;
+    // The layer's own code runs (before its first await). A second next() then cannot follow a
+    // finished first one: it is concurrent, whatever the first holds. (A flag, not a sentinel in
+    // `returned`: storing a boolean costs no write barrier, and `returned` stays off the heap.)
+    let running = true;
     // This stack call's records, taken when the layer returns (pass-through layers never need them).
     let mine: Records | undefined;
     const next: Next<T> = () => {
-      if (last !== undefined) return (last = returned === RUNNING ? concurrent(name) : again(last, name, rest(), ctx, mine!));
-      if (returned === RUNNING) return (last = koaNext() as Promise<T>);
+      if (last !== undefined) return (last = running ? concurrent(name) : again(last, name, rest(), ctx, mine!));
+      if (running) return (last = koaNext() as Promise<T>);
       // Called after an await: what runs inside records into this stack call's list.
       const outer = records;
       records = mine;
@@ -125,6 +126,7 @@ function checked<C, T>(layer: CheckedLayer<C, T>, check: ReturnCheck<C, T> | und
       records = outer;
       return last;
     };
+    let returned: unknown;
     try {
       // Called as a method of its object when it is one: V8 inlines that call, and with it the
       // `next` made above (about half this wrapper's cost); a call through `fn` it does not.
@@ -135,9 +137,10 @@ function checked<C, T>(layer: CheckedLayer<C, T>, check: ReturnCheck<C, T> | und
         : method === 'run' && own.run === fn ? own.run(ctx, next)
         : fn.call(self, ctx, next);
     } catch (error) {
-      returned = undefined;
+      running = false;
       return Promise.reject(blame(error, name));
     }
+    running = false;
     // `return next()` passes the inner promise straight back: it can hold nothing this layer made.
     if (returned === last && returned !== undefined) return returned;
     if (typeof (returned as PromiseLike<T> | undefined)?.then !== 'function') {
@@ -172,11 +175,11 @@ function checkedAsync<C, T>(layer: CheckedLayer<C, T>, check: ReturnCheck<C, T> 
   const own = self as Partial<Record<HookPoint, LayerFn<C, T>>>;
   return (ctx, koaNext) => {
     let last: Promise<T> | undefined;
-    let returned: unknown = RUNNING;
+    let running = true;
     let mine: Records | undefined;
     const next: Next<T> = () => {
-      if (last !== undefined) return (last = returned === RUNNING ? concurrent(name) : again(last, name, rest(), ctx, mine!));
-      if (returned === RUNNING) return (last = koaNext() as Promise<T>);
+      if (last !== undefined) return (last = running ? concurrent(name) : again(last, name, rest(), ctx, mine!));
+      if (running) return (last = koaNext() as Promise<T>);
       const outer = records;
       records = mine;
       last = koaNext() as Promise<T>;
@@ -192,10 +195,10 @@ function checkedAsync<C, T>(layer: CheckedLayer<C, T>, check: ReturnCheck<C, T> 
         : fn.call(self, ctx, next)) as Promise<T>;
     } catch (error) {
       // Not the function's own error (it would reject): a getter put in its place, say.
-      returned = undefined;
+      running = false;
       return Promise.reject(blame(error, name));
     }
-    returned = promise;
+    running = false;
     const list = (mine = records!);
     if (last === undefined) return settlesLater(promise, list, name, ctx, check, () => last);
     list.push(name, promise, last);
@@ -264,9 +267,6 @@ async function traceError(error: unknown, mine: Records): Promise<never> {
   }
   throw error;
 }
-
-/** What a layer has "returned" while its own synchronous code still runs. */
-const RUNNING = Symbol('running');
 
 /** A placeholder record of a layer that had not called next() when it returned its promise. */
 const EAGER = Symbol('eager');
