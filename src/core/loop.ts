@@ -5,7 +5,7 @@ import type { AssistantToolCall } from './messages.js';
 import type { GenerateResult } from './model.js';
 import { ModelCallContext, modelTurn } from './model-call.js';
 import type { RunResult } from './result.js';
-import { ToolTurn } from './tool-turn.js';
+import { callOutcome, settleSole, soleCall, ToolTurn } from './tool-turn.js';
 
 /**
  * The terminal of the `run` stack: model ↔ tools until a reply has no tool calls, a layer ends
@@ -28,14 +28,19 @@ export async function runLoop(ctx: RunContext): Promise<RunResult> {
     if (segment.writer.closed) return segment.finish('aborted');
     const last = state.messages[state.messages.length - 1];
     if (last?.role === 'assistant') {
-      if (last.toolCalls === undefined || last.toolCalls.length === 0) return segment.finish('final');
-      const turn = new ToolTurn(segment, last.toolCalls);
-      // A turn of one call (the common case) needs no pool.
-      const only = turn.only();
-      if (only !== undefined) {
-        const stored = turn.settle(only, await turn.outcome(only, last.toolCalls === kept));
-        if (stored !== undefined) await stored;
-      } else await turn.settleAll();
+      const calls = last.toolCalls;
+      if (calls === undefined || calls.length === 0) return segment.finish('final');
+      // A reply's one call (the usual turn) needs no turn object and no pool: the loop awaits
+      // its stack itself.
+      const sole = soleCall(segment, calls);
+      if (sole !== undefined) {
+        let waits = settleSole(segment, calls, await callOutcome(segment, sole, calls === kept));
+        if (typeof waits !== 'boolean') waits = await waits;
+        if (waits) return segment.finish('approval');
+        continue;
+      }
+      const turn = new ToolTurn(segment, calls);
+      await turn.settleAll();
       if (turn.end()) return segment.finish('approval');
       continue;
     }

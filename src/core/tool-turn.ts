@@ -14,8 +14,9 @@ import { ToolCallContext } from './tool-context.js';
  * leaves the next one only the rest to settle. The results enter the transcript together, in
  * the order the model made the calls.
  *
- * The loop drives it, so that a turn of one call (the common case) costs no async function of
- * its own: the loop awaits that call's stack directly.
+ * A reply's one call (the common case) needs no turn: the loop settles it with `soleCall`,
+ * `callOutcome` and `settleSole`, awaiting its stack directly, so it costs no object, no pool
+ * and no async function of its own. A sole call that waits for a human joins a turn like any.
  *
  * @example const turn = new ToolTurn(segment, reply.toolCalls); await turn.settleAll(); const waiting = turn.end();
  */
@@ -27,26 +28,8 @@ export class ToolTurn {
 
   constructor(private readonly segment: Segment, private readonly calls: AssistantToolCall[]) {
     const { writer } = segment;
-    // A literal for the usual turn of one call: a list grown by push() would reserve 17 places.
-    if (calls.length === 1) this.todo = writer.heldResult(calls[0].id) === undefined ? [0] : [];
-    else {
-      this.todo = [];
-      for (let i = 0; i < calls.length; i++) if (writer.heldResult(calls[i].id) === undefined) this.todo.push(i);
-    }
-  }
-
-  /** The one call left to settle, when exactly one is. */
-  only(): number | undefined {
-    return this.todo.length === 1 ? this.todo[0] : undefined;
-  }
-
-  /**
-   * Call `i` through the `tool` stack (not async: the caller awaits the stack's own promise).
-   * `bounded`: its arguments were checked against the bounds as the reply was kept, and nothing
-   * has run since that could change them.
-   */
-  outcome(i: number, bounded = false): ToolOutcome | Promise<ToolOutcome> {
-    return callOutcome(this.segment, this.calls[i], bounded);
+    this.todo = [];
+    for (let i = 0; i < calls.length; i++) if (writer.heldResult(calls[i].id) === undefined) this.todo.push(i);
   }
 
   /**
@@ -66,19 +49,13 @@ export class ToolTurn {
       }
       return segment.writer.stored();
     }
-    const message = toolMessage(call, outcome);
-    segment.writer.callSettled(call.id, message, this.calls.length === 1);
-    if (segment.listening) {
-      const error = message.metadata?.error as ToolFailure | undefined;
-      if (error !== undefined) segment.publish({ type: 'tool.error', toolCallId: call.id, toolName: call.name, kind: error.kind, message: error.message, ...(error.by !== undefined ? { by: error.by } : {}) });
-      else segment.publish({ type: 'tool.done', toolCallId: call.id, toolName: call.name, result: message.content, ...replaced(outcome) });
-    }
-    return segment.writer.stored();
+    return written(segment, call, outcome, this.calls.length === 1);
   }
 
   /** Settle every call left, up to `toolConcurrency` at a time. */
   settleAll(): Promise<void> {
-    return pool(this.todo, this.segment.agent.toolConcurrency, async (i) => this.settle(i, await this.outcome(i)));
+    const { segment, calls } = this;
+    return pool(this.todo, segment.agent.toolConcurrency, async (i) => this.settle(i, await callOutcome(segment, calls[i], false)));
   }
 
   /**
@@ -95,6 +72,42 @@ export class ToolTurn {
     if (this.calls.length > 1) writer.endTurn(this.calls);
     return false;
   }
+}
+
+/** A reply's only call, when it made one and no earlier segment settled it: the loop settles it itself. */
+export function soleCall(segment: Segment, calls: readonly AssistantToolCall[]): AssistantToolCall | undefined {
+  return calls.length === 1 && segment.writer.heldResult(calls[0].id) === undefined ? calls[0] : undefined;
+}
+
+/**
+ * The reply's only call (`calls`, as `soleCall` found it) settled with `outcome`: its result
+ * goes into the transcript, or, if it waits for a human, it is settled as a turn's call is and
+ * the run suspends. Returns whether the run waits for a human; a promise of that when a durable
+ * run must first store the step (see `ToolTurn.settle`).
+ */
+export function settleSole(segment: Segment, calls: AssistantToolCall[], outcome: ToolOutcome): boolean | Promise<boolean> {
+  if (outcome.requiresApproval === true) {
+    const turn = new ToolTurn(segment, calls);
+    const stored = turn.settle(0, outcome);
+    return stored === undefined ? turn.end() : stored.then(() => turn.end());
+  }
+  const stored = written(segment, calls[0], outcome, true);
+  return stored === undefined ? false : stored.then(() => false);
+}
+
+/**
+ * A call settled, its result written (`alone`: the reply's only call, straight into the
+ * transcript) and its end published. Returns the step boundary to await.
+ */
+function written(segment: Segment, call: AssistantToolCall, outcome: ToolOutcome, alone: boolean): Promise<void> | undefined {
+  const message = toolMessage(call, outcome);
+  segment.writer.callSettled(call.id, message, alone);
+  if (segment.listening) {
+    const error = message.metadata?.error as ToolFailure | undefined;
+    if (error !== undefined) segment.publish({ type: 'tool.error', toolCallId: call.id, toolName: call.name, kind: error.kind, message: error.message, ...(error.by !== undefined ? { by: error.by } : {}) });
+    else segment.publish({ type: 'tool.done', toolCallId: call.id, toolName: call.name, result: message.content, ...replaced(outcome) });
+  }
+  return segment.writer.stored();
 }
 
 /**
@@ -121,9 +134,11 @@ async function pool<T>(items: T[], limit: number, fn: (item: T) => Promise<void>
 /**
  * Send one call through the `tool` stack, unless it must not run: it was interrupted while
  * running, the run was cancelled, a human denied it, or its arguments are no JSON object.
- * Not async, so the stack's own promise is what the turn awaits.
+ * Not async, so the stack's own promise is what the caller awaits. `bounded`: its arguments
+ * were checked against the bounds as the reply was kept, and nothing has run since that could
+ * change them.
  */
-function callOutcome(segment: Segment, call: AssistantToolCall, bounded: boolean): ToolOutcome | Promise<ToolOutcome> {
+export function callOutcome(segment: Segment, call: AssistantToolCall, bounded: boolean): ToolOutcome | Promise<ToolOutcome> {
   if (segment.writer.entryOf(call.id) === 'running') {
     const interrupted = interruptedCall(segment, call);
     if (interrupted !== undefined) return interrupted;

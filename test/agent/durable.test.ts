@@ -115,6 +115,23 @@ describe('a durable run', () => {
     expect(stored).toMatchObject({ status: 'running', steps: 0 });
   });
 
+  it('asks the model again only once the settled call is stored', async () => {
+    const inner = memoryStore();
+    // Every checkpoint lands a little later, as over a network.
+    const store = overriding(inner, { checkpoint: (...args) => new Promise((resolve) => setTimeout(resolve, 5)).then(() => inner.checkpoint(...args)) });
+    const seen: unknown[] = [];
+    const watching: ModelProvider = {
+      name: 'watching',
+      async generate(request) {
+        const [run] = await inner.listRuns();
+        seen.push((await inner.loadRun(run.runId))!.ledger);
+        return cashier().generate(request);
+      },
+    };
+    await createAgent({ name: 'teller', model: watching, tools: [charge(new Ledger())], store }).run('Charge me');
+    expect(seen).toEqual([[], [{ id: 'c1', entry: 'done' }]]);
+  });
+
   it('rejects its result when the end of the run cannot be stored', async () => {
     const inner = memoryStore();
     const store = overriding(inner, {
