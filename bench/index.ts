@@ -165,7 +165,7 @@ const awaitOne = variant('koagent, 1 awaiting layer on model and tool', S, (s) =
 const awaitTen = variant('koagent, 10 awaiting layers on model and tool', S, (s) => koagent(s, 10, awaiting));
 const koaAwaitOne = variant('hand-written + 1 awaiting koa-compose layer', S, (s) => handWritten(s, 1, 'awaiting'));
 const koaAwaitTen = variant('hand-written + 10 awaiting koa-compose layers', S, (s) => handWritten(s, 10, 'awaiting'));
-// The loop with call ids that never repeat, as real models write them: each is a new key of the run's ledger.
+// The loop with call ids that never repeat, as real models write them: each is a new call the ledger lists and finds.
 const uniqueFloor = variant('hand-written loop, unique call ids', S, (s) => handWritten(s, 0, 'pass-through', true));
 const uniqueZero = variant('koagent, 0 layers, unique call ids', S, (s) => koagent(s, 0, noop, undefined, true));
 // The scaling pair is measured on its own, so the long runs' garbage does not weigh on the rest.

@@ -22,14 +22,12 @@ import { ToolCallContext } from './tool-context.js';
  */
 export class ToolTurn {
   /** Indexes of the calls this segment must settle (an earlier one may have settled some). */
-  private readonly todo: number[];
+  private readonly todo: number[] = [];
   /** Calls that wait for a human, with their position in the reply (made on the first one). */
   private pending: { at: number; approval: PendingApproval }[] | undefined;
 
   constructor(private readonly segment: Segment, private readonly calls: AssistantToolCall[]) {
-    const { writer } = segment;
-    this.todo = [];
-    for (let i = 0; i < calls.length; i++) if (writer.heldResult(calls[i].id) === undefined) this.todo.push(i);
+    for (let i = 0; i < calls.length; i++) if (segment.writer.heldResult(calls[i].id) === undefined) this.todo.push(i);
   }
 
   /**
