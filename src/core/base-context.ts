@@ -6,68 +6,83 @@ import type { Segment } from './segment.js';
 import type { RunState } from './state.js';
 
 /**
+ * The key of the method that gives a context's segment. Not exported from the package: the
+ * segment is reachable only from koagent's own code, which calls `segmentOf(ctx)`.
+ */
+export const SEGMENT: unique symbol = Symbol('koagent.segment');
+
+/**
  * What every context of a segment shares. Contexts are classes, so their methods cost nothing
  * per call; the segment they belong to is private, reachable only from koagent's own code.
+ *
+ * This class holds no state of its own, and has no constructor: V8 (Node 20) does not inline
+ * the constructor of a base class that has one, so each context made per call (a model turn,
+ * a tool call) would pay a generic construction, about 300 instructions. Each subclass keeps
+ * its segment in a private field of its own and sets the shared fields with `bindContext`.
+ *
+ * @example class MyContext extends CallContext { readonly #segment: Segment; constructor(segment: Segment) { super(); this.#segment = segment; bindContext(this, segment); } [SEGMENT]() { return this.#segment; } }
  */
 export abstract class CallContext implements BaseContext {
+  // Declared, not defined: a field defined here would give this class a constructor (see above).
   // Fields the hot path reads are own; the others read through to the segment (no copy per call).
-  readonly messages: Message[];
-  signal: AbortSignal;
-  readonly state: RunState;
+  declare readonly messages: Message[];
+  declare signal: AbortSignal;
+  declare readonly state: RunState;
   declare readonly subagent?: SubagentInfo;
   declare readonly emit?: (event: EmittedEvent) => void;
-  readonly #segment: Segment;
 
-  constructor(segment: Segment) {
-    const base = segment.base;
-    this.#segment = segment;
-    this.messages = segment.state.messages;
-    this.signal = base.signal;
-    this.state = segment.state;
-    if (base.subagent !== undefined) (this as { subagent?: SubagentInfo }).subagent = base.subagent;
-    if (base.emit !== undefined) (this as { emit?: unknown }).emit = base.emit;
-  }
+  /** The segment this context belongs to. */
+  abstract [SEGMENT](): Segment;
 
   get context(): unknown {
-    return this.#segment.base.context;
+    return this[SEGMENT]().base.context;
   }
 
   get agentId(): string {
-    return this.#segment.base.agentId;
+    return this[SEGMENT]().base.agentId;
   }
 
   get agentName(): string {
-    return this.#segment.base.agentName;
+    return this[SEGMENT]().base.agentName;
   }
 
   get runId(): string {
-    return this.#segment.base.runId;
+    return this[SEGMENT]().base.runId;
   }
 
   get sessionId(): string {
-    return this.#segment.base.sessionId;
+    return this[SEGMENT]().base.sessionId;
   }
 
   get metadata(): Record<string, unknown> {
-    return this.#segment.base.metadata;
+    return this[SEGMENT]().base.metadata;
   }
 
   get logger(): Logger {
-    return this.#segment.agent.logger;
+    return this[SEGMENT]().agent.logger;
   }
 
   setHookState(name: string, value: unknown): void {
     if (typeof name !== 'string' || name === '') throw new TypeError('ctx.setHookState(name, value): name must be a non-empty string (it keys the value in state.hookState)');
-    this.#segment.writer.setHookState(name, plainJson(value, `hook state ${JSON.stringify(name)}`, 'state'));
-  }
-
-  /** The segment a context belongs to (koagent's own code only: features and tool steps). */
-  static segmentOf(ctx: CallContext): Segment {
-    return ctx.#segment;
+    this[SEGMENT]().writer.setHookState(name, plainJson(value, `hook state ${JSON.stringify(name)}`, 'state'));
   }
 }
 
 /** The segment behind a context koagent created. */
 export function segmentOf(ctx: BaseContext): Segment {
-  return CallContext.segmentOf(ctx as CallContext);
+  return (ctx as CallContext)[SEGMENT]();
+}
+
+/**
+ * Set the fields every context shares, from its segment: each subclass's constructor calls
+ * this right after `super()`.
+ */
+export function bindContext(ctx: CallContext, segment: Segment): void {
+  const base = segment.base;
+  const fields = ctx as { -readonly [K in 'messages' | 'signal' | 'state' | 'subagent' | 'emit']: CallContext[K] };
+  fields.messages = segment.state.messages;
+  fields.signal = base.signal;
+  fields.state = segment.state;
+  if (base.subagent !== undefined) fields.subagent = base.subagent;
+  if (base.emit !== undefined) fields.emit = base.emit;
 }

@@ -1,5 +1,5 @@
 import { boundedArgs } from './arguments.js';
-import { CallContext } from './base-context.js';
+import { bindContext, CallContext, SEGMENT } from './base-context.js';
 import type { ModelContext, SideRequest } from './contexts.js';
 import { KoagentError, markProviderError } from './errors.js';
 import { contentProblem } from './content.js';
@@ -13,13 +13,20 @@ const NO_USAGE = Object.freeze({ inputTokens: 0, outputTokens: 0 });
 
 /** The context of one model call (a turn of the loop). */
 export class ModelCallContext extends CallContext implements ModelContext {
+  readonly #segment: Segment;
   /** The reply this call has in the transcript, so a retry or a replacement takes its place. */
   #reply: AssistantMessage | undefined;
   /** The stack is done: a provider call still running (an orphaned `next()`) must not touch the run. */
   #closed = false;
 
   constructor(segment: Segment, public request: GenerateOptions, readonly step: number, readonly purpose: string) {
-    super(segment);
+    super();
+    this.#segment = segment;
+    bindContext(this, segment);
+  }
+
+  [SEGMENT](): Segment {
+    return this.#segment;
   }
 
   get reply(): AssistantMessage | undefined {
@@ -27,16 +34,16 @@ export class ModelCallContext extends CallContext implements ModelContext {
   }
 
   get ended(): boolean {
-    return CallContext.segmentOf(this).ended !== undefined;
+    return this.#segment.ended !== undefined;
   }
 
   end(output?: unknown): GenerateResult {
-    endRun(CallContext.segmentOf(this), output);
+    endRun(this.#segment, output);
     return { message: { role: 'assistant', content: '' }, usage: { ...NO_USAGE }, finishReason: 'hook_end' };
   }
 
   generate(first: ModelProvider | SideRequest | undefined, second?: SideRequest | string, third?: string): Promise<GenerateResult> {
-    const segment = CallContext.segmentOf(this);
+    const segment = this.#segment;
     // generate(request, purpose) or, as the AgentHook dialect calls it, generate(provider, request, purpose).
     if (typeof second === 'string' || second === undefined) return sideCall(segment, undefined, first as SideRequest, second as string);
     return sideCall(segment, first as ModelProvider | undefined, second, third as string);
@@ -45,7 +52,7 @@ export class ModelCallContext extends CallContext implements ModelContext {
   setReply(message: AssistantMessage): void {
     const problem = assistantProblem(message, 'message');
     if (problem !== undefined) throw new TypeError(problem);
-    this.#reply = CallContext.segmentOf(this).writer.placeReply(this.#reply, message);
+    this.#reply = this.#segment.writer.placeReply(this.#reply, message);
   }
 
   setMessages(messages: readonly Message[]): void {
@@ -54,7 +61,7 @@ export class ModelCallContext extends CallContext implements ModelContext {
       const problem = messageProblem(messages[i], `messages[${i}]`);
       if (problem !== undefined) throw new TypeError(problem);
     }
-    CallContext.segmentOf(this).writer.setMessages(messages);
+    this.#segment.writer.setMessages(messages);
   }
 
   /**
@@ -63,7 +70,7 @@ export class ModelCallContext extends CallContext implements ModelContext {
    */
   static terminal(ctx: ModelContext): Promise<GenerateResult> {
     const call = ctx as ModelCallContext;
-    const segment = CallContext.segmentOf(call);
+    const segment = call.#segment;
     // A retry asks again from the same transcript: the earlier attempt's reply leaves it first.
     segment.writer.withdrawReply(call.#reply);
     call.#reply = undefined;
@@ -80,7 +87,7 @@ export class ModelCallContext extends CallContext implements ModelContext {
     const call = turn as ModelCallContext;
     // A reply that arrives after its turn was given up (an orphaned next()) changes nothing.
     if (call.#closed) return;
-    const { writer } = CallContext.segmentOf(call);
+    const { writer } = call.#segment;
     writer.countModelCall(result.usage);
     call.#reply = writer.placeReply(call.#reply, result.message);
   }
@@ -92,7 +99,7 @@ export class ModelCallContext extends CallContext implements ModelContext {
    */
   static keep(call: ModelCallContext, result: GenerateResult): readonly AssistantToolCall[] | undefined {
     call.#closed = true;
-    const segment = CallContext.segmentOf(call);
+    const segment = call.#segment;
     let bounded: AssistantToolCall[] | undefined;
     // A layer that ended the run without calling the model leaves no reply behind.
     if (segment.ended === undefined || call.#reply !== undefined) {
@@ -109,7 +116,7 @@ export class ModelCallContext extends CallContext implements ModelContext {
   /** The `model` stack failed: the call leaves no reply in the transcript. */
   static drop(call: ModelCallContext): void {
     call.#closed = true;
-    CallContext.segmentOf(call).writer.withdrawReply(call.#reply);
+    call.#segment.writer.withdrawReply(call.#reply);
     call.#reply = undefined;
   }
 

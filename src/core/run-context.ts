@@ -1,4 +1,4 @@
-import { CallContext } from './base-context.js';
+import { bindContext, CallContext, SEGMENT } from './base-context.js';
 import type { RunContext } from './contexts.js';
 import type { Message } from './messages.js';
 import { resultContent } from './outcome.js';
@@ -7,12 +7,21 @@ import type { Segment } from './segment.js';
 
 /** The context of the `run` hook point: one per segment. */
 export class SegmentContext extends CallContext implements RunContext {
+  /** The segment this context belongs to (`segment` is its number, public). */
+  readonly #owner: Segment;
+
   constructor(owner: Segment, readonly input: Message[], readonly segment: number, readonly resumed: boolean) {
-    super(owner);
+    super();
+    this.#owner = owner;
+    bindContext(this, owner);
+  }
+
+  [SEGMENT](): Segment {
+    return this.#owner;
   }
 
   end(output?: unknown): RunResult {
-    const segment = CallContext.segmentOf(this);
+    const segment = this.#owner;
     endRun(segment, output);
     return segment.finish('hook_end');
   }
