@@ -73,30 +73,40 @@ const hasOwn = Object.prototype.hasOwnProperty;
 let found = '';
 
 /**
- * `bytes` plus the bytes of JSON `current` takes, or -1 (and `found` set) once a bound is passed.
- * Arrays by index and objects by `for…in` over own keys: no array of keys made per object.
+ * `bytes` plus the bytes of JSON the object `current` takes, or -1 (and `found` set) once a
+ * bound is passed. Arrays by index and objects by `for…in` over own keys: no array of keys made
+ * per object. Values that are no object are counted in the loop, without a call of their own
+ * (a call per number or string cost more than the rest of the walk of a small call).
  */
-function measure(current: unknown, depth: number, bytes: number, bounds: ArgumentBounds): number {
-  if (typeof current === 'string') bytes += current.length + 2;
-  else if (typeof current !== 'object' || current === null) bytes += 8;
-  else {
-    if (depth > bounds.maxDepth) return stop(`the arguments are nested deeper than ${bounds.maxDepth} levels`);
-    if (Array.isArray(current)) {
-      for (let i = 0; i < current.length; i++) {
-        bytes = measure(current[i], depth + 1, bytes + 1, bounds);
-        if (bytes < 0) return bytes;
-      }
-    } else {
-      for (const key in current) {
-        if (!hasOwn.call(current, key)) continue;
-        // zod drops such a key from what the tool gets while a rule would still see it: refused,
-        // so every reader sees one object graph (and none becomes a prototype).
-        if (key === '__proto__') return stop('the arguments contain a "__proto__" key, which is refused');
-        bytes = measure((current as Record<string, unknown>)[key], depth + 1, bytes + key.length + 4, bounds);
-        if (bytes < 0) return bytes;
-      }
+function measure(current: object, depth: number, bytes: number, bounds: ArgumentBounds): number {
+  if (depth > bounds.maxDepth) return stop(`the arguments are nested deeper than ${bounds.maxDepth} levels`);
+  if (Array.isArray(current)) {
+    for (let i = 0; i < current.length; i++) {
+      const value: unknown = current[i];
+      bytes = typeof value === 'object' && value !== null ? measure(value, depth + 1, bytes + 1, bounds) : within(bytes + 1 + leafBytes(value), bounds);
+      if (bytes < 0) return bytes;
+    }
+  } else {
+    for (const key in current) {
+      if (!hasOwn.call(current, key)) continue;
+      // zod drops such a key from what the tool gets while a rule would still see it: refused,
+      // so every reader sees one object graph (and none becomes a prototype).
+      if (key === '__proto__') return stop('the arguments contain a "__proto__" key, which is refused');
+      const value = (current as Record<string, unknown>)[key];
+      bytes = typeof value === 'object' && value !== null ? measure(value, depth + 1, bytes + key.length + 4, bounds) : within(bytes + key.length + 4 + leafBytes(value), bounds);
+      if (bytes < 0) return bytes;
     }
   }
+  return within(bytes, bounds);
+}
+
+/** The bytes of JSON a value that is no object takes: a string with its quotes, anything else 8. */
+function leafBytes(value: unknown): number {
+  return typeof value === 'string' ? value.length + 2 : 8;
+}
+
+/** `bytes`, or -1 (and `found` set) when that is more than the bounds allow. */
+function within(bytes: number, bounds: ArgumentBounds): number {
   return bytes > bounds.maxBytes ? stop(`the arguments are larger than the ${bounds.maxBytes} bytes of JSON allowed`) : bytes;
 }
 
@@ -111,8 +121,7 @@ function pastBoundsIteratively(value: object, { maxDepth, maxBytes }: ArgumentBo
   let bytes = 0;
   while (stack.length > 0) {
     const [current, depth] = stack.pop()!;
-    if (typeof current === 'string') bytes += current.length + 2;
-    else if (typeof current !== 'object' || current === null) bytes += 8;
+    if (typeof current !== 'object' || current === null) bytes += leafBytes(current);
     else {
       if (depth > maxDepth) return `the arguments are nested deeper than ${maxDepth} levels`;
       if (Array.isArray(current)) {
