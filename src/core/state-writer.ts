@@ -180,7 +180,10 @@ export class StateWriter {
   /** List a call the ledger does not have yet. */
   #list(id: string, entry: LedgerEntry): void {
     const call = { id, entry };
-    this.state.ledger.push(call);
+    // An index store, not push(): a run's ledger starts empty, and once V8 has deoptimized a
+    // push() whose array changed kind on its first element, it no longer inlines that push().
+    const ledger = this.state.ledger;
+    ledger[ledger.length] = call;
     this.#calls.set(id, call);
     this.#last = call;
   }
