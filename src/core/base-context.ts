@@ -6,14 +6,17 @@ import type { Segment } from './segment.js';
 import type { RunState } from './state.js';
 
 /**
- * The key of the method that gives a context's segment. Not exported from the package: the
- * segment is reachable only from koagent's own code, which calls `segmentOf(ctx)`.
+ * The key of the method that gives a context's segment. The package does not export it:
+ * koagent's own code calls `segmentOf(ctx)`, and no property of a context shows the segment.
+ * (Unlike a private field, a method under a symbol can be found by reflecting on the class;
+ * the contexts' public API is what layers are written against, and what the dependency rules
+ * hold the dialects and built-in middleware to.)
  */
 export const SEGMENT: unique symbol = Symbol('koagent.segment');
 
 /**
  * What every context of a segment shares. Contexts are classes, so their methods cost nothing
- * per call; the segment they belong to is private, reachable only from koagent's own code.
+ * per call; the segment they belong to is kept in a private field of each context class.
  *
  * This class holds no state of its own, and has no constructor: V8 (Node 20) does not inline
  * the constructor of a base class that has one, so each context made per call (a model turn,
