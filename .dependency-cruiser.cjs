@@ -1,5 +1,5 @@
 // The architecture's rules, checked by `npm test` (npm run lint:deps). Dependencies point one way:
-// core ← tools ← features, middleware ← dialects ← agent ← the entry points. See docs/design.md.
+// core (vocabulary ← state ← run ← stacks) ← durable, tools ← features, middleware ← dialects ← agent ← the entry points. See docs/design.md.
 /** @type {import('dependency-cruiser').IConfiguration} */
 module.exports = {
   forbidden: [
@@ -11,11 +11,46 @@ module.exports = {
       to: { circular: true },
     },
     {
+      name: 'vocabulary-stands-alone',
+      comment: 'src/core/vocabulary holds the public words (messages, content, model, contexts, outcomes, events, errors, state types): it imports nothing else of koagent.',
+      severity: 'error',
+      from: { path: '^src/core/vocabulary/' },
+      to: { path: '^src/', pathNot: '^src/core/vocabulary/' },
+    },
+    {
+      name: 'state-sits-on-the-vocabulary',
+      comment: 'src/core/state (the writer, the state schema, the resume checks, the approved-call rule) imports only the vocabulary.',
+      severity: 'error',
+      from: { path: '^src/core/state/' },
+      to: { path: '^src/', pathNot: '^src/core/(vocabulary|state)/' },
+    },
+    {
+      name: 'run-machinery-sits-on-state',
+      comment: 'src/core/run (segment, loop, model call, tool turn, context classes, argument bounds) imports the vocabulary and the state.',
+      severity: 'error',
+      from: { path: '^src/core/run/' },
+      to: { path: '^src/', pathNot: ['^src/core/(vocabulary|state|run)/', '^src/durable/'] },
+    },
+    {
+      name: 'stacks-sit-on-the-run-machinery',
+      comment: 'src/core/stacks (compose, stack building) sits on the run machinery; nothing in the core imports it back.',
+      severity: 'error',
+      from: { path: '^src/core/stacks/' },
+      to: { path: '^src/', pathNot: '^src/core/' },
+    },
+    {
       name: 'core-knows-no-feature',
-      comment: 'The core (compose, contexts, loop, tool pipeline order, run state) imports only the core.',
+      comment: 'Nothing in the core imports outside it: durability, sub-agents, streaming, tracing, dialects and stores build on it.',
       severity: 'error',
       from: { path: '^src/core/' },
-      to: { path: '^src/', pathNot: '^src/core/' },
+      to: { path: '^src/', pathNot: ['^src/core/', '^src/durable/'] },
+    },
+    {
+      name: 'the-core-below-the-stacks-never-imports-them',
+      comment: 'Stacks are built last: the vocabulary, the state and the run machinery do not import src/core/stacks.',
+      severity: 'error',
+      from: { path: '^src/core/(vocabulary|state|run)/' },
+      to: { path: '^src/core/stacks/' },
     },
     {
       name: 'public-api-is-the-core',
@@ -57,7 +92,7 @@ module.exports = {
       comment: 'A model provider depends on the model and message types (and ProviderError), nothing else of koagent.',
       severity: 'error',
       from: { path: '^src/(providers|testing)/' },
-      to: { path: '^src/', pathNot: ['^src/core/(model|messages|content|reply-parts|provider-error|errors|options)\\.ts$', '^src/providers/', '^src/testing/'] },
+      to: { path: '^src/', pathNot: ['^src/core/vocabulary/(model|messages|content|reply-parts|provider-error|errors|options)\\.ts$', '^src/providers/', '^src/testing/'] },
     },
     {
       name: 'entry-points-are-not-imported',

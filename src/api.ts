@@ -16,9 +16,9 @@ export type {
   Tool,
   ToolAnnotations,
   ToolContext,
-} from './core/contexts.js';
-export { blame, KoagentError, RunFailedError, type ErrorCode } from './core/errors.js';
-export type { AgentEvent, EmittedEvent, EventListener, PermissionDecision, PermissionListener, PermissionRecord } from './core/events.js';
+} from './core/vocabulary/contexts.js';
+export { blame, KoagentError, RunFailedError, type ErrorCode } from './core/vocabulary/errors.js';
+export type { AgentEvent, EmittedEvent, EventListener, PermissionDecision, PermissionListener, PermissionRecord } from './core/vocabulary/events.js';
 export {
   estimateTokens,
   isUrl,
@@ -37,14 +37,14 @@ export {
   type TextPart,
   type ToolContentPart,
   type UserContentPart,
-} from './core/content.js';
-export type { AssistantMessage, AssistantToolCall, Message, RunInput, SystemMessage, ToolMessage, UserMessage } from './core/messages.js';
-export { defineMiddleware, type Middleware } from './core/middleware.js';
-export type { FinishReason, GenerateOptions, GenerateResult, ModelProvider, ResponseFormat, StreamPart, TokenUsage, ToolSpec } from './core/model.js';
-export { functionSchema, optionsSchema, parseOptions, refuseMisspellings, wholeNumberSchema, type OptionsWording } from './core/options.js';
-export { deny, toolError, type ChildOutcome, type ToolFailure, type ToolOutcome } from './core/outcome.js';
-export { ProviderError, type ProviderErrorDetails, type ProviderErrorKind } from './core/provider-error.js';
-export type { RunResult } from './core/result.js';
+} from './core/vocabulary/content.js';
+export type { AssistantMessage, AssistantToolCall, Message, RunInput, SystemMessage, ToolMessage, UserMessage } from './core/vocabulary/messages.js';
+export { defineMiddleware, type Middleware } from './core/vocabulary/middleware.js';
+export type { FinishReason, GenerateOptions, GenerateResult, ModelProvider, ResponseFormat, StreamPart, TokenUsage, ToolSpec } from './core/vocabulary/model.js';
+export { functionSchema, optionsSchema, parseOptions, refuseMisspellings, wholeNumberSchema, type OptionsWording } from './core/vocabulary/options.js';
+export { deny, toolError, type ChildOutcome, type ToolFailure, type ToolOutcome } from './core/vocabulary/outcome.js';
+export { ProviderError, type ProviderErrorDetails, type ProviderErrorKind } from './core/vocabulary/provider-error.js';
+export type { RunResult } from './core/vocabulary/result.js';
 export type {
   ApprovalDecision,
   ChildSuspension,
@@ -57,6 +57,6 @@ export type {
   StopCondition,
   StopReason,
   Usage,
-} from './core/state.js';
-export { ToolError, type ToolErrorKind } from './core/tool-error.js';
-export type { ToolExceptionPolicy } from './core/tool-exception.js';
+} from './core/vocabulary/state.js';
+export { ToolError, type ToolErrorKind } from './core/vocabulary/tool-error.js';
+export type { ToolExceptionPolicy } from './core/vocabulary/tool-exception.js';

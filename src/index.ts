@@ -19,7 +19,7 @@ export { isRetryableError, retryMiddleware, type RetryAttempt, type RetryOptions
 export { timeoutMiddleware, TimeoutError, type TimeoutOptions } from './middleware/timeout-middleware.js';
 export { openai, type OpenAIChatModel, type OpenAIProviderOptions } from './providers/openai.js';
 export { registerModelPrefix, resolveModel, type ModelEnv, type ModelFactory } from './providers/registry.js';
-export type { Checkpoint, CheckpointCall } from './core/journaled-writer.js';
+export type { Checkpoint, CheckpointCall } from './stores/run-store.js';
 export { memoryStore, type MemoryStoreOptions } from './stores/memory.js';
 export type { ClaimedRun, ClaimOutcome, ClaimRequest, CreateOutcome, Lease, NewRun, RetentionPolicy, RunFilter, RunStore, RunSummary, StoreStats } from './stores/run-store.js';
 export { defineTool, type ToolDefinition, type ToolInput } from './tools/define.js';

@@ -24,7 +24,7 @@ describe('the package', () => {
   it('builds source maps that carry the sources they map', async () => {
     const tsc = fileURLToPath(new URL('../node_modules/typescript/bin/tsc', import.meta.url));
     await promisify(execFile)(process.execPath, [tsc, '-p', 'tsconfig.build.json', '--outDir', out], { cwd: root });
-    const map = JSON.parse(readFileSync(join(out, 'core', 'compose.js.map'), 'utf8'));
+    const map = JSON.parse(readFileSync(join(out, 'core', 'stacks', 'compose.js.map'), 'utf8'));
     expect(map.sourcesContent?.[0]).toContain('export function compose');
     expect(existsSync(join(out, 'index.d.ts'))).toBe(true);
   }, 120_000);

@@ -1,16 +1,16 @@
 // The agent's build step: the one place that turns options into the core's parts and wires each
 // feature in as layers of the stacks (or stop conditions), so the core itself knows none of them.
-import { DEFAULT_ARGUMENT_BOUNDS } from '../core/arguments.js';
-import type { Layer } from '../core/compose.js';
-import type { InterruptPolicy, ModelContext, Tool, ToolContext } from '../core/contexts.js';
-import type { NamedMiddleware } from '../core/middleware.js';
-import type { GenerateResult, ModelProvider } from '../core/model.js';
-import { generateReply, ModelCallContext } from '../core/model-call.js';
-import type { ToolOutcome } from '../core/outcome.js';
-import { loopStep } from '../core/loop.js';
-import { STREAMING, TRACING, type AgentCore, type ProviderCall, type Stacks } from '../core/segment.js';
-import { buildStacks, type StackParts } from '../core/stacks.js';
-import type { StopCondition } from '../core/state.js';
+import { DEFAULT_ARGUMENT_BOUNDS } from '../core/run/arguments.js';
+import type { Layer } from '../core/stacks/compose.js';
+import type { InterruptPolicy, ModelContext, Tool, ToolContext } from '../core/vocabulary/contexts.js';
+import type { NamedMiddleware } from '../core/vocabulary/middleware.js';
+import type { GenerateResult, ModelProvider } from '../core/vocabulary/model.js';
+import { generateReply, ModelCallContext } from '../core/run/model-call.js';
+import type { ToolOutcome } from '../core/vocabulary/outcome.js';
+import { loopStep } from '../core/run/loop.js';
+import { STREAMING, TRACING, type AgentCore, type ProviderCall, type Stacks } from '../core/run/segment.js';
+import { buildStacks, type StackParts } from '../core/stacks/stacks.js';
+import type { StopCondition } from '../core/vocabulary/state.js';
 import { limitsReached, stepCountIs } from '../features/limits.js';
 import { streamingProviderLayer, streamReleaseLayer } from '../features/streaming/stream-reply.js';
 import { answeredCondition, endedOutputLayer, finalAnswerTool, outputStep, responseFormatLayer, type OutputPlan } from '../features/structured-output.js';

@@ -1,10 +1,10 @@
 // The options of the calls that only an agent with a run store has (`recover`,
 // `pendingApprovals`, a stored `send`), described once as zod schemas like every other.
 import { z } from 'zod';
-import type { RunFailedError } from '../core/errors.js';
-import { functionSchema, optionsSchema, parseOptions, wholeNumberSchema } from '../core/options.js';
-import type { RunResult } from '../core/result.js';
-import type { RunState } from '../core/state.js';
+import type { RunFailedError } from '../core/vocabulary/errors.js';
+import { functionSchema, optionsSchema, parseOptions, wholeNumberSchema } from '../core/vocabulary/options.js';
+import type { RunResult } from '../core/vocabulary/result.js';
+import type { RunState } from '../core/vocabulary/state.js';
 import { assertStore, type RunStore } from '../stores/run-store.js';
 import { runCallOptionsSchema, type RunCallOptions } from './options.js';
 

@@ -3,17 +3,17 @@
 // CheckpointSink; the store only sees checkpoints and leases.
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
-import type { CheckpointSink } from '../core/checkpoints.js';
-import type { Logger } from '../core/contexts.js';
-import { describe, KoagentError, RunFailedError } from '../core/errors.js';
-import type { Checkpoint } from '../core/journaled-writer.js';
-import type { Message } from '../core/messages.js';
-import { nextSegment } from '../core/resume.js';
-import type { RunResult } from '../core/result.js';
-import type { Segment } from '../core/segment.js';
-import { checkState } from '../core/state-schema.js';
-import { newState, type AgentIdentity, type ApprovalDecision, type RunState } from '../core/state.js';
-import { closeUnsettledCalls } from '../core/tool-turn.js';
+import type { CheckpointSink } from '../durable/checkpoints.js';
+import type { Logger } from '../core/vocabulary/contexts.js';
+import { describe, KoagentError, RunFailedError } from '../core/vocabulary/errors.js';
+import type { Checkpoint } from '../stores/run-store.js';
+import type { Message } from '../core/vocabulary/messages.js';
+import { nextSegment } from '../core/state/resume.js';
+import type { RunResult } from '../core/vocabulary/result.js';
+import type { Segment } from '../core/run/segment.js';
+import { checkState } from '../core/state/state-schema.js';
+import { newState, type AgentIdentity, type ApprovalDecision, type RunState } from '../core/vocabulary/state.js';
+import { closeUnsettledCalls } from '../core/run/tool-turn.js';
 import type { Lease, NewRun, RunStore, RunSummary } from '../stores/run-store.js';
 import type { RecoveredRun } from './durable-options.js';
 

@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import type { Middleware, NamedMiddleware } from '../core/middleware.js';
-import { optionsSchema, refuseMisspellings } from '../core/options.js';
+import type { Middleware, NamedMiddleware } from '../core/vocabulary/middleware.js';
+import { optionsSchema, refuseMisspellings } from '../core/vocabulary/options.js';
 import { agentHookMiddleware, checkAgentHook, type AgentHook } from '../dialects/agent-hook/agent-hook.js';
 import { hookGroup, HookRegistry } from '../dialects/agent-hook/hook-registry.js';
 import { criogenMiddleware, HookGroup } from '../dialects/criogen/hook-layers.js';

@@ -1,8 +1,8 @@
 // Claiming a segment before a resume, for agents without a run store: `claimResume` decides,
 // else the agent object remembers the segments it resumed. (With a store, the store claims.)
-import { describe, KoagentError } from '../core/errors.js';
-import { segmentKey } from '../core/resume.js';
-import type { ResumeClaim, RunState } from '../core/state.js';
+import { describe, KoagentError } from '../core/vocabulary/errors.js';
+import { segmentKey } from '../core/state/resume.js';
+import type { ResumeClaim, RunState } from '../core/vocabulary/state.js';
 
 /** Make sure no other resume of this segment went ahead, or throw `invalid_resume` saying so. */
 export async function claimSegment(state: RunState, claim: ((claim: ResumeClaim) => boolean | Promise<boolean>) | undefined, resumed: Set<string>): Promise<void> {

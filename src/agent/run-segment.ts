@@ -1,15 +1,15 @@
 // One segment of a run, from start to end: its listeners, span, mode and metadata, the run
 // stack, and how it ends (stored, published, traced).
-import { runFailure } from '../core/errors.js';
-import type { SubagentInfo } from '../core/contexts.js';
-import type { EventListener, PermissionListener } from '../core/events.js';
-import { copyPlain } from '../core/json.js';
-import type { Message } from '../core/messages.js';
-import type { NamedMiddleware } from '../core/middleware.js';
-import type { RunResult } from '../core/result.js';
-import { SegmentContext } from '../core/run-context.js';
-import { Segment, STREAMING, TRACING, type AgentCore } from '../core/segment.js';
-import type { RunState } from '../core/state.js';
+import { runFailure } from '../core/vocabulary/errors.js';
+import type { SubagentInfo } from '../core/vocabulary/contexts.js';
+import type { EventListener, PermissionListener } from '../core/vocabulary/events.js';
+import { copyPlain } from '../core/vocabulary/json.js';
+import type { Message } from '../core/vocabulary/messages.js';
+import type { NamedMiddleware } from '../core/vocabulary/middleware.js';
+import type { RunResult } from '../core/vocabulary/result.js';
+import { SegmentContext } from '../core/run/run-context.js';
+import { Segment, STREAMING, TRACING, type AgentCore } from '../core/run/segment.js';
+import type { RunState } from '../core/vocabulary/state.js';
 import type { OutputPlan } from '../features/structured-output.js';
 import { endRunSpan, runSpan, traceSegment, type Span } from '../features/tracing.js';
 import type { DurableRun } from './durable.js';

@@ -1,4 +1,4 @@
-import type { RunState, StopCondition, StopReason } from '../core/state.js';
+import type { RunState, StopCondition, StopReason } from '../core/vocabulary/state.js';
 
 /**
  * Per-run budgets. Reaching one ends the run between steps (never in the middle of a tool

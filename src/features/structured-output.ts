@@ -3,16 +3,16 @@
 // tool takes the answer as its arguments (tool mode); the run stack's terminal checks the answer
 // after the loop and sends a reply that does not fit back to the model, a bounded number of times.
 import { z } from 'zod';
-import { segmentOf } from '../core/base-context.js';
-import type { Layer } from '../core/compose.js';
-import type { ModelContext, RunContext, Tool } from '../core/contexts.js';
-import { KoagentError, markOwnError } from '../core/errors.js';
-import type { GenerateResult, ModelProvider, ToolSpec } from '../core/model.js';
-import { optionsSchema, parseOptions, wholeNumberSchema } from '../core/options.js';
-import type { RunResult } from '../core/result.js';
-import type { Segment } from '../core/segment.js';
-import type { RunState, StopCondition } from '../core/state.js';
-import { ToolError } from '../core/tool-error.js';
+import { segmentOf } from '../core/run/base-context.js';
+import type { Layer } from '../core/stacks/compose.js';
+import type { ModelContext, RunContext, Tool } from '../core/vocabulary/contexts.js';
+import { KoagentError, markOwnError } from '../core/vocabulary/errors.js';
+import type { GenerateResult, ModelProvider, ToolSpec } from '../core/vocabulary/model.js';
+import { optionsSchema, parseOptions, wholeNumberSchema } from '../core/vocabulary/options.js';
+import type { RunResult } from '../core/vocabulary/result.js';
+import type { Segment } from '../core/run/segment.js';
+import type { RunState, StopCondition } from '../core/vocabulary/state.js';
+import { ToolError } from '../core/vocabulary/tool-error.js';
 
 /**
  * How a run's final answer is given and checked, for `createAgent({ output })` or

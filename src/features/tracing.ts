@@ -1,10 +1,10 @@
 import { context, SpanKind, SpanStatusCode, trace, type Attributes, type Span, type Tracer, type TracerProvider } from '@opentelemetry/api';
-import { segmentOf } from '../core/base-context.js';
-import type { Layer } from '../core/compose.js';
-import type { ToolContext } from '../core/contexts.js';
-import type { GenerateOptions, GenerateResult, ModelProvider } from '../core/model.js';
-import type { ToolFailure, ToolOutcome } from '../core/outcome.js';
-import type { ProviderCall, Segment } from '../core/segment.js';
+import { segmentOf } from '../core/run/base-context.js';
+import type { Layer } from '../core/stacks/compose.js';
+import type { ToolContext } from '../core/vocabulary/contexts.js';
+import type { GenerateOptions, GenerateResult, ModelProvider } from '../core/vocabulary/model.js';
+import type { ToolFailure, ToolOutcome } from '../core/vocabulary/outcome.js';
+import type { ProviderCall, Segment } from '../core/run/segment.js';
 
 // Spans follow the OpenTelemetry GenAI semantic conventions (invoke_agent, chat, execute_tool).
 // Without an SDK registered by the application, the API hands out non-recording spans: the

@@ -1,8 +1,8 @@
 // A koagent request in the AI SDK's call-options format (spec V2 and V3; they differ only in
 // the parts a tool result's `content` output may hold).
-import { isUrl, parseDataUrl, sniffMediaType, type ContentPart, type FilePart, type ImagePart, type ProviderOptions } from '../core/content.js';
-import type { AssistantToolCall, Message, ToolMessage } from '../core/messages.js';
-import type { GenerateOptions } from '../core/model.js';
+import { isUrl, parseDataUrl, sniffMediaType, type ContentPart, type FilePart, type ImagePart, type ProviderOptions } from '../core/vocabulary/content.js';
+import type { AssistantToolCall, Message, ToolMessage } from '../core/vocabulary/messages.js';
+import type { GenerateOptions } from '../core/vocabulary/model.js';
 import { shortUrl, unsendable } from './parts.js';
 import { parseArguments } from './openai-wire.js';
 

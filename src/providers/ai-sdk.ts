@@ -1,11 +1,11 @@
 // koagent/ai-sdk: any AI SDK language model (LanguageModelV2 or V3) as a koagent provider.
 // Nothing here imports `ai` or `@ai-sdk/provider` at run time: the adapter speaks the
 // specification's object shapes, declared below, so both stay optional peer dependencies.
-import type { ProviderOptions } from '../core/content.js';
-import type { AssistantToolCall } from '../core/messages.js';
-import type { FinishReason, GenerateOptions, GenerateResult, ModelProvider, StreamPart, TokenUsage } from '../core/model.js';
-import { ProviderError, retryAfterMs } from '../core/provider-error.js';
-import { ReplyAssembler } from '../core/reply-parts.js';
+import type { ProviderOptions } from '../core/vocabulary/content.js';
+import type { AssistantToolCall } from '../core/vocabulary/messages.js';
+import type { FinishReason, GenerateOptions, GenerateResult, ModelProvider, StreamPart, TokenUsage } from '../core/vocabulary/model.js';
+import { ProviderError, retryAfterMs } from '../core/vocabulary/provider-error.js';
+import { ReplyAssembler } from '../core/vocabulary/reply-parts.js';
 import { callOptions, type AiSdkCallOptions, type PromptTarget } from './ai-sdk-prompt.js';
 import { parseArguments } from './openai-wire.js';
 

@@ -1,8 +1,8 @@
 // koagent's transcript as Chat Completions messages: text, images and files as content parts,
 // reasoning only when the provider is told to send it, and the images and files of tool results
 // in a user message after the tool messages (a tool message holds text only on this wire).
-import { isUrl, parseDataUrl, sniffMediaType, type ContentPart, type FilePart, type ImagePart, type ProviderOptions } from '../core/content.js';
-import type { AssistantToolCall, Message, ToolMessage } from '../core/messages.js';
+import { isUrl, parseDataUrl, sniffMediaType, type ContentPart, type FilePart, type ImagePart, type ProviderOptions } from '../core/vocabulary/content.js';
+import type { AssistantToolCall, Message, ToolMessage } from '../core/vocabulary/messages.js';
 import { shortUrl, unsendable } from './parts.js';
 
 export interface WireToolCall {

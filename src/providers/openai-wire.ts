@@ -1,8 +1,8 @@
 // The Chat Completions wire format, both ways: koagent's transcript and request to the JSON a
 // server expects, and its replies (whole, or as streamed chunks) back to koagent's types.
-import type { AssistantContentPart } from '../core/content.js';
-import type { AssistantMessage, AssistantToolCall } from '../core/messages.js';
-import type { FinishReason, GenerateOptions, GenerateResult, StreamPart, TokenUsage, ToolSpec } from '../core/model.js';
+import type { AssistantContentPart } from '../core/vocabulary/content.js';
+import type { AssistantMessage, AssistantToolCall } from '../core/vocabulary/messages.js';
+import type { FinishReason, GenerateOptions, GenerateResult, StreamPart, TokenUsage, ToolSpec } from '../core/vocabulary/model.js';
 import { wireMessages, type ReasoningField } from './openai-messages.js';
 
 export interface WireTool {

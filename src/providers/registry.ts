@@ -1,4 +1,4 @@
-import { isModelProvider, type ModelProvider } from '../core/model.js';
+import { isModelProvider, type ModelProvider } from '../core/vocabulary/model.js';
 import { openai, OPENAI_BASE_URL } from './openai.js';
 
 /**

@@ -1,5 +1,5 @@
-import type { Checkpoint } from '../core/journaled-writer.js';
-import type { LedgerEntry, RunState } from '../core/state.js';
+import type { Checkpoint } from './run-store.js';
+import type { LedgerEntry, RunState } from '../core/vocabulary/state.js';
 import { applyToRow, assembleState, filterStatuses, leaseLost, partsOf, rowOf, stillRunning, summaryOf, type RunRow } from './records.js';
 import { DEFAULT_LEASE_MS, memoryStoreSchema, parseFilter, parseStoreOptions, retentionStatuses } from './store-options.js';
 import type { ClaimedRun, ClaimOutcome, ClaimRequest, CreateOutcome, Lease, NewRun, RetentionPolicy, RunFilter, RunStore, RunSummary, StoreStats } from './run-store.js';

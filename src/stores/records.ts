@@ -1,11 +1,11 @@
 // What every store shares: how a run state is split into what is stored once (its identity)
 // and what checkpoints change, how it is put together again, and the errors and checks of the
 // store options.
-import { KoagentError } from '../core/errors.js';
-import type { Checkpoint } from '../core/journaled-writer.js';
-import type { Message, ToolMessage } from '../core/messages.js';
-import { inCallOrder, type LedgerCall, type LedgerEntry, type RunState, type RunStatus, type StopReason } from '../core/state.js';
-import { STATE_VERSION } from '../core/state-schema.js';
+import { KoagentError } from '../core/vocabulary/errors.js';
+import type { Checkpoint } from './run-store.js';
+import type { Message, ToolMessage } from '../core/vocabulary/messages.js';
+import { inCallOrder, type LedgerCall, type LedgerEntry, type RunState, type RunStatus, type StopReason } from '../core/vocabulary/state.js';
+import { STATE_VERSION } from '../core/state/state-schema.js';
 import type { RunSummary } from './run-store.js';
 
 /** The parts of a run state that checkpoints write; everything else is its identity, stored once. */

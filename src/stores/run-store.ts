@@ -1,8 +1,7 @@
 // The contract between the agent and a run store. koagent ships three: memoryStore() (tests),
 // sqliteStore() from koagent/sqlite (the embedded default) and postgresStore() from
 // koagent/postgres (many processes and machines). See docs/durable-runs.md.
-import type { Checkpoint } from '../core/journaled-writer.js';
-import type { PendingApproval, RunState, RunStatus, StopReason } from '../core/state.js';
+import type { LedgerEntry, PendingApproval, RunState, RunStatus, StopReason } from '../core/vocabulary/state.js';
 
 /**
  * The right of one worker to write one run, as a claim gave it. `token` is the fencing token:
@@ -201,4 +200,56 @@ function storeProblem(value: unknown): string | undefined {
 export function assertStore(value: unknown, where: string): asserts value is RunStore {
   const problem = storeProblem(value);
   if (problem !== undefined) throw new TypeError(`${where} is not a run store: ${problem}; use memoryStore(), sqliteStore() from koagent/sqlite or postgresStore() from koagent/postgres`);
+}
+
+/**
+ * What changed in a run's state since the last checkpoint, as a store writes it: one
+ * transaction. Values are JSON text already, taken at one instant, so the run can go on
+ * changing its state while the store writes.
+ *
+ * The small fields of the run (status, counters, usage) are always there; the others only
+ * when they changed. A step adds a constant amount to a checkpoint, whatever the run's length:
+ * the messages appended, the ledger entries that moved, the hook states that were set.
+ *
+ * @example const checkpoint = writer.take(); if (checkpoint?.messages) console.log(`${checkpoint.messages.items.length} messages from #${checkpoint.messages.from}`);
+ */
+export interface Checkpoint {
+  status: RunStatus;
+  segment: number;
+  steps: number;
+  /** JSON of `Usage`. */
+  usage: string;
+  stopReason: StopReason | undefined;
+  /** JSON of `RunState.error`, or null when the run has none. */
+  error: string | null;
+  /** JSON of `RunState.output` (null for none), when it changed. */
+  output?: string | null;
+  /** JSON of `PendingApproval[]`, when it changed. */
+  pendingApprovals?: string;
+  /** JSON of `RunState.decisions`, when it changed. */
+  decisions?: string;
+  /** JSON of `RunState.children`, when it changed. */
+  children?: string;
+  /**
+   * The transcript from message `from` on (each message as JSON): the store keeps its first
+   * `from` messages and replaces the rest with `items`. Appending is `from` = the stored count;
+   * a rewrite (`ctx.setMessages`, compaction) starts lower.
+   */
+  messages?: { from: number; items: string[] };
+  /** Ledger entries that changed, each with the call's held result (JSON, or null when none is held). */
+  calls?: CheckpointCall[];
+  /** Hook states that were set (JSON). */
+  hookState?: { name: string; value: string }[];
+}
+
+/**
+ * One ledger entry of a checkpoint (see `Checkpoint.calls`).
+ *
+ * @example const interrupted = checkpoint.calls?.filter((c) => c.entry === 'running').map((c) => c.id);
+ */
+export interface CheckpointCall {
+  id: string;
+  entry: LedgerEntry;
+  /** JSON of the call's result held until its turn ends (`RunState.settled`), or null. */
+  held: string | null;
 }

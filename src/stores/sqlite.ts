@@ -3,7 +3,7 @@
 import { createRequire } from 'node:module';
 import type BetterSqlite3 from 'better-sqlite3';
 import { z } from 'zod';
-import { optionsSchema } from '../core/options.js';
+import { optionsSchema } from '../core/vocabulary/options.js';
 import { commonAliases, commonStoreOptions, DEFAULT_LEASE_MS, parseStoreOptions } from './store-options.js';
 import type { RetentionPolicy, RunStore, StoreStats } from './run-store.js';
 import { paramBytes, type Dialect, type Op, type Row, type Sql } from './sql/query.js';

@@ -1,8 +1,8 @@
 // The options every store shares, as zod schemas checked with the project's helpers: an unknown
 // key is refused naming the closest valid one, a wrong value says what it got.
 import { z } from 'zod';
-import { functionSchema, optionsSchema, parseOptions, wholeNumberSchema } from '../core/options.js';
-import type { RunStatus } from '../core/state.js';
+import { functionSchema, optionsSchema, parseOptions, wholeNumberSchema } from '../core/vocabulary/options.js';
+import type { RunStatus } from '../core/vocabulary/state.js';
 import type { RetentionPolicy, RunFilter } from './run-store.js';
 
 const STATUSES = ['running', 'completed', 'suspended', 'failed'] as const;

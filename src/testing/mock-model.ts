@@ -1,8 +1,8 @@
-import { contentProblem, estimateTokens, type AssistantContentPart, type ProviderOptions } from '../core/content.js';
-import type { AssistantMessage, Message, AssistantToolCall } from '../core/messages.js';
-import type { GenerateOptions, GenerateResult, ModelProvider, StreamPart, TokenUsage } from '../core/model.js';
-import { optionsSchema, parseOptions } from '../core/options.js';
-import { replyParts } from '../core/reply-parts.js';
+import { contentProblem, estimateTokens, type AssistantContentPart, type ProviderOptions } from '../core/vocabulary/content.js';
+import type { AssistantMessage, Message, AssistantToolCall } from '../core/vocabulary/messages.js';
+import type { GenerateOptions, GenerateResult, ModelProvider, StreamPart, TokenUsage } from '../core/vocabulary/model.js';
+import { optionsSchema, parseOptions } from '../core/vocabulary/options.js';
+import { replyParts } from '../core/vocabulary/reply-parts.js';
 import { z } from 'zod';
 
 /**

@@ -1,10 +1,10 @@
-import { approvalBreach } from '../core/approved-call.js';
-import { segmentOf } from '../core/base-context.js';
-import type { Layer } from '../core/compose.js';
-import type { ToolContext } from '../core/contexts.js';
-import { copyJson } from '../core/json.js';
-import { toolError, type ToolOutcome } from '../core/outcome.js';
-import { ToolCallContext } from '../core/tool-context.js';
+import { approvalBreach } from '../core/state/approved-call.js';
+import { segmentOf } from '../core/run/base-context.js';
+import type { Layer } from '../core/stacks/compose.js';
+import type { ToolContext } from '../core/vocabulary/contexts.js';
+import { copyJson } from '../core/vocabulary/json.js';
+import { toolError, type ToolOutcome } from '../core/vocabulary/outcome.js';
+import { ToolCallContext } from '../core/run/tool-context.js';
 
 /**
  * The approval step, innermost before execution: a call that needs a human (the tool's

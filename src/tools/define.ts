@@ -1,8 +1,8 @@
 import { z } from 'zod';
-import type { ToolContentPart } from '../core/content.js';
-import type { InputGuardrail, InterruptPolicy, OutputGuardrail, Tool, ToolAnnotations, ToolContext } from '../core/contexts.js';
-import type { ToolSpec } from '../core/model.js';
-import { functionSchema, optionsSchema, parseOptions } from '../core/options.js';
+import type { ToolContentPart } from '../core/vocabulary/content.js';
+import type { InputGuardrail, InterruptPolicy, OutputGuardrail, Tool, ToolAnnotations, ToolContext } from '../core/vocabulary/contexts.js';
+import type { ToolSpec } from '../core/vocabulary/model.js';
+import { functionSchema, optionsSchema, parseOptions } from '../core/vocabulary/options.js';
 import { jsonSchemaOf } from './json-schema-input.js';
 
 /**

@@ -1,9 +1,9 @@
-import { segmentOf } from '../core/base-context.js';
-import type { ToolContext } from '../core/contexts.js';
-import { describe } from '../core/errors.js';
-import { toolError, type ChildOutcome, type ToolOutcome } from '../core/outcome.js';
-import { ToolCallContext, type CallState } from '../core/tool-context.js';
-import { ToolError } from '../core/tool-error.js';
+import { segmentOf } from '../core/run/base-context.js';
+import type { ToolContext } from '../core/vocabulary/contexts.js';
+import { describe } from '../core/vocabulary/errors.js';
+import { toolError, type ChildOutcome, type ToolOutcome } from '../core/vocabulary/outcome.js';
+import { ToolCallContext, type CallState } from '../core/run/tool-context.js';
+import { ToolError } from '../core/vocabulary/tool-error.js';
 
 /**
  * The terminal step of the tool stack. The ledger marks the call `running` first, so no later

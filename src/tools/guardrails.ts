@@ -1,7 +1,7 @@
-import type { Layer } from '../core/compose.js';
-import type { GuardrailVerdict, ToolContext } from '../core/contexts.js';
-import { toolError, type ToolOutcome } from '../core/outcome.js';
-import { ToolCallContext } from '../core/tool-context.js';
+import type { Layer } from '../core/stacks/compose.js';
+import type { GuardrailVerdict, ToolContext } from '../core/vocabulary/contexts.js';
+import { toolError, type ToolOutcome } from '../core/vocabulary/outcome.js';
+import { ToolCallContext } from '../core/run/tool-context.js';
 
 function blocked(verdict: GuardrailVerdict): string | undefined {
   return typeof verdict === 'object' && verdict !== null && typeof verdict.block === 'string' ? verdict.block : undefined;

@@ -3,7 +3,7 @@
 // arguments, inside a zod schema, so validation, `ctx.replaceArgs` and the resolve step treat
 // it like any other tool's input.
 import { z } from 'zod';
-import { describe } from '../core/errors.js';
+import { describe } from '../core/vocabulary/errors.js';
 
 /**
  * One problem a JSON Schema validator found in a tool's arguments: where (the keys down to the

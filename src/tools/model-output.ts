@@ -1,8 +1,8 @@
-import type { Layer } from '../core/compose.js';
-import { contentProblem } from '../core/content.js';
-import type { ToolContext } from '../core/contexts.js';
-import { describe } from '../core/errors.js';
-import { toolError, type ToolOutcome } from '../core/outcome.js';
+import type { Layer } from '../core/stacks/compose.js';
+import { contentProblem } from '../core/vocabulary/content.js';
+import type { ToolContext } from '../core/vocabulary/contexts.js';
+import { describe } from '../core/vocabulary/errors.js';
+import { toolError, type ToolOutcome } from '../core/vocabulary/outcome.js';
 
 /**
  * Outermost in the tool stack, for agents with a tool that has `toModelOutput`: once every

@@ -1,14 +1,14 @@
-import { isApproved } from '../core/approved-call.js';
-import { segmentOf } from '../core/base-context.js';
-import type { Layer } from '../core/compose.js';
-import type { Tool, ToolAnnotations, ToolContext } from '../core/contexts.js';
-import { describe } from '../core/errors.js';
-import type { PermissionDecision } from '../core/events.js';
-import { functionSchema, optionsSchema } from '../core/options.js';
-import { toolError, type ToolOutcome } from '../core/outcome.js';
+import { isApproved } from '../core/state/approved-call.js';
+import { segmentOf } from '../core/run/base-context.js';
+import type { Layer } from '../core/stacks/compose.js';
+import type { Tool, ToolAnnotations, ToolContext } from '../core/vocabulary/contexts.js';
+import { describe } from '../core/vocabulary/errors.js';
+import type { PermissionDecision } from '../core/vocabulary/events.js';
+import { functionSchema, optionsSchema } from '../core/vocabulary/options.js';
+import { toolError, type ToolOutcome } from '../core/vocabulary/outcome.js';
 import { hintAliases, hintFields } from './define.js';
 import { z } from 'zod';
-import { ToolCallContext } from '../core/tool-context.js';
+import { ToolCallContext } from '../core/run/tool-context.js';
 
 /**
  * One permission rule. Rules are tried in order; the first that matches decides.

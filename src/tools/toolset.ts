@@ -1,9 +1,9 @@
 // Tools known only at run time (the tools of an MCP server), beside the agent's own: the agent
 // reads them live through one index, so validation, permissions and the model's request see
 // the toolset's tools of the moment, and they are ordinary tools in every other respect.
-import type { Logger, Tool } from '../core/contexts.js';
-import type { Middleware } from '../core/middleware.js';
-import type { ToolSpec } from '../core/model.js';
+import type { Logger, Tool } from '../core/vocabulary/contexts.js';
+import type { Middleware } from '../core/vocabulary/middleware.js';
+import type { ToolSpec } from '../core/vocabulary/model.js';
 
 /**
  * A source of tools known only at run time, given to an agent in `tools` beside its own tools

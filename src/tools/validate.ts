@@ -1,11 +1,11 @@
 import { z } from 'zod';
-import { argsObject } from '../core/arguments.js';
-import { sameJson } from '../core/json.js';
-import { segmentOf } from '../core/base-context.js';
-import type { Layer } from '../core/compose.js';
-import type { Tool, ToolContext } from '../core/contexts.js';
-import { toolError, type ToolOutcome } from '../core/outcome.js';
-import { ToolCallContext } from '../core/tool-context.js';
+import { argsObject } from '../core/run/arguments.js';
+import { sameJson } from '../core/vocabulary/json.js';
+import { segmentOf } from '../core/run/base-context.js';
+import type { Layer } from '../core/stacks/compose.js';
+import type { Tool, ToolContext } from '../core/vocabulary/contexts.js';
+import { toolError, type ToolOutcome } from '../core/vocabulary/outcome.js';
+import { ToolCallContext } from '../core/run/tool-context.js';
 
 type ToolStep = Layer<ToolContext, ToolOutcome>;
 

@@ -12,7 +12,7 @@ import { defaultArgumentExample } from '../../examples/agent-hooks/default-argum
 import { redactResultExample } from '../../examples/agent-hooks/redact-result.js';
 import { injectContextExample } from '../../examples/agent-hooks/inject-context.js';
 import { registryExample } from '../../examples/agent-hooks/registry.js';
-import { textOf } from '../../src/core/content.js';
+import { textOf } from '../../src/core/vocabulary/content.js';
 
 const quiet = () => undefined;
 

@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { compactionMiddleware, createAgent, defineTool, type AgentEvent, type Message, type Middleware } from '../../src/index.js';
 import { transcriptTokens, SUMMARY_PREFIX } from '../../src/middleware/compaction-middleware.js';
 import { mockModel, type MockReply } from '../../src/testing/index.js';
-import { estimateTokens, MEDIA_TOKENS, textOf } from '../../src/core/content.js';
+import { estimateTokens, MEDIA_TOKENS, textOf } from '../../src/core/vocabulary/content.js';
 
 const lookup = defineTool({
   name: 'lookup',

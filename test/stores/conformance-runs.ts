@@ -3,7 +3,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
 import { createAgent, defineTool, KoagentError, type Checkpoint, type RunState, type RunStore } from '../../src/index.js';
-import { checkState } from '../../src/core/state-schema.js';
+import { checkState } from '../../src/core/state/state-schema.js';
 import { mockModel } from '../../src/testing/index.js';
 import { storedState } from '../support/durable.js';
 

@@ -1,6 +1,6 @@
 // Helpers of the durable-run tests: a store whose worker can "die" (every call it makes from
 // then on never answers, as a killed process's would not), and a clock the memory store reads.
-import { newState } from '../../src/core/state.js';
+import { newState } from '../../src/core/vocabulary/state.js';
 import type { Message, RunState, RunStore } from '../../src/index.js';
 
 /** A new run's state (format 2) of agent `agentName`, as `createRun` gets it. */

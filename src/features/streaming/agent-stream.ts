@@ -1,5 +1,5 @@
-import type { AgentEvent, EventListener } from '../../core/events.js';
-import type { RunResult } from '../../core/result.js';
+import type { AgentEvent, EventListener } from '../../core/vocabulary/events.js';
+import type { RunResult } from '../../core/vocabulary/result.js';
 
 /**
  * A run as it happens: iterate its events (the `onEvent` events plus `text.delta` and

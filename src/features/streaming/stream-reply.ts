@@ -1,13 +1,13 @@
 // Streaming, as two layers of a streaming segment's stacks: one in the `provider` stack asks the
 // model through `provider.stream` and shows text as it arrives; one outermost in the `model`
 // stack makes what the consumer saw equal the reply the transcript keeps.
-import { segmentOf } from '../../core/base-context.js';
-import type { Layer } from '../../core/compose.js';
-import type { ModelContext } from '../../core/contexts.js';
-import type { AssistantMessage } from '../../core/messages.js';
-import type { FinishReason, GenerateResult, TokenUsage } from '../../core/model.js';
-import { ReplyAssembler } from '../../core/reply-parts.js';
-import type { ProviderCall, Segment } from '../../core/segment.js';
+import { segmentOf } from '../../core/run/base-context.js';
+import type { Layer } from '../../core/stacks/compose.js';
+import type { ModelContext } from '../../core/vocabulary/contexts.js';
+import type { AssistantMessage } from '../../core/vocabulary/messages.js';
+import type { FinishReason, GenerateResult, TokenUsage } from '../../core/vocabulary/model.js';
+import { ReplyAssembler } from '../../core/vocabulary/reply-parts.js';
+import type { ProviderCall, Segment } from '../../core/run/segment.js';
 
 /** What a stream consumer has seen of a model call (and not had retracted): its text and its reasoning. */
 interface Shown {

@@ -1,6 +1,6 @@
 // Deleting runs and sessions, and pruning old finished runs. A later run of a session that
 // shares the deleted run's messages gets its own copy of them first, so no transcript breaks.
-import type { RunStatus } from '../../core/state.js';
+import type { RunStatus } from '../../core/vocabulary/state.js';
 import { stillRunning } from '../records.js';
 import { num, placeholders, sql, text, type Dialect, type Op } from './query.js';
 import { dbNow } from './read-ops.js';

@@ -1,5 +1,5 @@
 // Reading runs back: a state from its rows, a session's latest run, summaries for listings.
-import type { LedgerEntry, RunState, RunStatus, StopReason } from '../../core/state.js';
+import type { LedgerEntry, RunState, RunStatus, StopReason } from '../../core/vocabulary/state.js';
 import { assembleState, filterStatuses, summaryOf, type RunRow } from '../records.js';
 import type { RunFilter, RunSummary } from '../run-store.js';
 import { num, placeholders, sql, text, type Dialect, type Op, type Row } from './query.js';

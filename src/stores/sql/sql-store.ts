@@ -1,5 +1,5 @@
-import type { Checkpoint } from '../../core/journaled-writer.js';
-import type { RunState } from '../../core/state.js';
+import type { Checkpoint } from '../run-store.js';
+import type { RunState } from '../../core/vocabulary/state.js';
 import { parseFilter, retentionStatuses } from '../store-options.js';
 import type { ClaimedRun, ClaimOutcome, ClaimRequest, CreateOutcome, Lease, NewRun, RetentionPolicy, RunFilter, RunStore, RunSummary, StoreStats } from '../run-store.js';
 import { deleteRun, deleteSession, PRUNE_BATCH, pruneBatch } from './delete-ops.js';

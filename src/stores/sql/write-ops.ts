@@ -1,8 +1,8 @@
 // Writing runs: starting one, claiming one (a resume, a recovery), checkpoints, lease renewal.
 // Every write checks the fencing token first, on the run's row, so a worker that lost its
 // lease writes nothing; in PostgreSQL that SELECT also locks the row until the transaction ends.
-import type { Checkpoint } from '../../core/journaled-writer.js';
-import type { LedgerEntry } from '../../core/state.js';
+import type { Checkpoint } from '../run-store.js';
+import type { LedgerEntry } from '../../core/vocabulary/state.js';
 import { leaseLost, partsOf, rowOf } from '../records.js';
 import type { ClaimedRun, ClaimOutcome, ClaimRequest, CreateOutcome, Lease, NewRun } from '../run-store.js';
 import { num, sql, type Dialect, type Op } from './query.js';

@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { createAgent, type AgentHook, type GenerateHookContext, type GenerateResult } from '../../../src/index.js';
 import { mockModel } from '../../../src/testing/index.js';
 import { callTool, eventLog, searchTool } from './fixtures.js';
-import { textOf } from '../../../src/core/content.js';
+import { textOf } from '../../../src/core/vocabulary/content.js';
 
 describe('preGenerate and postGenerate', () => {
   it('"preGenerate(ctx): before each model call"; "postGenerate(ctx, result): after each model call resolves, with its GenerateResult"', async () => {

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { describe, expect, it } from 'vitest';
 import { createAgent, defineTool, RunFailedError, ToolError, ToolResult, type AgentOptions, type Hook, type ToolCall, type ToolMessage } from '../../../src/index.js';
 import { mockModel, type MockToolCall } from '../../../src/testing/index.js';
-import { textOf } from '../../../src/core/content.js';
+import { textOf } from '../../../src/core/vocabulary/content.js';
 
 async function failure(promise: Promise<unknown>): Promise<RunFailedError> {
   const error = await promise.then(() => undefined, (e: unknown) => e);

@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { createAgent, defineTool, type AgentEvent, type AgentHook, type GenerateOptions, type GenerateResult, type Hook, type Middleware, type ModelProvider, type RunCallOptions, type RunResult, type StreamPart } from '../../../src/index.js';
 import { mockModel } from '../../../src/testing/index.js';
 import { add } from '../../support/core.js';
-import { mapText, textOf } from '../../../src/core/content.js';
+import { mapText, textOf } from '../../../src/core/vocabulary/content.js';
 
 const lookup = defineTool({
   name: 'lookup',

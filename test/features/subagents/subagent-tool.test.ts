@@ -5,7 +5,7 @@ import { z } from 'zod';
 import { describe, expect, it } from 'vitest';
 import { createAgent, defineTool, type AgentEvent, type AgentHook, type Hook, type Middleware, type RunState, type SubagentInfo } from '../../../src/index.js';
 import { mockModel, type MockReply } from '../../../src/testing/index.js';
-import { mapText } from '../../../src/core/content.js';
+import { mapText } from '../../../src/core/vocabulary/content.js';
 
 function searchTool(log: string[] = []) {
   return defineTool({

@@ -1,0 +1,69 @@
+import { segmentOf } from './base-context.js';
+import type { RunContext } from '../vocabulary/contexts.js';
+import { markOwnError } from '../vocabulary/errors.js';
+import type { AssistantToolCall } from '../vocabulary/messages.js';
+import type { GenerateResult } from '../vocabulary/model.js';
+import { ModelCallContext, modelTurn } from './model-call.js';
+import type { RunResult } from '../vocabulary/result.js';
+import { callOutcome, settleSole, soleCall, ToolTurn } from './tool-turn.js';
+
+/**
+ * The terminal of the `run` stack: model ↔ tools until a reply has no tool calls, a layer ends
+ * the run, a stop condition holds, the signal aborts, or a call waits for a human.
+ *
+ * The transcript says what comes next, so a resumed or retried segment needs no other
+ * bookkeeping: a last reply with tool calls means "settle those calls" (the ledger makes sure
+ * none runs twice), a last reply without them means "done", anything else means "ask the model".
+ *
+ * Each turn's stack is awaited here, not inside an async helper: every async level between the
+ * loop and a stack would cost a promise and a microtask per step (see `npm run bench`).
+ */
+export async function runLoop(ctx: RunContext): Promise<RunResult> {
+  const segment = segmentOf(ctx);
+  const { state } = segment;
+  // The tool calls of the reply kept last, when no code but koagent's has seen them since.
+  let kept: readonly AssistantToolCall[] | undefined;
+  for (;;) {
+    // The segment failed while this loop ran on (an orphaned next()): nothing it does would count.
+    if (segment.writer.closed) return segment.finish('aborted');
+    const last = state.messages[state.messages.length - 1];
+    if (last?.role === 'assistant') {
+      const calls = last.toolCalls;
+      if (calls === undefined || calls.length === 0) return segment.finish('final');
+      // A reply's one call (the usual turn) needs no turn object and no pool: the loop awaits
+      // its stack itself.
+      const sole = soleCall(segment, calls);
+      if (sole !== undefined) {
+        let waits = settleSole(segment, calls, await callOutcome(segment, sole, calls === kept));
+        if (typeof waits !== 'boolean') waits = await waits;
+        if (waits) return segment.finish('approval');
+        continue;
+      }
+      const turn = new ToolTurn(segment, calls);
+      await turn.settleAll();
+      if (turn.end()) return segment.finish('approval');
+      continue;
+    }
+    const stop = segment.stopReason();
+    if (stop !== undefined) return segment.finish(stop);
+    const call = modelTurn(segment);
+    let reply: GenerateResult | undefined;
+    try {
+      reply = await segment.stacks.model(call);
+      kept = ModelCallContext.keep(call, reply);
+    } catch (error) {
+      // A stack that failed leaves no reply; a failure while keeping the reply leaves it in place.
+      if (reply === undefined) ModelCallContext.drop(call);
+      if (segment.aborted) return segment.finish('aborted');
+      throw error;
+    }
+    if (segment.ended !== undefined) return segment.finish('hook_end');
+  }
+}
+
+/** The loop as the `run` stack's terminal: what it throws is koagent's, not a run layer's. */
+export function loopStep(ctx: RunContext): Promise<RunResult> {
+  return runLoop(ctx).catch((error: unknown) => {
+    throw markOwnError(error);
+  });
+}

@@ -1,0 +1,228 @@
+import { boundedArgs } from './arguments.js';
+import { bindContext, CallContext, SEGMENT } from './base-context.js';
+import type { ModelContext, SideRequest } from '../vocabulary/contexts.js';
+import { KoagentError, markProviderError } from '../vocabulary/errors.js';
+import { contentProblem } from '../vocabulary/content.js';
+import { assistantProblem, messageProblem, type AssistantMessage, type AssistantToolCall, type Message } from '../vocabulary/messages.js';
+import { isModelProvider, type GenerateOptions, type GenerateResult, type ModelProvider } from '../vocabulary/model.js';
+import { copyPlain } from '../vocabulary/json.js';
+import { endRun } from './run-context.js';
+import type { ProviderCall, Segment } from './segment.js';
+
+const NO_USAGE = Object.freeze({ inputTokens: 0, outputTokens: 0 });
+
+/** The context of one model call (a turn of the loop). */
+export class ModelCallContext extends CallContext implements ModelContext {
+  readonly #segment: Segment;
+  /** The reply this call has in the transcript, so a retry or a replacement takes its place. */
+  #reply: AssistantMessage | undefined;
+  /** The stack is done: a provider call still running (an orphaned `next()`) must not touch the run. */
+  #closed = false;
+
+  constructor(segment: Segment, public request: GenerateOptions, readonly step: number, readonly purpose: string) {
+    super();
+    this.#segment = segment;
+    bindContext(this, segment);
+  }
+
+  [SEGMENT](): Segment {
+    return this.#segment;
+  }
+
+  get reply(): AssistantMessage | undefined {
+    return this.#reply;
+  }
+
+  get ended(): boolean {
+    return this.#segment.ended !== undefined;
+  }
+
+  end(output?: unknown): GenerateResult {
+    endRun(this.#segment, output);
+    return { message: { role: 'assistant', content: '' }, usage: { ...NO_USAGE }, finishReason: 'hook_end' };
+  }
+
+  generate(first: ModelProvider | SideRequest | undefined, second?: SideRequest | string, third?: string): Promise<GenerateResult> {
+    const segment = this.#segment;
+    // generate(request, purpose) or, as the AgentHook dialect calls it, generate(provider, request, purpose).
+    if (typeof second === 'string' || second === undefined) return sideCall(segment, undefined, first as SideRequest, second as string);
+    return sideCall(segment, first as ModelProvider | undefined, second, third as string);
+  }
+
+  setReply(message: AssistantMessage): void {
+    const problem = assistantProblem(message, 'message');
+    if (problem !== undefined) throw new TypeError(problem);
+    this.#reply = this.#segment.writer.placeReply(this.#reply, message);
+  }
+
+  setMessages(messages: readonly Message[]): void {
+    if (!Array.isArray(messages)) throw new TypeError('messages must be an array of messages (the whole transcript to send and keep)');
+    for (let i = 0; i < messages.length; i++) {
+      const problem = messageProblem(messages[i], `messages[${i}]`);
+      if (problem !== undefined) throw new TypeError(problem);
+    }
+    this.#segment.writer.setMessages(messages);
+  }
+
+  /**
+   * The terminal of the `model` stack: ask the agent's model, and put its reply in the
+   * transcript. Not async: the provider call's own promise is what the layers await.
+   */
+  static terminal(ctx: ModelContext): Promise<GenerateResult> {
+    const call = ctx as ModelCallContext;
+    const segment = call.#segment;
+    // A retry asks again from the same transcript: the earlier attempt's reply leaves it first.
+    segment.writer.withdrawReply(call.#reply);
+    call.#reply = undefined;
+    return callProvider({ segment, provider: segment.agent.provider, request: call.request, purpose: call.purpose, turn: call });
+  }
+
+  /** Whether the turn's stack is still running (a provider call that ends after it changes nothing). */
+  static open(turn: ModelContext): boolean {
+    return !(turn as ModelCallContext).#closed;
+  }
+
+  /** A turn's provider call came back: count it and place its reply, unless the stack is done already. */
+  static replied(turn: ModelContext, result: GenerateResult): void {
+    const call = turn as ModelCallContext;
+    // A reply that arrives after its turn was given up (an orphaned next()) changes nothing.
+    if (call.#closed) return;
+    const { writer } = call.#segment;
+    writer.countModelCall(result.usage);
+    call.#reply = writer.placeReply(call.#reply, result.message);
+  }
+
+  /**
+   * The `model` stack is done: keep the reply its outermost layer returned, its tool calls'
+   * arguments within the bounds. Returns those calls when no listener has seen them since, so
+   * the turn that follows need not walk their arguments again.
+   */
+  static keep(call: ModelCallContext, result: GenerateResult): readonly AssistantToolCall[] | undefined {
+    call.#closed = true;
+    const segment = call.#segment;
+    let bounded: AssistantToolCall[] | undefined;
+    // A layer that ended the run without calling the model leaves no reply behind.
+    if (segment.ended === undefined || call.#reply !== undefined) {
+      bounded = result.message.toolCalls;
+      if (bounded !== undefined) for (const toolCall of bounded) toolCall.args = boundedArgs(toolCall.args, segment.agent.argumentBounds);
+      segment.writer.keepReply(call.#reply, result.message);
+      call.#reply = result.message;
+    }
+    if (!segment.listening) return bounded;
+    segment.publish({ type: 'model.done', step: call.step, purpose: 'turn', message: result.message, usage: result.usage, finishReason: result.finishReason });
+    return undefined;
+  }
+
+  /** The `model` stack failed: the call leaves no reply in the transcript. */
+  static drop(call: ModelCallContext): void {
+    call.#closed = true;
+    call.#segment.writer.withdrawReply(call.#reply);
+    call.#reply = undefined;
+  }
+
+}
+
+/**
+ * Start one model turn: count the step and build the call's context, whose request holds the
+ * agent's model settings, the live transcript (not a copy), the tool specs and the run's signal.
+ */
+export function modelTurn(segment: Segment): ModelCallContext {
+  const step = segment.writer.nextStep();
+  // Every request is the run's own, all the way down: a layer that sets a header changes no
+  // other run. (Not a spread: V8 spreads objects of changing shapes very slowly.)
+  const settings = segment.agent.modelSettings;
+  const request = {} as GenerateOptions;
+  for (const key in settings) request[key] = copyPlain(settings[key]);
+  request.messages = segment.state.messages;
+  request.tools = segment.agent.toolSpecs.slice();
+  request.signal = segment.base.signal;
+  const call = new ModelCallContext(segment, request, step, 'turn');
+  if (segment.listening) segment.publish({ type: 'model.start', step, purpose: 'turn' });
+  return call;
+}
+
+/**
+ * One call of a provider, for a turn or a side call: through the `provider` stack (spans,
+ * streaming), checked, and counted in the run's usage (a turn's reply also placed in the
+ * transcript). What it throws is the provider's.
+ */
+async function callProvider(call: ProviderCall): Promise<GenerateResult> {
+  const { segment, provider, request } = call;
+  let result: GenerateResult;
+  try {
+    result = await segment.stacks.provider(call);
+    // A reply that arrives after its call was given up (a timeout) must not enter the transcript.
+    // The segment's own signal is read through its flag: Node's `throwIfAborted` costs about
+    // as much as the rest of this function.
+    const signal = request.signal;
+    if (signal === segment.base.signal) {
+      if (segment.aborted) throw signal.reason;
+    } else signal?.throwIfAborted();
+    checkReply(result, provider);
+  } catch (error) {
+    // A failed attempt was a call too (a retry layer's attempts count toward limits.modelCalls).
+    if (call.turn === undefined || ModelCallContext.open(call.turn)) segment.writer.countModelCall(undefined);
+    throw markProviderError(error, providerName(provider));
+  }
+  if (call.turn === undefined) segment.writer.countModelCall(result.usage);
+  else ModelCallContext.replied(call.turn, result);
+  return result;
+}
+
+/** The terminal of the `provider` stack: the provider's own `generate`. */
+export function generateReply(call: ProviderCall): Promise<GenerateResult> {
+  return call.provider.generate(call.request);
+}
+
+/** A side model call (`ctx.generate`): straight to a provider, counted in the run's usage. */
+async function sideCall(segment: Segment, provider: ModelProvider | undefined, request: SideRequest, purpose: string): Promise<GenerateResult> {
+  const model = provider ?? segment.agent.provider;
+  if (!isModelProvider(model)) throw new TypeError('ctx.generate(provider, request, purpose): provider must be a model provider (an object with generate), or left out for the agent\'s model');
+  if (!Array.isArray(request?.messages)) throw new TypeError('ctx.generate(request, purpose): request.messages must be an array of messages');
+  if (typeof purpose !== 'string' || purpose === '') throw new TypeError('ctx.generate(request, purpose): purpose must name what the call is for, e.g. \'compaction\' (it tags its span and events)');
+  const step = segment.state.steps;
+  if (segment.listening) segment.publish({ type: 'model.start', step, purpose });
+  const result = await callProvider({ segment, provider: model, request: Object.assign({ tools: [], signal: segment.base.signal }, request), purpose, turn: undefined });
+  if (segment.listening) segment.publish({ type: 'model.done', step, purpose, message: result.message, usage: result.usage, finishReason: result.finishReason });
+  return result;
+}
+
+/** A provider's reply, checked: anything else is an `invalid_reply` naming the provider. */
+function checkReply(result: GenerateResult, provider: ModelProvider): void {
+  const problem = replyProblem(result);
+  if (problem !== undefined) {
+    throw new KoagentError('invalid_reply', `The model provider ${providerName(provider)} returned ${problem}; generate() must resolve to { message: { role: 'assistant', content, toolCalls? }, usage, finishReason }`);
+  }
+}
+
+/**
+ * What is wrong with a reply (a provider's, or a model layer's), or undefined. Content that is
+ * null or missing counts as empty text; tool calls need a name (ids are given when missing).
+ */
+export function replyProblem(result: GenerateResult): string | undefined {
+  if (typeof result !== 'object' || result === null) return String(result);
+  const message = result.message as Partial<AssistantMessage> | undefined;
+  if (typeof message !== 'object' || message === null || message.role !== 'assistant') return 'no assistant message';
+  if (typeof message.content !== 'string') {
+    if (message.content == null) message.content = '';
+    else if (!Array.isArray(message.content)) return 'a message whose content is neither text nor a list of parts';
+    else {
+      const problem = contentProblem(message.content, 'assistant', 'message.content');
+      if (problem !== undefined) return `a message whose ${problem}`;
+    }
+  }
+  const calls = message.toolCalls;
+  if (calls === undefined) return undefined;
+  if (!Array.isArray(calls)) return 'toolCalls that are not a list of { id, name, args }';
+  for (const call of calls) {
+    if (typeof call !== 'object' || call === null || typeof call.name !== 'string') return 'toolCalls that are not a list of { id, name, args }';
+  }
+  return undefined;
+}
+
+/** How errors and spans name a provider: its `name`, its model id, its class, or "(unnamed)". */
+export function providerName(provider: ModelProvider): string {
+  const className = provider.constructor?.name;
+  // A plain object's constructor is `Object`, which names nothing.
+  return provider.name ?? provider.modelId ?? (className && className !== 'Object' ? className : '(unnamed)');
+}

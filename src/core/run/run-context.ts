@@ -1,0 +1,43 @@
+import { bindContext, CallContext, SEGMENT } from './base-context.js';
+import type { RunContext } from '../vocabulary/contexts.js';
+import type { Message } from '../vocabulary/messages.js';
+import { resultContent } from '../vocabulary/outcome.js';
+import type { RunResult } from '../vocabulary/result.js';
+import type { Segment } from './segment.js';
+
+/** The context of the `run` hook point: one per segment. */
+export class SegmentContext extends CallContext implements RunContext {
+  /** The segment this context belongs to (`segment` is its number, public). */
+  readonly #owner: Segment;
+
+  constructor(owner: Segment, readonly input: Message[], readonly segment: number, readonly resumed: boolean) {
+    super();
+    this.#owner = owner;
+    bindContext(this, owner);
+  }
+
+  [SEGMENT](): Segment {
+    return this.#owner;
+  }
+
+  end(output?: unknown): RunResult {
+    const segment = this.#owner;
+    endRun(segment, output);
+    return segment.finish('hook_end');
+  }
+}
+
+/**
+ * A layer ends the run with `output`, which is kept in the run state: it must be JSON. Shared
+ * by the run and model contexts' `end`.
+ */
+export function endRun(segment: Segment, output: unknown): void {
+  if (output !== undefined) {
+    try {
+      resultContent(output);
+    } catch (error) {
+      throw new TypeError(`ctx.end(output): the output is kept in the run state, so it must be JSON; ${(error as Error).message.replace('the result is not JSON: ', '')}`);
+    }
+  }
+  segment.end(output);
+}

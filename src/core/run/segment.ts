@@ -1,0 +1,250 @@
+import { Checkpoints, type CheckpointSink } from '../../durable/checkpoints.js';
+import type { InterruptPolicy, Logger, ModelContext, RunContext, SubagentInfo, ToolContext } from '../vocabulary/contexts.js';
+import type { AgentEvent, EmittedEvent, EventListener, PermissionListener, PermissionRecord } from '../vocabulary/events.js';
+import { copyJson } from '../vocabulary/json.js';
+import { lastAssistantText } from '../vocabulary/messages.js';
+import type { NamedMiddleware } from '../vocabulary/middleware.js';
+import type { GenerateOptions, GenerateResult, ModelProvider, ToolSpec } from '../vocabulary/model.js';
+import type { ToolOutcome } from '../vocabulary/outcome.js';
+import type { RunResult } from '../vocabulary/result.js';
+import type { RunState, StopCondition, StopReason } from '../vocabulary/state.js';
+import { JournaledWriter } from '../../durable/journaled-writer.js';
+import { StateWriter } from '../state/state-writer.js';
+import type { ArgumentBounds } from './arguments.js';
+import type { ToolExceptionPolicy } from '../vocabulary/tool-exception.js';
+
+/** One provider call inside the model stack (a turn's, or a side call's): the `provider` stack's context. */
+export interface ProviderCall {
+  readonly segment: Segment;
+  readonly provider: ModelProvider;
+  readonly request: GenerateOptions;
+  readonly purpose: string;
+  /** The turn's model context; undefined for a side call (`ctx.generate`). */
+  readonly turn: ModelContext | undefined;
+}
+
+/**
+ * The composed stacks of one agent in one mode: the three hook points, and the provider calls
+ * inside the model stack (koagent's own layers only: spans, streaming).
+ */
+export interface Stacks {
+  run(ctx: RunContext): Promise<RunResult>;
+  model(ctx: ModelContext): Promise<GenerateResult>;
+  tool(ctx: ToolContext): Promise<ToolOutcome>;
+  provider(call: ProviderCall): Promise<GenerateResult>;
+}
+
+/** Mode bits: how a segment runs, which picks the stacks (features in a mode are layers of them). */
+export const STREAMING = 1;
+export const TRACING = 2;
+
+/** What the core needs of its agent, built once by the agent's build step. */
+export interface AgentCore {
+  readonly id: string;
+  readonly name: string;
+  /** The agent's model: every turn, and side calls that name no provider. */
+  readonly provider: ModelProvider;
+  readonly toolSpecs: readonly ToolSpec[];
+  readonly modelSettings: Readonly<Record<string, unknown>>;
+  readonly toolConcurrency: number;
+  /** How deep and large a model's arguments for one call may be. */
+  readonly argumentBounds: ArgumentBounds;
+  readonly stopWhen: readonly StopCondition[];
+  readonly onToolException: ToolExceptionPolicy;
+  /** What a call of this tool found `running` (interrupted) does when the run continues. */
+  interruptPolicy(toolName: string): InterruptPolicy;
+  readonly logger: Logger;
+  /** The user layers of this agent, outermost first (a parent agent's inherited ones included). */
+  readonly layers: readonly NamedMiddleware[];
+  stacks(mode: number): Stacks;
+}
+
+/** How one segment runs: who listens, where it sits (a sub-agent), its mode. */
+export interface SegmentOptions {
+  metadata: Record<string, unknown>;
+  /** The run's context object (`ctx.context`): the caller's, never stored. */
+  context: unknown;
+  signal?: AbortSignal;
+  listeners: readonly EventListener[];
+  permissionListeners: readonly PermissionListener[];
+  subagent?: SubagentInfo;
+  mode: number;
+  /** Stop conditions of this segment only (the call's `stopWhen`), checked after the agent's. */
+  stopWhen?: readonly StopCondition[];
+  /** A run store holding this run's lease: the segment's state changes are checkpointed there. */
+  sink?: CheckpointSink;
+}
+
+/** The fields every context of a segment shares, built once per segment. */
+export interface ContextBase {
+  readonly context: unknown;
+  readonly agentId: string;
+  readonly agentName: string;
+  readonly runId: string;
+  readonly sessionId: string;
+  readonly metadata: Record<string, unknown>;
+  readonly signal: AbortSignal;
+  readonly subagent?: SubagentInfo;
+  readonly emit?: (event: EmittedEvent) => void;
+}
+
+/** The stop reason of the first condition that holds, if one does. */
+function firstStop(conditions: readonly StopCondition[], state: RunState): StopReason | undefined {
+  for (const condition of conditions) {
+    const verdict = condition(state);
+    if (verdict === true) return 'stop_when';
+    if (typeof verdict === 'string') return verdict;
+  }
+  return undefined;
+}
+
+/** Call `abort` with `outer`'s reason when `outer` aborts; returns the function that stops listening. */
+export function linkSignal(outer: AbortSignal | undefined, abort: (reason: unknown) => void): () => void {
+  if (outer === undefined) return () => undefined;
+  if (outer.aborted) {
+    abort(outer.reason);
+    return () => undefined;
+  }
+  const onAbort = () => abort(outer.reason);
+  outer.addEventListener('abort', onAbort, { once: true });
+  return () => outer.removeEventListener('abort', onAbort);
+}
+
+/**
+ * One segment of a run in progress: the state it advances (through its writer), its
+ * cancellation, the stacks of its mode, and where its events and permission records go.
+ *
+ * @example const segment = new Segment(agent, state, options); const result = await segment.stacks.run(ctx);
+ */
+export class Segment {
+  readonly writer: StateWriter;
+  /** The segment's checkpoints, when its run has a store (undefined otherwise: no cost at all). */
+  readonly checkpoints: Checkpoints | undefined;
+  readonly #controller = new AbortController();
+  readonly base: ContextBase;
+  readonly stacks: Stacks;
+  readonly listening: boolean;
+  #aborted = false;
+  /** Set by a layer that ended the run (`ctx.end`, a hook's `{ end }`). */
+  ended: { output: unknown } | undefined;
+  readonly #unlink: () => void;
+
+  constructor(readonly agent: AgentCore, readonly state: RunState, readonly options: SegmentOptions) {
+    if (options.sink === undefined) {
+      this.writer = new StateWriter(state);
+      this.checkpoints = undefined;
+    } else {
+      // The writer stores at its step boundaries through the checkpoints, which read it.
+      const writer: JournaledWriter = new JournaledWriter(state, (): Promise<void> => checkpoints.flush());
+      const checkpoints: Checkpoints = new Checkpoints(writer, options.sink);
+      this.writer = writer;
+      this.checkpoints = checkpoints;
+    }
+    this.#unlink = linkSignal(options.signal, (reason) => this.abort(reason));
+    this.listening = options.listeners.length > 0;
+    this.stacks = agent.stacks(options.mode);
+    const base: ContextBase = {
+      context: options.context,
+      agentId: agent.id,
+      agentName: agent.name,
+      runId: state.runId,
+      sessionId: state.sessionId,
+      metadata: options.metadata,
+      signal: this.#controller.signal,
+    };
+    // `emit` and `subagent` exist only when they apply: hooks test for them with `in` or `?.`.
+    if (options.subagent !== undefined) (base as { subagent?: SubagentInfo }).subagent = options.subagent;
+    if (this.listening) (base as { emit?: unknown }).emit = (event: EmittedEvent) => this.publish(event);
+    this.base = base;
+  }
+
+  /** The segment was cancelled (`abort`): the loop reads this on every step. */
+  get aborted(): boolean {
+    return this.#aborted;
+  }
+
+  get mode(): number {
+    return this.options.mode;
+  }
+
+  /** Send an event to every listener. One that throws or rejects is logged, and the run goes on. */
+  publish(event: EmittedEvent | Omit<AgentEvent, 'runId' | 'at'>): void {
+    if (!this.listening) return;
+    // Object.assign, not a spread: V8 spreads objects of changing shapes (events) very slowly.
+    const full = Object.assign({}, event, { runId: this.state.runId, at: Date.now() }) as AgentEvent;
+    if (this.options.subagent !== undefined && full.agentPath === undefined) full.agentPath = this.options.subagent.path;
+    for (const listener of this.options.listeners) this.#notify(() => listener(full), `an event listener threw on ${full.type}`);
+  }
+
+  /** Tell the permission listeners and the event listeners about one decision. */
+  recordPermission(call: Pick<PermissionRecord, 'toolName' | 'toolCallId' | 'args'>, fields: Pick<PermissionRecord, 'decision' | 'source' | 'rule' | 'hook' | 'reason'>): void {
+    const listeners = this.options.permissionListeners;
+    if (listeners.length === 0 && !this.listening) return;
+    // A copy: a listener must not be able to change the arguments of the call it is told about.
+    const record: PermissionRecord = { toolName: call.toolName, toolCallId: call.toolCallId, args: copyJson(call.args), ...fields };
+    if (this.options.subagent !== undefined) record.agentPath = this.options.subagent.path;
+    for (const listener of listeners) this.#notify(() => listener(record), 'onPermissionDecision threw');
+    this.publish({ type: 'permission.decision', ...record });
+  }
+
+  #notify(call: () => unknown, what: string): void {
+    try {
+      const returned = call();
+      // An async listener's rejection is logged too: unhandled, it would end the process.
+      if (typeof (returned as PromiseLike<unknown> | undefined)?.then === 'function') {
+        Promise.resolve(returned).catch((error: unknown) => this.agent.logger.warn(`koagent: ${what}; the run goes on`, error));
+      }
+    } catch (error) {
+      this.agent.logger.warn(`koagent: ${what}; the run goes on`, error);
+    }
+  }
+
+  /** Why the segment must stop before the next model turn, if it must: cancelled, or a stop condition. */
+  stopReason(): StopReason | undefined {
+    if (this.aborted) return 'aborted';
+    return firstStop(this.agent.stopWhen, this.state) ?? (this.options.stopWhen === undefined ? undefined : firstStop(this.options.stopWhen, this.state));
+  }
+
+  /**
+   * Cancel the segment: its signal aborts with `reason`, so providers and tools still running
+   * stop, and the loop stops at its next check. The caller's signal, a failure of the segment
+   * and a lost lease all come here: the one place the flag and the signal change.
+   */
+  abort(reason: unknown): void {
+    if (this.#aborted) return;
+    this.#aborted = true;
+    this.#controller.abort(reason);
+  }
+
+  /** A layer ends the run; the loop stops at its next check, or a run layer returns `finish` itself. */
+  end(output: unknown): void {
+    this.ended = { output };
+  }
+
+  /** Close the segment: record how it stopped in the state and build the result. */
+  finish(stopReason: StopReason): RunResult {
+    const { state } = this;
+    const status = stopReason === 'approval' ? 'suspended' : 'completed';
+    const text = lastAssistantText(state.messages);
+    const output = stopReason === 'hook_end' ? this.ended?.output : text;
+    this.writer.end(status, stopReason, output);
+    return {
+      runId: state.runId,
+      sessionId: state.sessionId,
+      status,
+      stopReason,
+      text,
+      output,
+      messages: state.messages,
+      usage: state.usage,
+      pendingApprovals: state.pendingApprovals,
+      state,
+    };
+  }
+
+  /** The segment is over: stop listening to the caller's signal. */
+  dispose(): void {
+    this.#unlink();
+  }
+}
+

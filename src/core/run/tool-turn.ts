@@ -1,0 +1,247 @@
+import { humanDenial, startingArgs } from '../state/approved-call.js';
+import { argsObject, isArgsObject } from './arguments.js';
+import { contentProblem } from '../vocabulary/content.js';
+import type { AssistantToolCall, Message, ToolMessage } from '../vocabulary/messages.js';
+import { errorContent, resultContent, toolError, type ChildOutcome, type ToolFailure, type ToolOutcome } from '../vocabulary/outcome.js';
+import type { Segment } from './segment.js';
+import type { PendingApproval } from '../vocabulary/state.js';
+import { ToolCallContext } from './tool-context.js';
+
+/**
+ * The tool calls of one model reply, sent through the `tool` stack up to `toolConcurrency` at a
+ * time. Each settled call's result is written to the state at once (held until the turn ends),
+ * so a segment that cannot finish the turn — a call waits for a human, or the run fails —
+ * leaves the next one only the rest to settle. The results enter the transcript together, in
+ * the order the model made the calls.
+ *
+ * A reply's one call (the common case) needs no turn: the loop settles it with `soleCall`,
+ * `callOutcome` and `settleSole`, awaiting its stack directly, so it costs no object, no pool
+ * and no async function of its own. A sole call that waits for a human joins a turn like any.
+ *
+ * @example const turn = new ToolTurn(segment, reply.toolCalls); await turn.settleAll(); const waiting = turn.end();
+ */
+export class ToolTurn {
+  /** Indexes of the calls this segment must settle (an earlier one may have settled some). */
+  private readonly todo: number[] = [];
+  /** Calls that wait for a human, with their position in the reply (made on the first one). */
+  private pending: { at: number; approval: PendingApproval }[] | undefined;
+
+  constructor(private readonly segment: Segment, private readonly calls: AssistantToolCall[]) {
+    for (let i = 0; i < calls.length; i++) if (segment.writer.heldResult(calls[i].id) === undefined) this.todo.push(i);
+  }
+
+  /**
+   * Call `i` settled with `outcome`: its result is written, or its request for a human kept.
+   * Returns the step boundary to await: a durable run stores the settled call before going on,
+   * so a crash later in the turn keeps it done (undefined without a store).
+   */
+  settle(i: number, outcome: ToolOutcome): Promise<void> | undefined {
+    const { segment } = this;
+    const call = this.calls[i];
+    if (outcome.requiresApproval === true) {
+      const pending = (this.pending ??= []);
+      const asked = outcome.child !== undefined ? childApprovals(segment, call, outcome.child, pending) : [ownApproval(call, outcome)];
+      for (const approval of asked) {
+        pending.push({ at: i, approval });
+        if (segment.listening) segment.publish({ type: 'approval.requested', ...approval });
+      }
+      return segment.writer.stored();
+    }
+    return written(segment, call, outcome, this.calls.length === 1);
+  }
+
+  /** Settle every call left, up to `toolConcurrency` at a time. */
+  settleAll(): Promise<void> {
+    const { segment, calls } = this;
+    return pool(this.todo, segment.agent.toolConcurrency, async (i) => this.settle(i, await callOutcome(segment, calls[i], false)));
+  }
+
+  /**
+   * Every call settled: the results enter the transcript, or, if some call waits for a human,
+   * the run suspends with them. Returns true when some call waits.
+   */
+  end(): boolean {
+    const { writer } = this.segment;
+    if (this.pending !== undefined) {
+      // Keep the model's order, whatever order the calls finished in (a stable sort).
+      writer.suspendTurn(this.pending.sort((a, b) => a.at - b.at).map((p) => p.approval));
+      return true;
+    }
+    if (this.calls.length > 1) writer.endTurn(this.calls);
+    return false;
+  }
+}
+
+/** A reply's only call, when it made one and no earlier segment settled it: the loop settles it itself. */
+export function soleCall(segment: Segment, calls: readonly AssistantToolCall[]): AssistantToolCall | undefined {
+  return calls.length === 1 && segment.writer.heldResult(calls[0].id) === undefined ? calls[0] : undefined;
+}
+
+/**
+ * The reply's only call (`calls`, as `soleCall` found it) settled with `outcome`: its result
+ * goes into the transcript, or, if it waits for a human, it is settled as a turn's call is and
+ * the run suspends. Returns whether the run waits for a human; a promise of that when a durable
+ * run must first store the step (see `ToolTurn.settle`).
+ */
+export function settleSole(segment: Segment, calls: AssistantToolCall[], outcome: ToolOutcome): boolean | Promise<boolean> {
+  if (outcome.requiresApproval === true) {
+    const turn = new ToolTurn(segment, calls);
+    const stored = turn.settle(0, outcome);
+    return stored === undefined ? turn.end() : stored.then(() => turn.end());
+  }
+  const stored = written(segment, calls[0], outcome, true);
+  return stored === undefined ? false : stored.then(() => false);
+}
+
+/**
+ * A call settled, its result written (`alone`: the reply's only call, straight into the
+ * transcript) and its end published. Returns the step boundary to await.
+ */
+function written(segment: Segment, call: AssistantToolCall, outcome: ToolOutcome, alone: boolean): Promise<void> | undefined {
+  const message = toolMessage(call, outcome);
+  segment.writer.callSettled(call.id, message, alone);
+  if (segment.listening) {
+    const error = message.metadata?.error as ToolFailure | undefined;
+    if (error !== undefined) segment.publish({ type: 'tool.error', toolCallId: call.id, toolName: call.name, kind: error.kind, message: error.message, ...(error.by !== undefined ? { by: error.by } : {}) });
+    else segment.publish({ type: 'tool.done', toolCallId: call.id, toolName: call.name, result: message.content, ...replaced(outcome) });
+  }
+  return segment.writer.stored();
+}
+
+/**
+ * Run `fn` over `items`, at most `limit` at once. After a failure no new item starts; those
+ * already running finish (and record their results), then the first error is thrown.
+ */
+async function pool<T>(items: T[], limit: number, fn: (item: T) => Promise<void>): Promise<void> {
+  let next = 0;
+  let failure: { error: unknown } | undefined;
+  const worker = async () => {
+    while (failure === undefined && next < items.length) {
+      const item = items[next++];
+      try {
+        await fn(item);
+      } catch (error) {
+        failure ??= { error };
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+  if (failure !== undefined) throw failure.error;
+}
+
+/**
+ * Send one call through the `tool` stack, unless it must not run: it was interrupted while
+ * running, the run was cancelled, a human denied it, or its arguments are no JSON object.
+ * Not async, so the stack's own promise is what the caller awaits. `bounded`: its arguments
+ * were checked against the bounds as the reply was kept, and nothing has run since that could
+ * change them.
+ */
+export function callOutcome(segment: Segment, call: AssistantToolCall, bounded: boolean): ToolOutcome | Promise<ToolOutcome> {
+  if (segment.writer.entryOf(call.id) === 'running') {
+    const interrupted = interruptedCall(segment, call);
+    if (interrupted !== undefined) return interrupted;
+  }
+  const decision = segment.writer.decisionOn(call.id);
+  if (decision !== undefined) {
+    segment.recordPermission(
+      { toolName: decision.toolName ?? call.name, toolCallId: call.id, args: decision.args ?? call.args },
+      { decision: decision.approved ? 'allow' : 'deny', source: 'approval', ...(decision.reason !== undefined ? { reason: decision.reason } : {}) },
+    );
+  }
+  if (segment.aborted) return toolError('aborted', 'The run was cancelled before this call ran');
+  const denied = humanDenial(decision);
+  if (denied !== undefined) return denied;
+  if (segment.listening) segment.publish({ type: 'tool.start', toolCallId: call.id, toolName: call.name, args: call.args });
+  const given = startingArgs(decision, call.name, call.args);
+  const args = bounded && given === call.args && isArgsObject(given) ? given : argsObject(given, segment.agent.argumentBounds);
+  if (typeof args === 'string') return toolError('validation', `Invalid arguments for ${call.name}: ${args}`);
+  return segment.stacks.tool(new ToolCallContext(segment, call, args, decision));
+}
+
+/**
+ * A call that was running when its run was interrupted ran zero or one times. Its tool's
+ * policy decides: `rerun` goes on (undefined: the call runs again, with the same idempotency
+ * key), `report` settles it with an error telling the model the outcome is unknown, `ask`
+ * makes it `pending` again and asks a human whether to run it.
+ */
+function interruptedCall(segment: Segment, call: AssistantToolCall): ToolOutcome | undefined {
+  const key = `${segment.state.runId}:${call.id}`;
+  switch (segment.agent.interruptPolicy(call.name)) {
+    case 'rerun':
+      return undefined;
+    case 'ask':
+      segment.writer.reopenCall(call.id);
+      return {
+        result: undefined,
+        requiresApproval: true,
+        approval: { toolName: call.name, args: call.args, reason: `This call had started when the run was interrupted and may have taken effect (idempotency key ${key}); approve to run it again, deny to tell the model it did not complete` },
+      };
+    default:
+      return toolError('execution', `This call had started when the run was interrupted and may have taken effect; it is not run again (idempotency key ${key})`);
+  }
+}
+
+/** What a call that needs a human asks them: the tool and the arguments the layers produced. */
+function ownApproval(call: AssistantToolCall, outcome: ToolOutcome): PendingApproval {
+  const ask = outcome.approval ?? { toolName: call.name, args: call.args };
+  return { toolCallId: call.id, toolName: ask.toolName, args: ask.args, ...(ask.reason !== undefined ? { reason: ask.reason } : {}) };
+}
+
+/**
+ * A child run behind this call waits for a human: keep its state, and list its approvals as
+ * the run's own, each under an id unique in the run (`<call id>/<its id>` where that is free),
+ * with the route back to the child kept in the state — never read out of the id, which the
+ * model wrote. The call stays unsettled; resuming runs it again, which resumes the child.
+ */
+function childApprovals(segment: Segment, call: AssistantToolCall, child: ChildOutcome, pending: readonly { approval: PendingApproval }[]): PendingApproval[] {
+  const { writer } = segment;
+  const taken = new Set(pending.map((p) => p.approval.toolCallId));
+  const routes: Record<string, string> = {};
+  const listed = child.approvals.map((p) => {
+    let id = `${call.id}/${p.toolCallId}`;
+    for (let n = 2; writer.entryOf(id) !== undefined || taken.has(id); n++) id = `${call.id}/${p.toolCallId}#${n}`;
+    taken.add(id);
+    routes[id] = p.toolCallId;
+    return { ...p, toolCallId: id };
+  });
+  writer.suspendChild(call.id, child.state, routes);
+  return listed;
+}
+
+function replaced(outcome: ToolOutcome): { replacedBy?: string; replacedByHook?: string } {
+  return outcome.replacedBy === undefined ? {} : { replacedBy: outcome.replacedBy, replacedByHook: outcome.replacedBy };
+}
+
+/** The transcript entry for a settled call: what the model reads, and why, in metadata. */
+export function toolMessage(call: AssistantToolCall, outcome: ToolOutcome): ToolMessage {
+  let error = outcome.error;
+  let content: ToolMessage['content'] = '';
+  if (error === undefined && outcome.content !== undefined) {
+    const problem = typeof outcome.content === 'string' ? undefined : contentProblem(outcome.content, 'tool', `the content given for ${call.name}`);
+    if (problem === undefined) content = outcome.content;
+    else error = { kind: 'execution', message: problem };
+  } else if (error === undefined) {
+    try {
+      content = resultContent(outcome.result);
+    } catch (problem) {
+      const source = outcome.replacedBy === undefined ? `${call.name} returned a result` : `the result ${outcome.replacedBy} gave for ${call.name}`;
+      error = { kind: 'execution', message: `${source} that cannot be sent to the model: ${(problem as Error).message}` };
+    }
+  }
+  if (error !== undefined) {
+    return { role: 'tool', toolCallId: call.id, name: call.name, content: errorContent(error), metadata: { error: { ...error } } };
+  }
+  const message: ToolMessage = { role: 'tool', toolCallId: call.id, name: call.name, content };
+  if (outcome.replacedBy !== undefined) message.metadata = replaced(outcome);
+  return message;
+}
+
+/**
+ * A transcript that ends with tool calls that never ran (a layer ended the run after the reply)
+ * cannot be sent to a model as is: settle those calls as not run before the next turn.
+ */
+export function closeUnsettledCalls(messages: Message[]): void {
+  const last = messages[messages.length - 1];
+  if (last?.role !== 'assistant' || !last.toolCalls?.length) return;
+  for (const call of last.toolCalls) messages.push(toolMessage(call, toolError('aborted', 'Not run: the run ended before this call')));
+}

@@ -1,0 +1,159 @@
+import { segmentOf } from '../run/base-context.js';
+import { compose, type HookPoint, type Layer, type LayerFn } from './compose.js';
+import type { ModelContext, RunContext, ToolContext } from '../vocabulary/contexts.js';
+import { blame } from '../vocabulary/errors.js';
+import { copyJson, preview } from '../vocabulary/json.js';
+import type { NamedMiddleware } from '../vocabulary/middleware.js';
+import type { GenerateResult } from '../vocabulary/model.js';
+import { replyProblem } from '../run/model-call.js';
+import type { ToolOutcome } from '../vocabulary/outcome.js';
+import type { RunResult } from '../vocabulary/result.js';
+import type { ProviderCall, Stacks } from '../run/segment.js';
+import { ToolCallContext } from '../run/tool-context.js';
+
+type ToolLayer = Layer<ToolContext, ToolOutcome>;
+type Terminal<C, T> = (ctx: C) => Promise<T>;
+
+/**
+ * koagent's own steps of the tool pipeline, in the order they run, as the build step made them
+ * (a step nobody configured is left out, so an agent pays only for what it uses).
+ */
+export interface ToolSteps {
+  /** Outermost, when some tool says how the model reads its results: makes that content from the settled result. */
+  present?: ToolLayer;
+  /** Resolves the tool and checks the arguments against its schema. */
+  validate: ToolLayer;
+  /** After the user layers: resolve and check again, as a layer may have renamed or edited the call. */
+  resolve: ToolLayer;
+  /** Between the user layers and execution: permissions, guardrails, approval. */
+  policy: readonly ToolLayer[];
+  execute: Terminal<ToolContext, ToolOutcome>;
+}
+
+/** What every mode's stacks of an agent are made of: its layers and koagent's steps. */
+export interface StackParts {
+  layers: readonly NamedMiddleware[];
+  tool: ToolSteps;
+  run: Terminal<RunContext, RunResult>;
+  model: Terminal<ModelContext, GenerateResult>;
+  provider: Terminal<ProviderCall, GenerateResult>;
+}
+
+/** Features' own layers for one mode, outermost first (spans, streaming). */
+export interface StackFeatures {
+  run?: readonly Layer<RunContext, RunResult>[];
+  model?: readonly Layer<ModelContext, GenerateResult>[];
+  tool?: readonly ToolLayer[];
+  provider?: readonly Layer<ProviderCall, GenerateResult>[];
+}
+
+function layersOf<C, T>(middleware: readonly NamedMiddleware[], point: HookPoint): Layer<C, T>[] {
+  const layers: Layer<C, T>[] = [];
+  for (const mw of middleware) {
+    const fn = mw[point] as LayerFn<C, T> | undefined;
+    if (fn === undefined) continue;
+    const { name, self } = mw;
+    layers.push(isDataProperty(self, point, fn) ? { name, fn, self, method: point } : { name, fn, self });
+  }
+  return layers;
+}
+
+/**
+ * Whether `object[key]` is a plain data property holding `value`, own or inherited, so reading
+ * it runs no code of the user's (a getter would run on every call of the layer).
+ */
+function isDataProperty(object: object | undefined, key: string, value: unknown): boolean {
+  for (let o: object | null | undefined = object; o !== undefined && o !== null; o = Object.getPrototypeOf(o) as object | null) {
+    const descriptor = Object.getOwnPropertyDescriptor(o, key);
+    if (descriptor !== undefined) return 'value' in descriptor && descriptor.value === value;
+  }
+  return false;
+}
+
+/**
+ * The tool pipeline's order. User layers that see raw calls and come first (criogen Hooks) run
+ * ahead of validation; validation runs just before the first layer that needs a well-formed
+ * call; after the user layers, the call is resolved again, then permissions, guardrails,
+ * approval, and execution. Layers that may edit the arguments get their own copy of them.
+ */
+export function toolPipeline(middleware: readonly NamedMiddleware[], steps: ToolSteps, features: readonly ToolLayer[] = []): Terminal<ToolContext, ToolOutcome> {
+  const withTool = middleware.filter((mw) => mw.tool !== undefined);
+  const user = layersOf<ToolContext, ToolOutcome>(withTool, 'tool');
+  const firstValidated = withTool.findIndex((mw) => mw.rawCalls !== true);
+  const split = firstValidated === -1 ? user.length : firstValidated;
+  const layers: ToolLayer[] = [...features];
+  if (steps.present !== undefined) layers.push(steps.present);
+  // Without layers ahead of validation, it checks the call as the model wrote it, before the copy.
+  if (split === 0) layers.push(steps.validate);
+  if (user.length > 0) layers.push(copyArgs);
+  if (split > 0) layers.push(...user.slice(0, split), steps.validate);
+  layers.push(...user.slice(split));
+  // With a layer after validation, a rename or an edit of the arguments is checked again.
+  if (split < user.length) layers.push(steps.resolve);
+  layers.push(...steps.policy);
+  return compose(layers, steps.execute, checkTool);
+}
+
+/** The user layers get their own copy of the arguments, so the transcript keeps what the model wrote. */
+const copyArgs: ToolLayer = {
+  name: 'koagent:copy-args',
+  trusted: true,
+  fn(ctx, next) {
+    if (ctx.args === ctx.toolCall.args || ctx.args === segmentOf(ctx).writer.decisionOn(ctx.toolCallId)?.args) {
+      ToolCallContext.callState(ctx).copiedFrom = ctx.args;
+      ctx.args = copyJson(ctx.args);
+    }
+    return next(ctx);
+  },
+};
+
+/** Build the stacks of one mode: the agent's parts, with that mode's features. */
+export function buildStacks(parts: StackParts, features: StackFeatures): Stacks {
+  const { layers } = parts;
+  return {
+    run: compose([...(features.run ?? []), ...layersOf<RunContext, RunResult>(layers, 'run')], parts.run, checkRun),
+    model: compose([...(features.model ?? []), ...layersOf<ModelContext, GenerateResult>(layers, 'model')], parts.model, checkModel),
+    tool: toolPipeline(layers, parts.tool, features.tool),
+    provider: compose(features.provider ?? [], parts.provider),
+  };
+}
+
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null;
+
+function rejectReturn(layer: string, point: string, value: unknown, expected: string): never {
+  throw blame(new TypeError(`${layer} returned ${preview(value, 80)} from ${point}(); return what next() resolved to, or ${expected}`), layer);
+}
+
+/**
+ * After each user layer of the tool stack: check what it returned, and when it settled the call
+ * itself (without `next()`), say so: `replacedBy` on a result, a permission record on a denial.
+ */
+function checkTool(ctx: ToolContext, out: ToolOutcome, layer: string, nextCalled: boolean): ToolOutcome {
+  if (!isObject(out) || !('result' in out || 'error' in out || 'requiresApproval' in out)) {
+    rejectReturn(layer, 'tool', out, 'an outcome such as { result } or deny(reason)');
+  }
+  if (nextCalled) return out;
+  if (out.error !== undefined) {
+    if (out.error.by !== undefined) return out;
+    if (out.error.kind === 'denied') {
+      segmentOf(ctx).recordPermission(ctx, { decision: 'deny', source: 'hook', hook: layer, reason: out.error.message });
+    }
+    return { ...out, error: { ...out.error, by: layer } };
+  }
+  if (out.requiresApproval === true || out.replacedBy !== undefined) return out;
+  return { ...out, replacedBy: layer };
+}
+
+/** After each user layer of the model stack: a reply the loop can keep, or an error naming the layer. */
+function checkModel(_ctx: ModelContext, out: GenerateResult, layer: string): GenerateResult {
+  const problem = replyProblem(out);
+  if (problem !== undefined) rejectReturn(layer, 'model', out, `a reply { message: { role: "assistant", content, toolCalls? }, usage, finishReason } (it returned ${problem})`);
+  return out;
+}
+
+function checkRun(_ctx: RunContext, out: RunResult, layer: string): RunResult {
+  if (!isObject(out) || typeof out.status !== 'string' || !Array.isArray(out.messages)) {
+    rejectReturn(layer, 'run', out, 'a RunResult');
+  }
+  return out;
+}

@@ -1,0 +1,343 @@
+import type { AssistantMessage, Message, ToolMessage } from '../vocabulary/messages.js';
+import type { TokenUsage } from '../vocabulary/model.js';
+import type { ApprovalDecision, LedgerCall, LedgerEntry, PendingApproval, RunState, RunStatus, StopReason, Usage } from '../vocabulary/state.js';
+
+/**
+ * The one writer of a run's state: every change a segment makes to it goes through here — the
+ * transcript, the reply of a model call, the ledger, held results, pending approvals and
+ * decisions, child runs, hook state, usage and status. One place to read what can change, and
+ * the place a durable store checkpoints.
+ *
+ * Once the segment is over (it failed while some orphaned `next()` still ran), `close()` makes
+ * every later write a no-op: nothing that outlives a segment may change its state.
+ *
+ * @example const writer = new StateWriter(state); writer.beginSegment(); writer.append({ role: 'user', content: 'Hi' });
+ */
+export class StateWriter {
+  #closed = false;
+  // Whether the state may hold a human decision or a child run. Most runs hold neither, and
+  // looking a new call id up in an empty object still walks its prototype chain; every change
+  // to them is made here, so these are never false wrongly.
+  #anyDecision: boolean;
+  #anyChild: boolean;
+  /** The ledger's calls and the held results, by call id: the state lists them, this finds them. */
+  readonly #calls = new Map<string, LedgerCall>();
+  readonly #held = new Map<string, ToolMessage>();
+  /** The call found or listed last: a call is looked up at each of its steps, most turns have one. */
+  #last: LedgerCall | undefined;
+
+  constructor(readonly state: RunState) {
+    this.#anyDecision = Object.keys(state.decisions).length > 0;
+    this.#anyChild = Object.keys(state.children).length > 0;
+    for (const call of state.ledger) this.#calls.set(call.id, call);
+    for (const message of state.settled) this.#held.set(message.toolCallId, message);
+  }
+
+  get closed(): boolean {
+    return this.#closed;
+  }
+
+  /** No more writes: the segment is over. */
+  close(): void {
+    this.#closed = true;
+  }
+
+  /**
+   * A step boundary (a tool about to be entered, a call settled): what changed so far must be
+   * stored before the run goes on. Resolves once it is stored; undefined when the run has no
+   * store, so the caller awaits nothing.
+   */
+  stored(): Promise<void> | undefined {
+    return undefined;
+  }
+
+  // --- segments and status ---------------------------------------------------------------
+
+  /** A segment starts: count it, mark the run running, forget the last segment's error. */
+  beginSegment(): number {
+    const { state } = this;
+    state.segment++;
+    state.status = 'running';
+    delete state.error;
+    return state.segment;
+  }
+
+  /** The segment ended without failing: how, and with what output. */
+  end(status: Exclude<RunStatus, 'running' | 'failed'>, stopReason: StopReason, output: unknown): void {
+    if (this.#closed) return;
+    const { state } = this;
+    state.status = status;
+    state.stopReason = stopReason;
+    state.output = output;
+  }
+
+  /**
+   * The segment goes on after the loop ended it (a run layer sends the model back for another
+   * turn, e.g. to repair an answer that does not fit the output schema).
+   */
+  reopen(): void {
+    if (this.#closed) return;
+    const { state } = this;
+    state.status = 'running';
+    delete state.stopReason;
+    delete state.output;
+  }
+
+  /** The segment failed; the state says with which error, and nothing writes to it after. */
+  fail(error: { code: string; message: string; layer?: string }): void {
+    if (this.#closed) return;
+    this.state.status = 'failed';
+    this.state.error = error;
+    this.#closed = true;
+  }
+
+  // --- the transcript --------------------------------------------------------------------
+
+  append(message: Message): void {
+    if (!this.#closed) this.state.messages.push(message);
+  }
+
+  /** Replace the transcript's contents in place: everyone holding the array sees the new ones. */
+  setMessages(messages: readonly Message[]): void {
+    const live = this.state.messages;
+    if (this.#closed || messages === live) return;
+    // Copied first: `messages` may read through to the live array (a read-only view of it).
+    const next = messages.slice();
+    live.length = 0;
+    // A loop, not push(...next): spreading a long transcript into arguments can overflow the stack.
+    for (const message of next) live.push(message);
+  }
+
+  /** A model turn starts: the step count the run's `maxSteps` compares with. */
+  nextStep(): number {
+    return ++this.state.steps;
+  }
+
+  /**
+   * Put `message` where the call's reply `previous` is (usually last), or at the end if it has
+   * none. Returns the message, which is now the call's reply.
+   */
+  placeReply(previous: AssistantMessage | undefined, message: AssistantMessage): AssistantMessage {
+    if (this.#closed) return message;
+    const messages = this.state.messages;
+    if (previous === message && messages[messages.length - 1] === message) return message;
+    const at = previous === undefined ? -1 : messages.lastIndexOf(previous);
+    if (at === -1) messages.push(message);
+    else messages[at] = message;
+    return message;
+  }
+
+  /** Take a call's reply out of the transcript (the call failed, or is being retried). */
+  withdrawReply(previous: AssistantMessage | undefined): void {
+    if (this.#closed || previous === undefined) return;
+    const messages = this.state.messages;
+    const at = messages.lastIndexOf(previous);
+    if (at !== -1) messages.splice(at, 1);
+  }
+
+  /**
+   * The reply a model call ends with: in the transcript, its tool calls given ids unique in the
+   * run (some servers repeat `call_0` each turn) and entered in the ledger as `pending` — the
+   * ids key the ledger and the idempotency keys, so they must not collide.
+   */
+  keepReply(previous: AssistantMessage | undefined, message: AssistantMessage): void {
+    if (this.#closed) return;
+    const calls = message.toolCalls;
+    if (calls !== undefined) {
+      const { steps } = this.state;
+      for (let i = 0; i < calls.length; i++) {
+        const call = calls[i];
+        const given = typeof call.id === 'string' && call.id !== '' ? call.id : undefined;
+        if (given !== undefined && !this.#calls.has(given)) this.#list(given, 'pending');
+        else this.#enter((call.id = `call_${steps}_${i}${given === undefined ? '' : `_${given}`}`), 'pending');
+      }
+    }
+    this.placeReply(previous, message);
+  }
+
+  // --- tool calls and the ledger ---------------------------------------------------------
+
+  /** Call `id`'s ledger entry, or undefined when the run has no such call. */
+  entryOf(id: string): LedgerEntry | undefined {
+    return this.#find(id)?.entry;
+  }
+
+  #find(id: string): LedgerCall | undefined {
+    const last = this.#last;
+    if (last !== undefined && last.id === id) return last;
+    const call = this.#calls.get(id);
+    if (call !== undefined) this.#last = call;
+    return call;
+  }
+
+  /** Set call `id`'s ledger entry, listing the call if it is new. */
+  #enter(id: string, entry: LedgerEntry): void {
+    const call = this.#find(id);
+    if (call === undefined) this.#list(id, entry);
+    else call.entry = entry;
+  }
+
+  /** List a call the ledger does not have yet. */
+  #list(id: string, entry: LedgerEntry): void {
+    const call = { id, entry };
+    // An index store, not push(): a run's ledger starts empty, and once V8 has deoptimized a
+    // push() whose array changed kind on its first element, it no longer inlines that push().
+    const ledger = this.state.ledger;
+    ledger[ledger.length] = call;
+    this.#calls.set(id, call);
+    this.#last = call;
+  }
+
+  /** The human decision on call `id` a resume brought, if any. */
+  decisionOn(id: string): RunState['decisions'][string] | undefined {
+    return this.#anyDecision ? this.state.decisions[id] : undefined;
+  }
+
+  /** The child run (a sub-agent's) behind call `id`, if any. */
+  childOf(id: string): RunState['children'][string] | undefined {
+    return this.#anyChild ? this.state.children[id] : undefined;
+  }
+
+  /** The result of call `id`, settled and held until its turn ends, if any. */
+  heldResult(id: string): ToolMessage | undefined {
+    return this.#held.get(id);
+  }
+
+  /** The tool's `execute` is about to be entered: from now on the call never runs again by itself. */
+  callRunning(id: string): void {
+    if (!this.#closed) this.#enter(id, 'running');
+  }
+
+  /**
+   * A call found `running` (interrupted) whose tool asks a human before it runs again: it is
+   * `pending` once more, and a decision given before the interruption no longer counts.
+   */
+  reopenCall(id: string): void {
+    if (this.#closed) return;
+    this.#enter(id, 'pending');
+    if (this.decisionOn(id) !== undefined) delete this.state.decisions[id];
+  }
+
+  /**
+   * A call settled with `message` as what the model reads: `done` in the ledger, counted, its
+   * human decision (if any) used up, and its result held until the turn ends — or, for the
+   * turn's only call, in the transcript at once (the turn ends with it).
+   */
+  callSettled(id: string, message: ToolMessage, alone: boolean): void {
+    if (this.#closed) return;
+    const { state } = this;
+    this.#enter(id, 'done');
+    if (alone) state.messages.push(message);
+    else {
+      // One held result a call: settling a held call again replaces its result in place.
+      const before = this.#held.get(id);
+      if (before === undefined) state.settled.push(message);
+      else state.settled[state.settled.indexOf(before)] = message;
+      this.#held.set(id, message);
+    }
+    state.usage.toolCalls++;
+    if (this.decisionOn(id) !== undefined) delete state.decisions[id];
+    // A settled call needs its child run no more.
+    if (this.childOf(id) !== undefined) delete state.children[id];
+  }
+
+  /** Every call of the turn settled: the held results enter the transcript, in the model's order. */
+  endTurn(calls: readonly { id: string }[]): void {
+    if (this.#closed) return;
+    const { state } = this;
+    const held = this.#held;
+    for (let i = 0; i < calls.length; i++) {
+      const message = held.get(calls[i].id);
+      if (message !== undefined) state.messages.push(message);
+    }
+    state.settled = [];
+    held.clear();
+  }
+
+  /** Some calls of the turn wait for a human: the run suspends with them. */
+  suspendTurn(pending: PendingApproval[]): void {
+    if (!this.#closed) this.state.pendingApprovals = pending;
+  }
+
+  /**
+   * A call suspended with a child run: keep the child's state and the ids its approvals are
+   * listed under here; the call is `pending` again, so resuming runs it (and resumes the child).
+   */
+  suspendChild(id: string, child: unknown, approvals: Record<string, string>): void {
+    if (this.#closed) return;
+    this.state.children[id] = { state: child, approvals };
+    this.#anyChild = true;
+    this.#enter(id, 'pending');
+  }
+
+  /**
+   * The child run behind a call failed: its state stays, so a retry of the call (a layer that
+   * calls `next()` again) continues that run — its completed calls do not run again.
+   */
+  keepFailedChild(id: string, child: unknown): void {
+    if (this.#closed) return;
+    this.state.children[id] = { state: child, approvals: {} };
+    this.#anyChild = true;
+  }
+
+  /** The child run behind a call completed: its state goes. */
+  dropChild(id: string): void {
+    if (!this.#closed && this.childOf(id) !== undefined) delete this.state.children[id];
+  }
+
+  // --- resume ----------------------------------------------------------------------------
+
+  /**
+   * The decisions a resume brings: each pending approval's answer goes to its call, or to the
+   * child run the approval came from; the pending list is emptied.
+   */
+  takeDecisions(decisions: ReadonlyMap<string, { approval: PendingApproval; decision: ApprovalDecision; approved: boolean }>): void {
+    const { state } = this;
+    state.pendingApprovals = [];
+    state.decisions = {};
+    for (const child of Object.values(state.children)) delete child.decisions;
+    const routes = new Map<string, [string, string]>();
+    for (const [callId, child] of Object.entries(state.children)) {
+      for (const [listed, own] of Object.entries(child.approvals)) routes.set(listed, [callId, own]);
+    }
+    for (const [id, { approval, decision, approved }] of decisions) {
+      const route = routes.get(id);
+      if (route !== undefined) {
+        const child = state.children[route[0]];
+        (child.decisions ??= {})[route[1]] = decision;
+        continue;
+      }
+      const reason = typeof decision === 'object' ? decision.reason : undefined;
+      this.#anyDecision = true;
+      state.decisions[id] = { approved, toolName: approval.toolName, args: approval.args, ...(reason !== undefined ? { reason: String(reason) } : {}) };
+    }
+  }
+
+  // --- usage and hook state --------------------------------------------------------------
+
+  /** One model call's tokens, added to the run's usage. */
+  countModelCall(usage: TokenUsage | undefined): void {
+    if (this.#closed) return;
+    const total = this.state.usage;
+    total.modelCalls++;
+    const input = usage?.inputTokens ?? 0;
+    const output = usage?.outputTokens ?? 0;
+    total.inputTokens += input;
+    total.outputTokens += output;
+    total.totalTokens += input + output;
+  }
+
+  /** Usage spent elsewhere on the run's behalf (a sub-agent's run), added to the run's. */
+  addUsage(used: Usage): void {
+    if (this.#closed) return;
+    const total = this.state.usage;
+    for (const key of USAGE_KEYS) total[key] += used[key];
+  }
+
+  /** A hook's or layer's own state, already checked to be plain JSON. */
+  setHookState(name: string, value: unknown): void {
+    if (!this.#closed) this.state.hookState[name] = value;
+  }
+}
+
+const USAGE_KEYS = ['inputTokens', 'outputTokens', 'totalTokens', 'modelCalls', 'toolCalls'] as const;
