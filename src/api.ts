@@ -17,7 +17,7 @@ export type {
   ToolAnnotations,
   ToolContext,
 } from './core/vocabulary/contexts.js';
-export { blame, KoagentError, RunFailedError, type ErrorCode } from './core/vocabulary/errors.js';
+export { blame, KoagentError, RunFailedError, type ErrorCode, type ErrorCodes } from './core/vocabulary/errors.js';
 export type { AgentEvent, EmittedEvent, EventListener, PermissionDecision, PermissionListener, PermissionRecord } from './core/vocabulary/events.js';
 export {
   estimateTokens,

@@ -21,10 +21,10 @@ import { compactionMiddleware } from '../middleware/compaction-middleware.js';
 import { ToolIndex, type Toolset } from '../tools/toolset.js';
 import { buildAgent } from './build.js';
 import { AgentCores } from './cores.js';
-import { AgentStore } from './durable.js';
+import { AgentStore } from '../durable/agent-store.js';
 import { runSegment, type SegmentRequest } from './run-segment.js';
 import { extension, toMiddleware, type Extension } from './extensions.js';
-import { claimSegment } from './resume-claim.js';
+import { claimSegment } from '../durable/resume-claim.js';
 import { checkListOptions, checkRecoverOptions, type PendingApprovalsOptions, type RecoveredRun, type RecoverOptions, type SendOptions } from './durable-options.js';
 import { checkCallOptions, checkOptions, hookList, modelFromString, toolMap, toolsFingerprint, type AgentOptions, type RunCallOptions } from './options.js';
 

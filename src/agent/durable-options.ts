@@ -1,9 +1,7 @@
 // The options of the calls that only an agent with a run store has (`recover`,
 // `pendingApprovals`, a stored `send`), described once as zod schemas like every other.
 import { z } from 'zod';
-import type { RunFailedError } from '../core/vocabulary/errors.js';
 import { functionSchema, optionsSchema, parseOptions, wholeNumberSchema } from '../core/vocabulary/options.js';
-import type { RunResult } from '../core/vocabulary/result.js';
 import type { RunState } from '../core/vocabulary/state.js';
 import { assertStore, type RunStore } from '../stores/run-store.js';
 import { runCallOptionsSchema, type RunCallOptions } from './options.js';
@@ -41,17 +39,7 @@ export interface PendingApprovalsOptions {
   limit?: number;
 }
 
-/**
- * One run `agent.recover` continued: its result, or the error its segment failed with (or why
- * it could not be continued).
- *
- * @example for (const { runId, result, error } of await agent.recover()) console.log(runId, result?.status ?? error?.code);
- */
-export interface RecoveredRun {
-  runId: string;
-  result?: RunResult;
-  error?: RunFailedError;
-}
+export type { RecoveredRun } from '../durable/recovery.js';
 
 const { sessionId: _noSession, ...runShape } = runCallOptionsSchema.shape;
 

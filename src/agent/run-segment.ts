@@ -12,7 +12,7 @@ import { Segment, STREAMING, TRACING, type AgentCore } from '../core/run/segment
 import type { RunState } from '../core/vocabulary/state.js';
 import type { OutputPlan } from '../features/structured-output.js';
 import { endRunSpan, runSpan, traceSegment, type Span } from '../features/tracing.js';
-import type { DurableRun } from './durable.js';
+import type { DurableRun } from '../durable/durable-run.js';
 import type { AgentOptions, RunCallOptions } from './options.js';
 
 /** A segment as koagent itself starts it: the public call options, plus what streams and sub-agents pass. */
@@ -44,8 +44,8 @@ export async function runSegment(core: AgentCore, state: RunState, input: Messag
   const metadata = copyPlain(Object.assign({}, o.metadata, request.metadata));
   const stopWhen = request.stopWhen === undefined ? undefined : Array.isArray(request.stopWhen) ? request.stopWhen : [request.stopWhen];
   const { durable } = request;
-  const segment = new Segment(core, state, { metadata, context: request.context, signal: request.signal, listeners, permissionListeners, subagent: request.subagent, mode, stopWhen, sink: durable });
-  durable?.watch(segment);
+  const segment = new Segment(core, state, { metadata, context: request.context, signal: request.signal, listeners, permissionListeners, subagent: request.subagent, mode, stopWhen, observer: durable?.observe(state) });
+  durable?.watch((reason) => segment.abort(reason));
   traceSegment(segment, span);
   const number = segment.writer.beginSegment();
   const ctx = new SegmentContext(segment, input, number, resumed);
@@ -55,7 +55,7 @@ export async function runSegment(core: AgentCore, state: RunState, input: Messag
     // A run layer that ended the segment without the loop: the state says how it ended.
     if (state.status === 'running') segment.writer.end(result.status, result.stopReason, state.output);
     // A durable run's result is given only once its end is stored.
-    if (segment.checkpoints !== undefined) await segment.checkpoints.finish();
+    if (durable !== undefined) await durable.finish();
     segment.publish({ type: 'run.end', status: result.status, stopReason: result.stopReason });
     endRunSpan(span, result.status, result.stopReason);
     return result;
@@ -67,7 +67,7 @@ export async function runSegment(core: AgentCore, state: RunState, input: Messag
     segment.abort(error);
     // Stored as failed, if the store can; if it cannot, the run stays as of its last
     // checkpoint, and is recovered once its lease expires.
-    await segment.checkpoints?.finish().catch(() => undefined);
+    await durable?.finish().catch(() => undefined);
     segment.publish({ type: 'run.end', status: 'failed', error: recorded });
     endRunSpan(span, 'failed', undefined, recorded);
     throw failure;

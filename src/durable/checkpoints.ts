@@ -1,6 +1,7 @@
+import type { StateObserver, StatePart } from '../core/state/state-observer.js';
 import { describe, KoagentError, markOwnError } from '../core/vocabulary/errors.js';
-import type { JournaledWriter } from './journaled-writer.js';
 import type { Checkpoint } from '../stores/run-store.js';
+import type { StateJournal } from './journal.js';
 
 /**
  * Where a durable segment's checkpoints go: a run store, holding the run's lease. Each
@@ -17,10 +18,10 @@ export interface CheckpointSink {
 const DONE = Promise.resolve();
 
 /**
- * The checkpoints of one durable segment, written one at a time and in order. The segment's
- * writer calls `flush()` at each step boundary (`StateWriter.stored()`: before a tool executes,
- * for the ledger's write-ahead `running`, and after each call settles), and the agent calls
- * `finish()` when the segment ends.
+ * The checkpoints of one durable segment, written one at a time and in order: the observer of
+ * the segment's state writer. Each change goes to the journal; each step end (before a tool
+ * executes, for the ledger's write-ahead `running`, and after each call settles or waits)
+ * flushes; `finish()` writes the segment's end.
  *
  * A flush asked for while a write is under way waits for it, then writes everything that
  * changed meanwhile in one transaction (callers waiting together share it). After a failed
@@ -28,13 +29,21 @@ const DONE = Promise.resolve();
  * one before, so none may be written after one that was lost. The run then stays in the store
  * as of its last good checkpoint, which is what recovery continues from.
  */
-export class Checkpoints {
+export class Checkpoints implements StateObserver {
   #writing: Promise<void> | undefined;
   #next: Promise<void> | undefined;
   #failure: unknown;
   #finished = false;
 
-  constructor(private readonly writer: JournaledWriter, private readonly sink: CheckpointSink) {}
+  constructor(private readonly journal: StateJournal, private readonly sink: CheckpointSink) {}
+
+  changed(part: StatePart, key?: string | number): void {
+    this.journal.changed(part, key);
+  }
+
+  stepEnds(): Promise<void> {
+    return this.flush();
+  }
 
   /** Store what changed so far; resolves once it is stored. */
   flush(): Promise<void> {
@@ -81,7 +90,7 @@ export class Checkpoints {
   }
 
   #write(final: boolean): Promise<void> {
-    const checkpoint = this.writer.take(final);
+    const checkpoint = this.journal.take(final);
     if (checkpoint === undefined) return DONE;
     let written: Promise<void>;
     try {

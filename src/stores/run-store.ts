@@ -3,6 +3,13 @@
 // koagent/postgres (many processes and machines). See docs/durable-runs.md.
 import type { LedgerEntry, PendingApproval, RunState, RunStatus, StopReason } from '../core/vocabulary/state.js';
 
+declare module '../core/vocabulary/errors.js' {
+  interface ErrorCodes {
+    /** A worker's lease on a run was lost (another worker claimed the run): it writes nothing more. */
+    lease_lost: true;
+  }
+}
+
 /**
  * The right of one worker to write one run, as a claim gave it. `token` is the fencing token:
  * every claim of the run increments it, and a write carrying an older token is refused, so a

@@ -18,11 +18,10 @@ export function executeStep(ctx: ToolContext): Promise<ToolOutcome> {
   if (call.executed === undefined || call.failed) {
     call.failed = false;
     const segment = segmentOf(ctx);
-    segment.writer.callRunning(ctx.toolCallId);
-    // Write-ahead: a durable run stores `running` before the tool is entered. If that write
-    // fails (the store is down, another worker took the run), the tool does not run at all.
-    const stored = segment.writer.stored();
-    call.executed = stored === undefined ? execute(ctx, call) : stored.then(() => execute(ctx, call));
+    // Write-ahead: the step ends with the call `running`, kept before the tool is entered. If
+    // that fails (a store is down, another worker took the run), the tool does not run at all.
+    const kept = segment.writer.callRunning(ctx.toolCallId);
+    call.executed = kept === undefined ? execute(ctx, call) : kept.then(() => execute(ctx, call));
   }
   return call.executed;
 }

@@ -2,16 +2,17 @@
 // write is under way, and never again after one failed.
 import { describe, expect, it } from 'vitest';
 import { Checkpoints, type CheckpointSink } from '../../src/durable/checkpoints.js';
-import { JournaledWriter } from '../../src/durable/journaled-writer.js';
+import { StateJournal } from '../../src/durable/journal.js';
+import { StateWriter } from '../../src/core/state/state-writer.js';
 import type { Checkpoint } from '../../src/stores/run-store.js';
 import { newState } from '../../src/core/vocabulary/state.js';
 import { KoagentError } from '../../src/index.js';
 
 function setup(write: (cp: Checkpoint, final: boolean) => Promise<void>) {
   const state = newState('r', 's', { name: 'a', id: 'a', toolsFingerprint: 'f' }, []);
-  const writer = new JournaledWriter(state);
   const sink: CheckpointSink = { write };
-  return { state, writer, checkpoints: new Checkpoints(writer, sink) };
+  const checkpoints = new Checkpoints(new StateJournal(state), sink);
+  return { state, writer: new StateWriter(state, checkpoints), checkpoints };
 }
 
 /** A sink whose writes finish when the test says. */

@@ -5,7 +5,7 @@ import type { AssistantToolCall } from '../vocabulary/messages.js';
 import type { GenerateResult } from '../vocabulary/model.js';
 import { ModelCallContext, modelTurn } from './model-call.js';
 import type { RunResult } from '../vocabulary/result.js';
-import { callOutcome, settleSole, soleCall, ToolTurn } from './tool-turn.js';
+import { ToolTurn } from './tool-turn.js';
 
 /**
  * The terminal of the `run` stack: model ↔ tools until a reply has no tool calls, a layer ends
@@ -14,9 +14,6 @@ import { callOutcome, settleSole, soleCall, ToolTurn } from './tool-turn.js';
  * The transcript says what comes next, so a resumed or retried segment needs no other
  * bookkeeping: a last reply with tool calls means "settle those calls" (the ledger makes sure
  * none runs twice), a last reply without them means "done", anything else means "ask the model".
- *
- * Each turn's stack is awaited here, not inside an async helper: every async level between the
- * loop and a stack would cost a promise and a microtask per step (see `npm run bench`).
  */
 export async function runLoop(ctx: RunContext): Promise<RunResult> {
   const segment = segmentOf(ctx);
@@ -30,16 +27,7 @@ export async function runLoop(ctx: RunContext): Promise<RunResult> {
     if (last?.role === 'assistant') {
       const calls = last.toolCalls;
       if (calls === undefined || calls.length === 0) return segment.finish('final');
-      // A reply's one call (the usual turn) needs no turn object and no pool: the loop awaits
-      // its stack itself.
-      const sole = soleCall(segment, calls);
-      if (sole !== undefined) {
-        let waits = settleSole(segment, calls, await callOutcome(segment, sole, calls === kept));
-        if (typeof waits !== 'boolean') waits = await waits;
-        if (waits) return segment.finish('approval');
-        continue;
-      }
-      const turn = new ToolTurn(segment, calls);
+      const turn = new ToolTurn(segment, calls, calls === kept);
       await turn.settleAll();
       if (turn.end()) return segment.finish('approval');
       continue;

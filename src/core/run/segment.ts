@@ -1,4 +1,3 @@
-import { Checkpoints, type CheckpointSink } from '../../durable/checkpoints.js';
 import type { InterruptPolicy, Logger, ModelContext, RunContext, SubagentInfo, ToolContext } from '../vocabulary/contexts.js';
 import type { AgentEvent, EmittedEvent, EventListener, PermissionListener, PermissionRecord } from '../vocabulary/events.js';
 import { copyJson } from '../vocabulary/json.js';
@@ -8,7 +7,7 @@ import type { GenerateOptions, GenerateResult, ModelProvider, ToolSpec } from '.
 import type { ToolOutcome } from '../vocabulary/outcome.js';
 import type { RunResult } from '../vocabulary/result.js';
 import type { RunState, StopCondition, StopReason } from '../vocabulary/state.js';
-import { JournaledWriter } from '../../durable/journaled-writer.js';
+import type { StateObserver } from '../state/state-observer.js';
 import { StateWriter } from '../state/state-writer.js';
 import type { ArgumentBounds } from './arguments.js';
 import type { ToolExceptionPolicy } from '../vocabulary/tool-exception.js';
@@ -71,8 +70,8 @@ export interface SegmentOptions {
   mode: number;
   /** Stop conditions of this segment only (the call's `stopWhen`), checked after the agent's. */
   stopWhen?: readonly StopCondition[];
-  /** A run store holding this run's lease: the segment's state changes are checkpointed there. */
-  sink?: CheckpointSink;
+  /** Told what each change to the state touched, and when a step ends (a run kept outside the process). */
+  observer?: StateObserver;
 }
 
 /** The fields every context of a segment shares, built once per segment. */
@@ -118,8 +117,6 @@ export function linkSignal(outer: AbortSignal | undefined, abort: (reason: unkno
  */
 export class Segment {
   readonly writer: StateWriter;
-  /** The segment's checkpoints, when its run has a store (undefined otherwise: no cost at all). */
-  readonly checkpoints: Checkpoints | undefined;
   readonly #controller = new AbortController();
   readonly base: ContextBase;
   readonly stacks: Stacks;
@@ -130,16 +127,7 @@ export class Segment {
   readonly #unlink: () => void;
 
   constructor(readonly agent: AgentCore, readonly state: RunState, readonly options: SegmentOptions) {
-    if (options.sink === undefined) {
-      this.writer = new StateWriter(state);
-      this.checkpoints = undefined;
-    } else {
-      // The writer stores at its step boundaries through the checkpoints, which read it.
-      const writer: JournaledWriter = new JournaledWriter(state, (): Promise<void> => checkpoints.flush());
-      const checkpoints: Checkpoints = new Checkpoints(writer, options.sink);
-      this.writer = writer;
-      this.checkpoints = checkpoints;
-    }
+    this.writer = new StateWriter(state, options.observer);
     this.#unlink = linkSignal(options.signal, (reason) => this.abort(reason));
     this.listening = options.listeners.length > 0;
     this.stacks = agent.stacks(options.mode);
@@ -208,7 +196,7 @@ export class Segment {
   /**
    * Cancel the segment: its signal aborts with `reason`, so providers and tools still running
    * stop, and the loop stops at its next check. The caller's signal, a failure of the segment
-   * and a lost lease all come here: the one place the flag and the signal change.
+   * and a run store that took the run away all come here: the one place the flag and the signal change.
    */
   abort(reason: unknown): void {
     if (this.#aborted) return;

@@ -12,13 +12,9 @@ import { ToolCallContext } from './tool-context.js';
  * time. Each settled call's result is written to the state at once (held until the turn ends),
  * so a segment that cannot finish the turn — a call waits for a human, or the run fails —
  * leaves the next one only the rest to settle. The results enter the transcript together, in
- * the order the model made the calls.
+ * the order the model made the calls; a reply's only call goes there at once.
  *
- * A reply's one call (the common case) needs no turn: the loop settles it with `soleCall`,
- * `callOutcome` and `settleSole`, awaiting its stack directly, so it costs no object, no pool
- * and no async function of its own. A sole call that waits for a human joins a turn like any.
- *
- * @example const turn = new ToolTurn(segment, reply.toolCalls); await turn.settleAll(); const waiting = turn.end();
+ * @example const turn = new ToolTurn(segment, reply.toolCalls, false); await turn.settleAll(); const waits = turn.end();
  */
 export class ToolTurn {
   /** Indexes of the calls this segment must settle (an earlier one may have settled some). */
@@ -26,34 +22,35 @@ export class ToolTurn {
   /** Calls that wait for a human, with their position in the reply (made on the first one). */
   private pending: { at: number; approval: PendingApproval }[] | undefined;
 
-  constructor(private readonly segment: Segment, private readonly calls: AssistantToolCall[]) {
+  /**
+   * `bounded`: the calls' arguments were checked against the bounds as the reply was kept,
+   * and nothing has run since that could change them.
+   */
+  constructor(private readonly segment: Segment, private readonly calls: AssistantToolCall[], private readonly bounded: boolean) {
     for (let i = 0; i < calls.length; i++) if (segment.writer.heldResult(calls[i].id) === undefined) this.todo.push(i);
   }
 
   /**
    * Call `i` settled with `outcome`: its result is written, or its request for a human kept.
-   * Returns the step boundary to await: a durable run stores the settled call before going on,
-   * so a crash later in the turn keeps it done (undefined without a store).
+   * Returns the writer's step end to await (undefined when there is nothing to wait for).
    */
   settle(i: number, outcome: ToolOutcome): Promise<void> | undefined {
     const { segment } = this;
     const call = this.calls[i];
-    if (outcome.requiresApproval === true) {
-      const pending = (this.pending ??= []);
-      const asked = outcome.child !== undefined ? childApprovals(segment, call, outcome.child, pending) : [ownApproval(call, outcome)];
-      for (const approval of asked) {
-        pending.push({ at: i, approval });
-        if (segment.listening) segment.publish({ type: 'approval.requested', ...approval });
-      }
-      return segment.writer.stored();
+    if (outcome.requiresApproval !== true) return written(segment, call, outcome, this.calls.length === 1);
+    const pending = (this.pending ??= []);
+    const child = outcome.child === undefined ? undefined : childApprovals(segment, call, outcome.child, pending);
+    for (const approval of child?.listed ?? [ownApproval(call, outcome)]) {
+      pending.push({ at: i, approval });
+      if (segment.listening) segment.publish({ type: 'approval.requested', ...approval });
     }
-    return written(segment, call, outcome, this.calls.length === 1);
+    return segment.writer.callWaits(call.id, child === undefined ? undefined : { state: outcome.child!.state, approvals: child.routes });
   }
 
   /** Settle every call left, up to `toolConcurrency` at a time. */
   settleAll(): Promise<void> {
-    const { segment, calls } = this;
-    return pool(this.todo, segment.agent.toolConcurrency, async (i) => this.settle(i, await callOutcome(segment, calls[i], false)));
+    const { segment, calls, bounded } = this;
+    return pool(this.todo, segment.agent.toolConcurrency, async (i) => this.settle(i, await callOutcome(segment, calls[i], bounded)));
   }
 
   /**
@@ -72,40 +69,19 @@ export class ToolTurn {
   }
 }
 
-/** A reply's only call, when it made one and no earlier segment settled it: the loop settles it itself. */
-export function soleCall(segment: Segment, calls: readonly AssistantToolCall[]): AssistantToolCall | undefined {
-  return calls.length === 1 && segment.writer.heldResult(calls[0].id) === undefined ? calls[0] : undefined;
-}
-
-/**
- * The reply's only call (`calls`, as `soleCall` found it) settled with `outcome`: its result
- * goes into the transcript, or, if it waits for a human, it is settled as a turn's call is and
- * the run suspends. Returns whether the run waits for a human; a promise of that when a durable
- * run must first store the step (see `ToolTurn.settle`).
- */
-export function settleSole(segment: Segment, calls: AssistantToolCall[], outcome: ToolOutcome): boolean | Promise<boolean> {
-  if (outcome.requiresApproval === true) {
-    const turn = new ToolTurn(segment, calls);
-    const stored = turn.settle(0, outcome);
-    return stored === undefined ? turn.end() : stored.then(() => turn.end());
-  }
-  const stored = written(segment, calls[0], outcome, true);
-  return stored === undefined ? false : stored.then(() => false);
-}
-
 /**
  * A call settled, its result written (`alone`: the reply's only call, straight into the
- * transcript) and its end published. Returns the step boundary to await.
+ * transcript) and its end published. Returns the writer's step end to await.
  */
 function written(segment: Segment, call: AssistantToolCall, outcome: ToolOutcome, alone: boolean): Promise<void> | undefined {
   const message = toolMessage(call, outcome);
-  segment.writer.callSettled(call.id, message, alone);
+  const stepEnd = segment.writer.callSettled(call.id, message, alone);
   if (segment.listening) {
     const error = message.metadata?.error as ToolFailure | undefined;
     if (error !== undefined) segment.publish({ type: 'tool.error', toolCallId: call.id, toolName: call.name, kind: error.kind, message: error.message, ...(error.by !== undefined ? { by: error.by } : {}) });
     else segment.publish({ type: 'tool.done', toolCallId: call.id, toolName: call.name, result: message.content, ...replaced(outcome) });
   }
-  return segment.writer.stored();
+  return stepEnd;
 }
 
 /**
@@ -188,12 +164,12 @@ function ownApproval(call: AssistantToolCall, outcome: ToolOutcome): PendingAppr
 }
 
 /**
- * A child run behind this call waits for a human: keep its state, and list its approvals as
- * the run's own, each under an id unique in the run (`<call id>/<its id>` where that is free),
- * with the route back to the child kept in the state — never read out of the id, which the
+ * A child run behind this call waits for a human: list its approvals as the run's own, each
+ * under an id unique in the run (`<call id>/<its id>` where that is free), with the route back
+ * to the child, which the writer keeps in the state — never read out of the id, which the
  * model wrote. The call stays unsettled; resuming runs it again, which resumes the child.
  */
-function childApprovals(segment: Segment, call: AssistantToolCall, child: ChildOutcome, pending: readonly { approval: PendingApproval }[]): PendingApproval[] {
+function childApprovals(segment: Segment, call: AssistantToolCall, child: ChildOutcome, pending: readonly { approval: PendingApproval }[]): { listed: PendingApproval[]; routes: Record<string, string> } {
   const { writer } = segment;
   const taken = new Set(pending.map((p) => p.approval.toolCallId));
   const routes: Record<string, string> = {};
@@ -204,8 +180,7 @@ function childApprovals(segment: Segment, call: AssistantToolCall, child: ChildO
     routes[id] = p.toolCallId;
     return { ...p, toolCallId: id };
   });
-  writer.suspendChild(call.id, child.state, routes);
-  return listed;
+  return { listed, routes };
 }
 
 function replaced(outcome: ToolOutcome): { replacedBy?: string; replacedByHook?: string } {

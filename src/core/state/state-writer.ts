@@ -1,12 +1,16 @@
 import type { AssistantMessage, Message, ToolMessage } from '../vocabulary/messages.js';
 import type { TokenUsage } from '../vocabulary/model.js';
 import type { ApprovalDecision, LedgerCall, LedgerEntry, PendingApproval, RunState, RunStatus, StopReason, Usage } from '../vocabulary/state.js';
+import type { StateObserver, StatePart } from './state-observer.js';
 
 /**
  * The one writer of a run's state: every change a segment makes to it goes through here — the
  * transcript, the reply of a model call, the ledger, held results, pending approvals and
- * decisions, child runs, hook state, usage and status. One place to read what can change, and
- * the place a durable store checkpoints.
+ * decisions, nested runs, hook state, usage and status. One place to read what can change.
+ *
+ * An observer, when given, is told what each write touched and when a step ends (see
+ * `StateObserver`); the methods that end a step return the observer's promise, which the
+ * run awaits before it goes on (undefined without an observer: nothing to wait for).
  *
  * Once the segment is over (it failed while some orphaned `next()` still ran), `close()` makes
  * every later write a no-op: nothing that outlives a segment may change its state.
@@ -26,7 +30,10 @@ export class StateWriter {
   /** The call found or listed last: a call is looked up at each of its steps, most turns have one. */
   #last: LedgerCall | undefined;
 
-  constructor(readonly state: RunState) {
+  readonly #observer: StateObserver | undefined;
+
+  constructor(readonly state: RunState, observer?: StateObserver) {
+    this.#observer = observer;
     this.#anyDecision = Object.keys(state.decisions).length > 0;
     this.#anyChild = Object.keys(state.children).length > 0;
     for (const call of state.ledger) this.#calls.set(call.id, call);
@@ -42,13 +49,13 @@ export class StateWriter {
     this.#closed = true;
   }
 
-  /**
-   * A step boundary (a tool about to be entered, a call settled): what changed so far must be
-   * stored before the run goes on. Resolves once it is stored; undefined when the run has no
-   * store, so the caller awaits nothing.
-   */
-  stored(): Promise<void> | undefined {
-    return undefined;
+  #changed(part: StatePart, key?: string | number): void {
+    this.#observer?.changed(part, key);
+  }
+
+  /** A step ends: the observer's promise to await, or undefined when there is none. */
+  #stepEnds(): Promise<void> | undefined {
+    return this.#observer?.stepEnds();
   }
 
   // --- segments and status ---------------------------------------------------------------
@@ -59,6 +66,7 @@ export class StateWriter {
     state.segment++;
     state.status = 'running';
     delete state.error;
+    this.#changed('run');
     return state.segment;
   }
 
@@ -69,6 +77,8 @@ export class StateWriter {
     state.status = status;
     state.stopReason = stopReason;
     state.output = output;
+    this.#changed('run');
+    this.#changed('output');
   }
 
   /**
@@ -81,6 +91,8 @@ export class StateWriter {
     state.status = 'running';
     delete state.stopReason;
     delete state.output;
+    this.#changed('run');
+    this.#changed('output');
   }
 
   /** The segment failed; the state says with which error, and nothing writes to it after. */
@@ -88,13 +100,16 @@ export class StateWriter {
     if (this.#closed) return;
     this.state.status = 'failed';
     this.state.error = error;
+    this.#changed('run');
     this.#closed = true;
   }
 
   // --- the transcript --------------------------------------------------------------------
 
   append(message: Message): void {
-    if (!this.#closed) this.state.messages.push(message);
+    if (this.#closed) return;
+    this.#changed('messages', this.state.messages.length);
+    this.state.messages.push(message);
   }
 
   /** Replace the transcript's contents in place: everyone holding the array sees the new ones. */
@@ -106,10 +121,12 @@ export class StateWriter {
     live.length = 0;
     // A loop, not push(...next): spreading a long transcript into arguments can overflow the stack.
     for (const message of next) live.push(message);
+    this.#changed('messages', 0);
   }
 
   /** A model turn starts: the step count the run's `maxSteps` compares with. */
   nextStep(): number {
+    this.#changed('run');
     return ++this.state.steps;
   }
 
@@ -122,6 +139,7 @@ export class StateWriter {
     const messages = this.state.messages;
     if (previous === message && messages[messages.length - 1] === message) return message;
     const at = previous === undefined ? -1 : messages.lastIndexOf(previous);
+    this.#changed('messages', at === -1 ? messages.length : at);
     if (at === -1) messages.push(message);
     else messages[at] = message;
     return message;
@@ -132,7 +150,9 @@ export class StateWriter {
     if (this.#closed || previous === undefined) return;
     const messages = this.state.messages;
     const at = messages.lastIndexOf(previous);
-    if (at !== -1) messages.splice(at, 1);
+    if (at === -1) return;
+    this.#changed('messages', at);
+    messages.splice(at, 1);
   }
 
   /**
@@ -172,6 +192,7 @@ export class StateWriter {
 
   /** Set call `id`'s ledger entry, listing the call if it is new. */
   #enter(id: string, entry: LedgerEntry): void {
+    this.#changed('calls', id);
     const call = this.#find(id);
     if (call === undefined) this.#list(id, entry);
     else call.entry = entry;
@@ -180,10 +201,8 @@ export class StateWriter {
   /** List a call the ledger does not have yet. */
   #list(id: string, entry: LedgerEntry): void {
     const call = { id, entry };
-    // An index store, not push(): a run's ledger starts empty, and once V8 has deoptimized a
-    // push() whose array changed kind on its first element, it no longer inlines that push().
-    const ledger = this.state.ledger;
-    ledger[ledger.length] = call;
+    this.#changed('calls', id);
+    this.state.ledger.push(call);
     this.#calls.set(id, call);
     this.#last = call;
   }
@@ -203,9 +222,14 @@ export class StateWriter {
     return this.#held.get(id);
   }
 
-  /** The tool's `execute` is about to be entered: from now on the call never runs again by itself. */
-  callRunning(id: string): void {
-    if (!this.#closed) this.#enter(id, 'running');
+  /**
+   * The tool's `execute` is about to be entered: from now on the call never runs again by
+   * itself. A step ends here — the tool is entered once the observer kept this (write-ahead).
+   */
+  callRunning(id: string): Promise<void> | undefined {
+    if (this.#closed) return undefined;
+    this.#enter(id, 'running');
+    return this.#stepEnds();
   }
 
   /**
@@ -215,20 +239,30 @@ export class StateWriter {
   reopenCall(id: string): void {
     if (this.#closed) return;
     this.#enter(id, 'pending');
-    if (this.decisionOn(id) !== undefined) delete this.state.decisions[id];
+    this.#useDecision(id);
+  }
+
+  /** The human decision on call `id`, if any, is used up. */
+  #useDecision(id: string): void {
+    if (this.decisionOn(id) === undefined) return;
+    delete this.state.decisions[id];
+    this.#changed('decisions');
   }
 
   /**
    * A call settled with `message` as what the model reads: `done` in the ledger, counted, its
    * human decision (if any) used up, and its result held until the turn ends — or, for the
-   * turn's only call, in the transcript at once (the turn ends with it).
+   * turn's only call, in the transcript at once (the turn ends with it). A step ends here.
    */
-  callSettled(id: string, message: ToolMessage, alone: boolean): void {
-    if (this.#closed) return;
+  callSettled(id: string, message: ToolMessage, alone: boolean): Promise<void> | undefined {
+    if (this.#closed) return undefined;
     const { state } = this;
     this.#enter(id, 'done');
-    if (alone) state.messages.push(message);
-    else {
+    this.#changed('run');
+    if (alone) {
+      this.#changed('messages', state.messages.length);
+      state.messages.push(message);
+    } else {
       // One held result a call: settling a held call again replaces its result in place.
       const before = this.#held.get(id);
       if (before === undefined) state.settled.push(message);
@@ -236,9 +270,10 @@ export class StateWriter {
       this.#held.set(id, message);
     }
     state.usage.toolCalls++;
-    if (this.decisionOn(id) !== undefined) delete state.decisions[id];
-    // A settled call needs its child run no more.
-    if (this.childOf(id) !== undefined) delete state.children[id];
+    this.#useDecision(id);
+    // A settled call needs its nested run no more.
+    this.dropChild(id);
+    return this.#stepEnds();
   }
 
   /** Every call of the turn settled: the held results enter the transcript, in the model's order. */
@@ -246,28 +281,39 @@ export class StateWriter {
     if (this.#closed) return;
     const { state } = this;
     const held = this.#held;
-    for (let i = 0; i < calls.length; i++) {
-      const message = held.get(calls[i].id);
+    this.#changed('messages', state.messages.length);
+    for (const call of calls) {
+      const message = held.get(call.id);
       if (message !== undefined) state.messages.push(message);
     }
+    // The held results are in the transcript now: their ledger rows hold nothing any more.
+    for (const message of state.settled) this.#changed('calls', message.toolCallId);
     state.settled = [];
     held.clear();
   }
 
   /** Some calls of the turn wait for a human: the run suspends with them. */
   suspendTurn(pending: PendingApproval[]): void {
-    if (!this.#closed) this.state.pendingApprovals = pending;
+    if (this.#closed) return;
+    this.state.pendingApprovals = pending;
+    this.#changed('run');
+    this.#changed('approvals');
   }
 
   /**
-   * A call suspended with a child run: keep the child's state and the ids its approvals are
-   * listed under here; the call is `pending` again, so resuming runs it (and resumes the child).
+   * Call `id` waits for a human. With `child`, it waits for one of its child run's calls: the
+   * child's state is kept, with the ids its approvals are listed under here, and the call is
+   * `pending` again, so resuming runs it (and resumes the child). A step ends here.
    */
-  suspendChild(id: string, child: unknown, approvals: Record<string, string>): void {
-    if (this.#closed) return;
-    this.state.children[id] = { state: child, approvals };
-    this.#anyChild = true;
-    this.#enter(id, 'pending');
+  callWaits(id: string, child?: { state: unknown; approvals: Record<string, string> }): Promise<void> | undefined {
+    if (this.#closed) return undefined;
+    if (child !== undefined) {
+      this.state.children[id] = { state: child.state, approvals: child.approvals };
+      this.#anyChild = true;
+      this.#changed('nested');
+      this.#enter(id, 'pending');
+    }
+    return this.#stepEnds();
   }
 
   /**
@@ -278,11 +324,14 @@ export class StateWriter {
     if (this.#closed) return;
     this.state.children[id] = { state: child, approvals: {} };
     this.#anyChild = true;
+    this.#changed('nested');
   }
 
   /** The child run behind a call completed: its state goes. */
   dropChild(id: string): void {
-    if (!this.#closed && this.childOf(id) !== undefined) delete this.state.children[id];
+    if (this.#closed || this.childOf(id) === undefined) return;
+    delete this.state.children[id];
+    this.#changed('nested');
   }
 
   // --- resume ----------------------------------------------------------------------------
@@ -311,6 +360,7 @@ export class StateWriter {
       this.#anyDecision = true;
       state.decisions[id] = { approved, toolName: approval.toolName, args: approval.args, ...(reason !== undefined ? { reason: String(reason) } : {}) };
     }
+    for (const part of ['run', 'approvals', 'decisions', 'nested'] as const) this.#changed(part);
   }
 
   // --- usage and hook state --------------------------------------------------------------
@@ -325,6 +375,7 @@ export class StateWriter {
     total.inputTokens += input;
     total.outputTokens += output;
     total.totalTokens += input + output;
+    this.#changed('run');
   }
 
   /** Usage spent elsewhere on the run's behalf (a sub-agent's run), added to the run's. */
@@ -332,11 +383,14 @@ export class StateWriter {
     if (this.#closed) return;
     const total = this.state.usage;
     for (const key of USAGE_KEYS) total[key] += used[key];
+    this.#changed('run');
   }
 
   /** A hook's or layer's own state, already checked to be plain JSON. */
   setHookState(name: string, value: unknown): void {
-    if (!this.#closed) this.state.hookState[name] = value;
+    if (this.#closed) return;
+    this.state.hookState[name] = value;
+    this.#changed('hookState', name);
   }
 }
 

@@ -3,22 +3,31 @@ import type { RunState } from './state.js';
 const MARK = Symbol.for('koagent.error');
 
 /**
- * Machine-readable reasons a run or a call to the API can fail.
+ * The machine-readable reasons a run or a call to the API can fail, as the keys of this
+ * interface. The run machinery's are here; a part of koagent that fails in ways of its own
+ * adds its codes where it is written, by declaration merging (the run stores do).
+ *
+ * @example const code: keyof ErrorCodes = 'hook_failed';
+ */
+export interface ErrorCodes {
+  hook_failed: true;
+  model_error: true;
+  invalid_reply: true;
+  invalid_resume: true;
+  invalid_output: true;
+  session_busy: true;
+  tool_exception: true;
+  timeout: true;
+  store_error: true;
+  internal: true;
+}
+
+/**
+ * Machine-readable reasons a run or a call to the API can fail (`ErrorCodes` lists them).
  *
  * @example if (KoagentError.is(error) && error.code === 'invalid_resume') return respond(409, error.message);
  */
-export type ErrorCode =
-  | 'hook_failed'
-  | 'model_error'
-  | 'invalid_reply'
-  | 'invalid_resume'
-  | 'invalid_output'
-  | 'session_busy'
-  | 'tool_exception'
-  | 'timeout'
-  | 'lease_lost'
-  | 'store_error'
-  | 'internal';
+export type ErrorCode = keyof ErrorCodes;
 
 /**
  * The one error base class of koagent. Recognise it with `KoagentError.is(e)`, which works

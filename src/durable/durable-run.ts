@@ -1,0 +1,84 @@
+// A run held by this worker in a store: its lease, kept alive while a segment runs, and the
+// checkpoints of the segment's state. The core sees only a StateObserver; the store sees only
+// checkpoints and leases.
+import { randomUUID } from 'node:crypto';
+import { hostname } from 'node:os';
+import type { StateObserver } from '../core/state/state-observer.js';
+import type { Logger } from '../core/vocabulary/contexts.js';
+import { describe, KoagentError } from '../core/vocabulary/errors.js';
+import type { RunState } from '../core/vocabulary/state.js';
+import type { Checkpoint, Lease, RunStore } from '../stores/run-store.js';
+import { Checkpoints, type CheckpointSink } from './checkpoints.js';
+import { StateJournal } from './journal.js';
+
+/** A name for this worker, unique enough to tell its leases from another process's. */
+export function workerId(): string {
+  return `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
+}
+
+/**
+ * One run held by this worker in a store: where its segment's checkpoints go, and the lease
+ * that lets them be written. While the segment runs, the lease is renewed every third of its
+ * duration; if a renewal finds it lost, the segment is cancelled and writes nothing more.
+ *
+ * @example const observer = durable.observe(state); const segment = new Segment(core, state, { ...options, observer }); durable.watch((why) => segment.abort(why));
+ */
+export class DurableRun implements CheckpointSink {
+  #timer: ReturnType<typeof setInterval> | undefined;
+  #checkpoints: Checkpoints | undefined;
+
+  constructor(readonly store: RunStore, readonly lease: Lease, readonly logger: Logger) {}
+
+  write(checkpoint: Checkpoint, final: boolean): Promise<void> {
+    return this.store.checkpoint(this.lease, checkpoint, final);
+  }
+
+  /** The observer of a segment's state writer: `state`, as the store holds it now, is checkpointed from here on. */
+  observe(state: RunState): StateObserver {
+    return (this.#checkpoints = new Checkpoints(new StateJournal(state), this));
+  }
+
+  /** The segment has started: keep the lease alive until `stop()`; `abort` the segment if it is lost. */
+  watch(abort: (reason: unknown) => void): void {
+    const { store, lease } = this;
+    let renewing = false;
+    this.#timer = setInterval(() => {
+      if (renewing) return;
+      renewing = true;
+      store.renew(lease).then(
+        (held) => {
+          if (held) return;
+          const lost = new KoagentError('lease_lost', `run ${lease.runId}: its lease was lost while the segment ran (another worker claimed the run after this one could not renew it in time); this worker stops the run and writes nothing more`);
+          this.#checkpoints?.poison(lost);
+          abort(lost);
+        },
+        // A store that does not answer for a moment: the next renewal tries again, and a
+        // checkpoint that cannot be written fails the segment by itself.
+        (error: unknown) => this.logger.warn(`koagent: renewing the lease of run ${lease.runId} failed (${describe(error)}); trying again`, error),
+      ).finally(() => (renewing = false));
+    }, Math.max(5, Math.floor(store.leaseMs / 3)));
+    // A lease being renewed must not keep the process alive by itself.
+    this.#timer.unref?.();
+  }
+
+  /** The segment is over: store its end (after any write under way) and give the lease back. */
+  finish(): Promise<void> {
+    if (this.#checkpoints === undefined) return Promise.reject(new Error('koagent: DurableRun.finish() before observe(): no segment of this run was checkpointed'));
+    return this.#checkpoints.finish();
+  }
+
+  stop(): void {
+    if (this.#timer !== undefined) clearInterval(this.#timer);
+    this.#timer = undefined;
+  }
+}
+
+/** A store call whose failure is a `store_error` that says what was being done. */
+export async function storeCall<T>(call: () => Promise<T>, what: string): Promise<T> {
+  try {
+    return await call();
+  } catch (error) {
+    if (KoagentError.is(error)) throw error;
+    throw new KoagentError('store_error', `The run store failed while ${what}: ${describe(error)}`, { cause: error });
+  }
+}

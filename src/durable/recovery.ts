@@ -1,0 +1,82 @@
+// Recovery: the runs of an agent whose lease expired (their worker died), claimed one at a
+// time and continued; a run this agent cannot continue is stored as failed, saying why.
+import type { Logger } from '../core/vocabulary/contexts.js';
+import { describe, RunFailedError } from '../core/vocabulary/errors.js';
+import type { RunResult } from '../core/vocabulary/result.js';
+import { checkState } from '../core/state/state-schema.js';
+import type { AgentIdentity, RunState } from '../core/vocabulary/state.js';
+import type { RunStore } from '../stores/run-store.js';
+import { DurableRun, storeCall } from './durable-run.js';
+
+/**
+ * One run `agent.recover` continued: its result, or the error its segment failed with (or why
+ * it could not be continued).
+ *
+ * @example for (const { runId, result, error } of await agent.recover()) console.log(runId, result?.status ?? error?.code);
+ */
+export interface RecoveredRun {
+  runId: string;
+  result?: RunResult;
+  error?: RunFailedError;
+}
+
+/**
+ * Claim the runs of `agent` whose lease expired, one at a time, and continue each with `run`
+ * until none is left or `limit` were. A run whose segment fails is reported with its error,
+ * and the next one is taken. A stored run this agent cannot continue — its state does not pass
+ * the checks `resume` makes, or it belongs to another version of the agent (another id, other
+ * tools) — is stored as failed (`invalid_resume`), so it is not claimed again: take it over on
+ * purpose with `agent.resume(agent.adoptState(state))`.
+ */
+export async function recoverRuns(
+  store: RunStore, agent: AgentIdentity, owner: string, logger: Logger, limit: number | undefined,
+  how: { refuse: (state: RunState) => string | undefined; run: (state: RunState, durable: DurableRun) => Promise<RunResult> },
+): Promise<RecoveredRun[]> {
+  const most = limit ?? Infinity;
+  const recovered: RecoveredRun[] = [];
+  while (recovered.length < most) {
+    const claimed = await storeCall(() => store.claimExpired(agent.name, owner), `looking for runs of ${agent.name} to recover`);
+    if (claimed === undefined) break;
+    const { runId } = claimed.state;
+    const durable = new DurableRun(store, claimed.lease, logger);
+    const refused = cannotContinue(claimed.state, agent) ?? how.refuse(claimed.state);
+    if (refused !== undefined) {
+      recovered.push({ runId, error: await refuseRecovery(durable, claimed.state, refused) });
+      continue;
+    }
+    try {
+      recovered.push({ runId, result: await how.run(claimed.state, durable) });
+    } catch (error) {
+      if (!(error instanceof RunFailedError)) throw error;
+      recovered.push({ runId, error });
+    }
+  }
+  return recovered;
+}
+
+/** Why this agent may not continue a stored run, or undefined when it may. */
+function cannotContinue(state: RunState, agent: AgentIdentity): string | undefined {
+  const adopt = `take it over on purpose with agent.resume(agent.adoptState(await store.loadRun('${state.runId}')))`;
+  try {
+    checkState(state);
+  } catch (error) {
+    return `its stored state does not pass the checks of resume (${describe(error)}); if it can be repaired, ${adopt}`;
+  }
+  if (state.agentId !== agent.id) return `it belongs to agent id "${state.agentId}", not "${agent.id}"; ${adopt}`;
+  if (state.toolsFingerprint !== agent.toolsFingerprint) return `it was started by a version of this agent with other tools (its calls name tools, or arguments, this agent may not have); ${adopt}`;
+  return undefined;
+}
+
+/** Store a claimed run as failed, saying why it cannot be recovered; the error is what `recover` reports. */
+async function refuseRecovery(durable: DurableRun, state: RunState, why: string): Promise<RunFailedError> {
+  const message = `agent.recover(): run ${state.runId} is not continued, and is stored as failed: ${why}`;
+  const error = { code: 'invalid_resume', message };
+  try {
+    await durable.write({ status: 'failed', segment: state.segment, steps: state.steps, usage: JSON.stringify(state.usage), stopReason: state.stopReason, error: JSON.stringify(error) }, true);
+  } catch (failure) {
+    // The next recovery meets it again once the lease expires; it is reported either way.
+    durable.logger.warn(`koagent: storing run ${state.runId} as failed did not succeed (${describe(failure)})`, failure);
+  }
+  return new RunFailedError('invalid_resume', message, { ...state, status: 'failed', error });
+}
+

@@ -1,0 +1,47 @@
+// The shape of the tree, as the design states it: the core split by job, each folder held to
+// the ones below it by a dependency rule, and durability outside the core.
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { join, relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+
+const root = fileURLToPath(new URL('..', import.meta.url));
+const src = join(root, 'src');
+
+function filesUnder(dir: string): string[] {
+  return readdirSync(dir).flatMap((name) => {
+    const path = join(dir, name);
+    return statSync(path).isDirectory() ? filesUnder(path) : [path];
+  });
+}
+
+/** The lines of the files under `dir` that match `pattern`, as `file:line: text`. */
+function grep(dir: string, pattern: RegExp): string[] {
+  return filesUnder(dir).flatMap((file) =>
+    readFileSync(file, 'utf8').split('\n').flatMap((line, i) => (pattern.test(line) ? [`${relative(root, file)}:${i + 1}: ${line.trim()}`] : [])),
+  );
+}
+
+describe('the core', () => {
+  const folders = readdirSync(join(src, 'core')).filter((name) => statSync(join(src, 'core', name)).isDirectory());
+
+  it('is split into folders by job, and holds no file outside them', () => {
+    expect(folders.sort()).toEqual(['run', 'stacks', 'state', 'vocabulary']);
+    expect(readdirSync(join(src, 'core')).filter((name) => !folders.includes(name))).toEqual([]);
+  });
+
+  it('has a dependency rule for each of its folders', () => {
+    const config = createRequire(import.meta.url)(join(root, '.dependency-cruiser.cjs')) as { forbidden: { name: string; from: { path?: string } }[] };
+    for (const folder of folders) {
+      const rule = config.forbidden.find((r) => r.from.path === `^src/core/${folder}/`);
+      expect(rule, `a rule from src/core/${folder}`).toBeDefined();
+    }
+    expect(config.forbidden.some((r) => r.from.path === '^src/core/' && r.name === 'core-knows-no-feature')).toBe(true);
+    expect(config.forbidden.some((r) => r.from.path === '^src/durable/')).toBe(true);
+  });
+
+  it('knows nothing of durability: no word of checkpoints, journals or leases in it', () => {
+    expect(grep(join(src, 'core'), /checkpoint|journal|lease/i)).toEqual([]);
+  });
+});
