@@ -10,7 +10,7 @@ import { nextSegment } from '../core/state/resume.js';
 import { linkSignal, STREAMING, type AgentCore } from '../core/run/segment.js';
 import { newState, type AgentIdentity, type ApprovalDecision, type RunState } from '../core/vocabulary/state.js';
 import { checkState } from '../core/state/state-schema.js';
-import { closeUnsettledCalls } from '../core/run/tool-turn.js';
+import { startingTranscript } from '../core/state/state-writer.js';
 import type { RunStore, RunSummary } from '../stores/run-store.js';
 import type { AgentHook } from '../dialects/agent-hook/agent-hook.js';
 import type { Hook } from '../dialects/criogen/types.js';
@@ -156,7 +156,7 @@ export class Agent<C = unknown, O = unknown> {
 
   #fresh(input: RunInput, request: SegmentRequest): Promise<RunResult<any>> {
     const added = inputMessages(input);
-    const state = newState(`run_${randomUUID()}`, request.sessionId ?? `session_${randomUUID()}`, this.#identity, [...this.#opening(), ...added]);
+    const state = newState(`run_${randomUUID()}`, request.sessionId ?? `session_${randomUUID()}`, this.#identity, startingTranscript(this.#opening(), added));
     const store = this.#stored.for(request);
     if (store === undefined) return this.#segment(state, added, request, false);
     return this.#stored.start(store, state).then((durable) => this.#segment(state, added, { ...request, durable }, false));
@@ -206,10 +206,8 @@ export class Agent<C = unknown, O = unknown> {
       throw new KoagentError('session_busy', 'agent.send(): the last run is waiting for approval; finish it with agent.resume(result.state, decisions) first');
     }
     const added = inputMessages(input);
-    // One copy per send, so an earlier result's transcript is not changed by this one.
-    const messages = session.messages.slice();
-    closeUnsettledCalls(messages);
-    messages.push(...added);
+    // A new array per send, so an earlier result's transcript is not changed by this one.
+    const messages = startingTranscript(session.messages, added);
     session.busy = true;
     try {
       const state = newState(`run_${randomUUID()}`, session.id, this.#identity, messages);

@@ -7,7 +7,7 @@ import type { Message } from '../core/vocabulary/messages.js';
 import { nextSegment } from '../core/state/resume.js';
 import { checkState } from '../core/state/state-schema.js';
 import { newState, type AgentIdentity, type ApprovalDecision, type RunState } from '../core/vocabulary/state.js';
-import { closeUnsettledCalls } from '../core/run/tool-turn.js';
+import { startingTranscript } from '../core/state/state-writer.js';
 import type { NewRun, RunStore } from '../stores/run-store.js';
 import { DurableRun, storeCall } from './durable-run.js';
 
@@ -82,9 +82,7 @@ export async function startSessionRun(store: RunStore, sessionId: string, agent:
   const head = await sessionToContinue(store, sessionId, agent.identity);
   // The messages the new run shares with the session's latest run: all of that run's.
   const base = head === undefined ? undefined : { runId: head.runId, count: head.messages.length };
-  const messages = head === undefined ? agent.opening() : head.messages;
-  closeUnsettledCalls(messages);
-  messages.push(...agent.added);
+  const messages = startingTranscript(head === undefined ? agent.opening() : head.messages, agent.added);
   const state = newState(`run_${randomUUID()}`, sessionId, agent.identity, messages);
   const durable = await startRun(store, { state, owner: agent.owner, base, expectHead: head?.runId ?? null }, agent.logger);
   return { state, durable };

@@ -7,10 +7,11 @@ import type { Checkpoint, CheckpointCall } from '../stores/run-store.js';
  * What changed in a run's state since the store last got it, as the state writer reports it
  * (`changed`), so `take()` can write only that, without comparing the whole state.
  *
- * The transcript is followed from the lowest position a write changed. Messages pushed onto
- * the live array without the writer (a hook appending to `ctx.messages`) are found by its
- * length, and a change below the stored part (a splice) by the last stored message no longer
- * being in its place: then the whole transcript is written again.
+ * The transcript is followed from the lowest position a write changed; layers and hooks change
+ * it through the writer too (`ctx.messages` is its view). The plain array itself reaches code
+ * only as a result (`result.messages` of a run layer's `next()`): a change made there is found
+ * by the length, or by the last stored message no longer being in its place, and then the
+ * whole transcript is written again.
  *
  * @example const journal = new StateJournal(state); writer = new StateWriter(state, observerOf(journal)); store(journal.take());
  */

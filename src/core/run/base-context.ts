@@ -83,9 +83,9 @@ export function segmentOf(ctx: BaseContext): Segment {
 export function bindContext(ctx: CallContext, segment: Segment): void {
   const base = segment.base;
   const fields = ctx as { -readonly [K in 'messages' | 'signal' | 'state' | 'subagent' | 'emit']: CallContext[K] };
-  fields.messages = segment.state.messages;
+  fields.messages = segment.views.transcript;
   fields.signal = base.signal;
-  fields.state = segment.state;
+  fields.state = segment.views.state;
   if (base.subagent !== undefined) fields.subagent = base.subagent;
   if (base.emit !== undefined) fields.emit = base.emit;
 }

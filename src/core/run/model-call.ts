@@ -6,6 +6,7 @@ import { contentProblem } from '../vocabulary/content.js';
 import { assistantProblem, messageProblem, type AssistantMessage, type AssistantToolCall, type Message } from '../vocabulary/messages.js';
 import { isModelProvider, type GenerateOptions, type GenerateResult, type ModelProvider } from '../vocabulary/model.js';
 import { copyPlain } from '../vocabulary/json.js';
+import { plainValue } from '../state/transcript-view.js';
 import { endRun } from './run-context.js';
 import type { ProviderCall, Segment } from './segment.js';
 
@@ -74,7 +75,7 @@ export class ModelCallContext extends CallContext implements ModelContext {
     // A retry asks again from the same transcript: the earlier attempt's reply leaves it first.
     segment.writer.withdrawReply(call.#reply);
     call.#reply = undefined;
-    return callProvider({ segment, provider: segment.agent.provider, request: call.request, purpose: call.purpose, turn: call });
+    return callProvider({ segment, provider: segment.agent.provider, request: forProvider(call.request), purpose: call.purpose, turn: call });
   }
 
   /** Whether the turn's stack is still running (a provider call that ends after it changes nothing). */
@@ -100,16 +101,15 @@ export class ModelCallContext extends CallContext implements ModelContext {
   static keep(call: ModelCallContext, result: GenerateResult): readonly AssistantToolCall[] | undefined {
     call.#closed = true;
     const segment = call.#segment;
-    let bounded: AssistantToolCall[] | undefined;
+    let kept = result.message;
     // A layer that ended the run without calling the model leaves no reply behind.
     if (segment.ended === undefined || call.#reply !== undefined) {
-      bounded = result.message.toolCalls;
-      if (bounded !== undefined) for (const toolCall of bounded) toolCall.args = boundedArgs(toolCall.args, segment.agent.argumentBounds);
-      segment.writer.keepReply(call.#reply, result.message);
-      call.#reply = result.message;
+      const bounds = segment.agent.argumentBounds;
+      kept = segment.writer.keepReply(call.#reply, result.message, (args) => boundedArgs(args, bounds));
+      call.#reply = kept;
     }
-    if (!segment.listening) return bounded;
-    segment.publish({ type: 'model.done', step: call.step, purpose: 'turn', message: result.message, usage: result.usage, finishReason: result.finishReason });
+    if (!segment.listening) return kept.toolCalls;
+    segment.publish({ type: 'model.done', step: call.step, purpose: 'turn', message: kept, usage: result.usage, finishReason: result.finishReason });
     return undefined;
   }
 
@@ -133,7 +133,7 @@ export function modelTurn(segment: Segment): ModelCallContext {
   const settings = segment.agent.modelSettings;
   const request = {} as GenerateOptions;
   for (const key in settings) request[key] = copyPlain(settings[key]);
-  request.messages = segment.state.messages;
+  request.messages = segment.views.transcript;
   request.tools = segment.agent.toolSpecs.slice();
   request.signal = segment.base.signal;
   const call = new ModelCallContext(segment, request, step, 'turn');
@@ -169,6 +169,15 @@ async function callProvider(call: ProviderCall): Promise<GenerateResult> {
   return result;
 }
 
+/**
+ * The request as a provider gets it: the messages themselves, not the layers' view of them
+ * (a provider may copy or serialise them however it likes).
+ */
+function forProvider(request: GenerateOptions): GenerateOptions {
+  const messages = plainValue(request.messages);
+  return messages === request.messages ? request : Object.assign({}, request, { messages });
+}
+
 /** The terminal of the `provider` stack: the provider's own `generate`. */
 export function generateReply(call: ProviderCall): Promise<GenerateResult> {
   return call.provider.generate(call.request);
@@ -182,7 +191,7 @@ async function sideCall(segment: Segment, provider: ModelProvider | undefined, r
   if (typeof purpose !== 'string' || purpose === '') throw new TypeError('ctx.generate(request, purpose): purpose must name what the call is for, e.g. \'compaction\' (it tags its span and events)');
   const step = segment.state.steps;
   if (segment.listening) segment.publish({ type: 'model.start', step, purpose });
-  const result = await callProvider({ segment, provider: model, request: Object.assign({ tools: [], signal: segment.base.signal }, request), purpose, turn: undefined });
+  const result = await callProvider({ segment, provider: model, request: forProvider(Object.assign({ tools: [], signal: segment.base.signal }, request)), purpose, turn: undefined });
   if (segment.listening) segment.publish({ type: 'model.done', step, purpose, message: result.message, usage: result.usage, finishReason: result.finishReason });
   return result;
 }

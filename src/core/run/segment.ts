@@ -1,7 +1,7 @@
 import type { InterruptPolicy, Logger, ModelContext, RunContext, SubagentInfo, ToolContext } from '../vocabulary/contexts.js';
 import type { AgentEvent, EmittedEvent, EventListener, PermissionListener, PermissionRecord } from '../vocabulary/events.js';
 import { copyJson } from '../vocabulary/json.js';
-import { lastAssistantText } from '../vocabulary/messages.js';
+import { lastAssistantText, type Message } from '../vocabulary/messages.js';
 import type { NamedMiddleware } from '../vocabulary/middleware.js';
 import type { GenerateOptions, GenerateResult, ModelProvider, ToolSpec } from '../vocabulary/model.js';
 import type { ToolOutcome } from '../vocabulary/outcome.js';
@@ -9,6 +9,7 @@ import type { RunResult } from '../vocabulary/result.js';
 import type { RunState, StopCondition, StopReason } from '../vocabulary/state.js';
 import type { StateObserver } from '../state/state-observer.js';
 import { StateWriter } from '../state/state-writer.js';
+import { stateView, transcriptView } from '../state/transcript-view.js';
 import type { ArgumentBounds } from './arguments.js';
 import type { ToolExceptionPolicy } from '../vocabulary/tool-exception.js';
 
@@ -117,6 +118,11 @@ export function linkSignal(outer: AbortSignal | undefined, abort: (reason: unkno
  */
 export class Segment {
   readonly writer: StateWriter;
+  /**
+   * What the contexts show of the state: the transcript (every change through it is the
+   * writer's), and the state, read-only (its transcript too).
+   */
+  readonly views: { readonly transcript: Message[]; readonly state: RunState };
   readonly #controller = new AbortController();
   readonly base: ContextBase;
   readonly stacks: Stacks;
@@ -128,6 +134,7 @@ export class Segment {
 
   constructor(readonly agent: AgentCore, readonly state: RunState, readonly options: SegmentOptions) {
     this.writer = new StateWriter(state, options.observer);
+    this.views = { transcript: transcriptView(this.writer, false), state: stateView(state, transcriptView(this.writer, true)) };
     this.#unlink = linkSignal(options.signal, (reason) => this.abort(reason));
     this.listening = options.listeners.length > 0;
     this.stacks = agent.stacks(options.mode);

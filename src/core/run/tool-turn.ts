@@ -1,7 +1,7 @@
 import { humanDenial, startingArgs } from '../state/approved-call.js';
 import { argsObject, isArgsObject } from './arguments.js';
 import { contentProblem } from '../vocabulary/content.js';
-import type { AssistantToolCall, Message, ToolMessage } from '../vocabulary/messages.js';
+import type { AssistantToolCall, ToolMessage } from '../vocabulary/messages.js';
 import { errorContent, resultContent, toolError, type ChildOutcome, type ToolFailure, type ToolOutcome } from '../vocabulary/outcome.js';
 import type { Segment } from './segment.js';
 import type { PendingApproval } from '../vocabulary/state.js';
@@ -209,14 +209,4 @@ export function toolMessage(call: AssistantToolCall, outcome: ToolOutcome): Tool
   const message: ToolMessage = { role: 'tool', toolCallId: call.id, name: call.name, content };
   if (outcome.replacedBy !== undefined) message.metadata = replaced(outcome);
   return message;
-}
-
-/**
- * A transcript that ends with tool calls that never ran (a layer ended the run after the reply)
- * cannot be sent to a model as is: settle those calls as not run before the next turn.
- */
-export function closeUnsettledCalls(messages: Message[]): void {
-  const last = messages[messages.length - 1];
-  if (last?.role !== 'assistant' || !last.toolCalls?.length) return;
-  for (const call of last.toolCalls) messages.push(toolMessage(call, toolError('aborted', 'Not run: the run ended before this call')));
 }

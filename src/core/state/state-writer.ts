@@ -1,7 +1,9 @@
-import type { AssistantMessage, Message, ToolMessage } from '../vocabulary/messages.js';
+import { messageProblem, type AssistantMessage, type AssistantToolCall, type Message, type ToolMessage } from '../vocabulary/messages.js';
 import type { TokenUsage } from '../vocabulary/model.js';
+import { errorContent } from '../vocabulary/outcome.js';
 import type { ApprovalDecision, LedgerCall, LedgerEntry, PendingApproval, RunState, RunStatus, StopReason, Usage } from '../vocabulary/state.js';
 import type { StateObserver, StatePart } from './state-observer.js';
+import { plainValue, unwrap, type TranscriptWrites } from './transcript-view.js';
 
 /**
  * The one writer of a run's state: every change a segment makes to it goes through here — the
@@ -17,7 +19,7 @@ import type { StateObserver, StatePart } from './state-observer.js';
  *
  * @example const writer = new StateWriter(state); writer.beginSegment(); writer.append({ role: 'user', content: 'Hi' });
  */
-export class StateWriter {
+export class StateWriter implements TranscriptWrites {
   #closed = false;
   // Whether the state may hold a human decision or a child run. Most runs hold neither, and
   // looking a new call id up in an empty object still walks its prototype chain; every change
@@ -109,15 +111,73 @@ export class StateWriter {
   append(message: Message): void {
     if (this.#closed) return;
     this.#changed('messages', this.state.messages.length);
-    this.state.messages.push(message);
+    this.state.messages.push(plainValue(message));
+  }
+
+  // The writes of the transcript's view (`ctx.messages`): each array change a layer makes
+  // (an assignment, a push, a splice) arrives as these, and each one is checked.
+
+  /** Put `message` at `index` (at most the end: the transcript has no gaps). */
+  putMessage(index: number, message: unknown): void {
+    if (this.#closed) return;
+    const messages = this.state.messages;
+    if (index > messages.length) throw new TypeError(`ctx.messages[${index}] cannot be set: the transcript has ${messages.length} messages and no gaps; push a message to add it at the end`);
+    const plain = plainValue(message);
+    const problem = messageProblem(plain, `ctx.messages[${index}]`);
+    if (problem !== undefined) throw new TypeError(problem);
+    this.#changed('messages', index);
+    messages[index] = plain as Message;
+  }
+
+  /** Take the last message off (how `pop`, `shift` and `splice` shorten an array); any other would leave a gap. */
+  deleteMessage(index: number): void {
+    if (this.#closed) return;
+    const messages = this.state.messages;
+    if (index >= messages.length) return;
+    if (index !== messages.length - 1) throw new TypeError(`ctx.messages[${index}] cannot be deleted: the transcript has no gaps; remove messages with splice, or replace the transcript with ctx.setMessages`);
+    this.#changed('messages', index);
+    messages.length = index;
+  }
+
+  /** Shorten the transcript to `length` messages (it cannot grow this way: no gaps). */
+  truncate(length: number): void {
+    if (this.#closed) return;
+    const messages = this.state.messages;
+    if (!Number.isInteger(length) || length < 0 || length > messages.length) {
+      if (length === messages.length) return;
+      throw new TypeError(`ctx.messages.length = ${String(length)}: the transcript can be shortened (to 0..${messages.length}), not grown; push messages to add them`);
+    }
+    if (length === messages.length) return;
+    this.#changed('messages', length);
+    messages.length = length;
+  }
+
+  /**
+   * A change inside a stored message (`apply` sets `target[key]`), as a layer made it in place:
+   * kept only if the message is still one, else undone and refused.
+   */
+  editMessage(message: Message, target: object, key: string | symbol, apply: () => boolean): boolean {
+    if (this.#closed) return true;
+    const at = this.state.messages.lastIndexOf(message);
+    const before = Reflect.getOwnPropertyDescriptor(target, key);
+    if (!apply()) return false;
+    if (at === -1) return true;
+    const problem = messageProblem(message, `ctx.messages[${at}]`);
+    if (problem !== undefined) {
+      if (before === undefined) Reflect.deleteProperty(target, key);
+      else Reflect.defineProperty(target, key, before);
+      throw new TypeError(`${problem} (the change was undone)`);
+    }
+    this.#changed('messages', at);
+    return true;
   }
 
   /** Replace the transcript's contents in place: everyone holding the array sees the new ones. */
   setMessages(messages: readonly Message[]): void {
     const live = this.state.messages;
-    if (this.#closed || messages === live) return;
-    // Copied first: `messages` may read through to the live array (a read-only view of it).
-    const next = messages.slice();
+    if (this.#closed || unwrap(messages) === live) return;
+    // Copied first: `messages` may read through to the live array (a view of it).
+    const next = plainValue(messages.slice());
     live.length = 0;
     // A loop, not push(...next): spreading a long transcript into arguments can overflow the stack.
     for (const message of next) live.push(message);
@@ -134,8 +194,9 @@ export class StateWriter {
    * Put `message` where the call's reply `previous` is (usually last), or at the end if it has
    * none. Returns the message, which is now the call's reply.
    */
-  placeReply(previous: AssistantMessage | undefined, message: AssistantMessage): AssistantMessage {
-    if (this.#closed) return message;
+  placeReply(previous: AssistantMessage | undefined, given: AssistantMessage): AssistantMessage {
+    if (this.#closed) return given;
+    const message = plainValue(given);
     const messages = this.state.messages;
     if (previous === message && messages[messages.length - 1] === message) return message;
     const at = previous === undefined ? -1 : messages.lastIndexOf(previous);
@@ -156,23 +217,32 @@ export class StateWriter {
   }
 
   /**
-   * The reply a model call ends with: in the transcript, its tool calls given ids unique in the
-   * run (some servers repeat `call_0` each turn) and entered in the ledger as `pending` — the
-   * ids key the ledger and the idempotency keys, so they must not collide.
+   * The reply a model call ends with, as the transcript keeps it: its tool calls given ids
+   * unique in the run (some servers repeat `call_0` each turn) and arguments as `bound` makes
+   * them (within the run's bounds), and entered in the ledger as `pending` — the ids key the
+   * ledger and the idempotency keys, so they must not collide. `message` itself is not
+   * changed: where a call needs another id or other arguments, the kept reply is a new object.
+   * Returns the kept reply.
    */
-  keepReply(previous: AssistantMessage | undefined, message: AssistantMessage): void {
-    if (this.#closed) return;
+  keepReply(previous: AssistantMessage | undefined, given: AssistantMessage, bound: (args: unknown) => unknown = (args) => args): AssistantMessage {
+    if (this.#closed) return given;
+    const message = plainValue(given);
     const calls = message.toolCalls;
+    let kept = message;
     if (calls !== undefined) {
       const { steps } = this.state;
+      let changed: AssistantToolCall[] | undefined;
       for (let i = 0; i < calls.length; i++) {
         const call = calls[i];
-        const given = typeof call.id === 'string' && call.id !== '' ? call.id : undefined;
-        if (given !== undefined && !this.#calls.has(given)) this.#list(given, 'pending');
-        else this.#enter((call.id = `call_${steps}_${i}${given === undefined ? '' : `_${given}`}`), 'pending');
+        const own = typeof call.id === 'string' && call.id !== '' ? call.id : undefined;
+        const id = own !== undefined && !this.#calls.has(own) ? own : `call_${steps}_${i}${own === undefined ? '' : `_${own}`}`;
+        this.#enter(id, 'pending');
+        const args = bound(call.args);
+        if (id !== call.id || args !== call.args) (changed ??= calls.slice())[i] = { ...call, id, args: args as AssistantToolCall['args'] };
       }
+      if (changed !== undefined) kept = { ...message, toolCalls: changed };
     }
-    this.placeReply(previous, message);
+    return this.placeReply(previous, kept);
   }
 
   // --- tool calls and the ledger ---------------------------------------------------------
@@ -395,3 +465,22 @@ export class StateWriter {
 }
 
 const USAGE_KEYS = ['inputTokens', 'outputTokens', 'totalTokens', 'modelCalls', 'toolCalls'] as const;
+
+/**
+ * The transcript a new run starts from: `history` (the agent's opening messages, or a
+ * session's transcript so far), then `added`. Calls the history's last reply made and never
+ * settled (a layer ended that run after the reply) are settled first as not run: a model
+ * cannot be sent a call without its result. A new array; `history` is not changed.
+ *
+ * @example const messages = startingTranscript(session.messages, [{ role: 'user', content: 'And tomorrow?' }]);
+ */
+export function startingTranscript(history: readonly Message[], added: readonly Message[]): Message[] {
+  const messages = history.slice();
+  const last = messages[messages.length - 1];
+  if (last?.role === 'assistant' && last.toolCalls !== undefined) {
+    const error = { kind: 'aborted', message: 'Not run: the run ended before this call' } as const;
+    for (const call of last.toolCalls) messages.push({ role: 'tool', toolCallId: call.id, name: call.name, content: errorContent(error), metadata: { error: { ...error } } });
+  }
+  for (const message of added) messages.push(plainValue(message));
+  return messages;
+}

@@ -50,7 +50,11 @@ export interface BaseContext<C = unknown> {
   readonly agentName: string;
   readonly runId: string;
   readonly sessionId: string;
-  /** The live transcript: the one array the run appends to, never a copy. */
+  /**
+   * The live transcript, read through with no copy. Every change made through it — a push, a
+   * splice, an edit inside a message — changes the run and is stored with it; a change that
+   * would break the transcript is refused with a `TypeError`.
+   */
   readonly messages: Message[];
   /** A free-form bag for this run: the agent's `metadata` merged with the run's. */
   readonly metadata: Record<string, unknown>;
@@ -130,7 +134,7 @@ export interface ModelContext<C = unknown> extends BaseContext<C> {
    */
   setReply(message: AssistantMessage): void;
   /**
-   * Replace the whole transcript's contents (the same array, so every holder sees it), e.g. with
+   * Replace the whole transcript's contents (every holder of `ctx.messages` sees it), e.g. with
    * a summary in place of older messages.
    */
   setMessages(messages: readonly Message[]): void;

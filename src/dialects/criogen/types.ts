@@ -28,7 +28,7 @@ export type HookRunState = DeepReadonly<RunState> & { readonly [field: string]: 
 export interface HookContext {
   /** The id of the run (`result.runId`). */
   readonly runId: string;
-  /** The live transcript (the array `result.messages` will be); in afterModel it ends with the new reply. */
+  /** The live transcript (what `result.messages` will hold); in afterModel it ends with the new reply. */
   readonly messages: HookMessage[];
   /** Model calls made so far in this run, over all its segments. */
   readonly modelCalls: number;

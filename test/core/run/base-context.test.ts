@@ -39,7 +39,8 @@ describe('contexts', () => {
       expect(ctx.sessionId).toBe(sessionId);
       expect(ctx.agentName).toBe('keeper');
       expect(ctx.state.runId).toBe(runId);
-      expect(ctx.messages).toBe(segmentOf(ctx).state.messages);
+      expect(ctx.messages).toBe(segmentOf(ctx).views.transcript);
+      expect(ctx.messages).toEqual(segmentOf(ctx).state.messages);
       expect(ctx.signal).toBe(segmentOf(ctx).base.signal);
     }
     // One segment behind all three.

@@ -23,8 +23,11 @@ describe('the ledger', () => {
     writer.callSettled('call_0', result('call_0', '1'), true);
     writer.nextStep();
     const again = reply('call_0', '');
-    writer.keepReply(undefined, again);
-    expect(again.toolCalls!.map((c) => c.id)).toEqual(['call_1_0_call_0', 'call_1_1']);
+    const kept = writer.keepReply(undefined, again);
+    expect(kept.toolCalls!.map((c) => c.id)).toEqual(['call_1_0_call_0', 'call_1_1']);
+    // The reply given is not changed: the kept one is a new object, and the transcript's.
+    expect(again.toolCalls!.map((c) => c.id)).toEqual(['call_0', '']);
+    expect(writer.state.messages.at(-1)).toBe(kept);
     expect(writer.state.ledger).toEqual([{ id: 'call_0', entry: 'done' }, { id: 'call_1_0_call_0', entry: 'pending' }, { id: 'call_1_1', entry: 'pending' }]);
   });
 

@@ -36,8 +36,9 @@ describe('preGenerate and postGenerate', () => {
       preGenerate(ctx) { seen = ctx; ctx.messages.push({ role: 'system', content: 'Answer briefly.' }); },
     };
     const result = await createAgent({ model, hooks: [hook] }).run('go');
-    expect(seen!.messages).toBe(result.messages);
-    expect(seen!.request.messages).toBe(result.messages);
+    // Live: the hook's ctx.messages and ctx.request.messages are one view of the transcript, which shows the reply that came after.
+    expect(seen!.request.messages).toBe(seen!.messages);
+    expect(seen!.messages).toEqual(result.messages);
     expect(model.calls[0].messages.at(-1)).toEqual({ role: 'system', content: 'Answer briefly.' });
     expect(result.messages.map((m) => m.role)).toEqual(['user', 'system', 'assistant']);
   });

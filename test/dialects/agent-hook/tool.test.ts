@@ -23,7 +23,9 @@ describe('preToolCall: its context', () => {
     const agent = createAgent({ name: 'helper', id: 'helper-1', metadata: { team: 'docs' }, model: mockModel([callTool('search', { query: 'q' }), 'ok']), tools: [searchTool().tool], hooks: [hook] });
     const result = await agent.run('go', { sessionId: 's-42', metadata: { user: 'ada' } });
     expect(seen).toMatchObject({ agentId: 'helper-1', agentName: 'helper', sessionId: 's-42', metadata: { team: 'docs', user: 'ada' } });
-    expect(seen!.messages).toBe(result.messages);
+    // Live: the view the hook got shows the messages added after it ran.
+    expect(seen!.messages).toEqual(result.messages);
+    expect(result.messages).toHaveLength(4);
     expect('subagent' in seen!).toBe(false);
   });
 

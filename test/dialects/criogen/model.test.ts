@@ -32,7 +32,7 @@ describe('criogen beforeModel', () => {
     const result = await agent.send([{ role: 'user', content: 'first' }, { role: 'user', content: 'second' }]);
     expect(model.calls[0].messages).toEqual([{ role: 'user', content: 'second' }]);
     expect(result.messages).toEqual([{ role: 'user', content: 'second' }, { role: 'assistant', content: 'Short answer.' }]);
-    expect(held).toBe(result.messages);
+    expect(held).toEqual(result.messages);
   });
 
   it('{ end: true, output } ends the run with stop reason hook_end without calling the model', async () => {

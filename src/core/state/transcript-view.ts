@@ -1,0 +1,171 @@
+import type { Message } from '../vocabulary/messages.js';
+
+/** The writes a transcript view turns changes into: the state writer's (see `StateWriter`). */
+export interface TranscriptWrites {
+  readonly state: { readonly messages: Message[] };
+  putMessage(index: number, message: unknown): void;
+  deleteMessage(index: number): void;
+  truncate(length: number): void;
+  /** `apply` changes `target[key]`, inside `message` (a stored message); the writer runs it, or not once closed. */
+  editMessage(message: Message, target: object, key: string | symbol, apply: () => boolean): boolean;
+}
+
+/** The key under which a view gives its target: for koagent's own code, never enumerable or stored. */
+const TARGET: unique symbol = Symbol('koagent.viewTarget');
+
+/** The object behind a view (a message, a part, the transcript), or `value` itself when it is none. */
+export function unwrap<T>(value: T): T {
+  if (typeof value !== 'object' || value === null) return value;
+  const target = (value as { [TARGET]?: T })[TARGET];
+  return target === undefined ? value : target;
+}
+
+/**
+ * `value` without views in it, at any depth: the views themselves give way to what they show,
+ * and a container that holds one is copied (never changed). Whatever enters the run state
+ * passes here, so the state stays plain data (`structuredClone` and stores take it). The walk
+ * is a loop, not a recursion: a model's arguments may be thousands of levels deep.
+ */
+export function plainValue<T>(value: T): T {
+  if (typeof value !== 'object' || value === null) return value;
+  const target = unwrap(value);
+  // A view shows part of the state, which is plain already.
+  if (target !== value) return target;
+  type Node = { value: object; parent: Node | undefined; key: string };
+  const found: Node[] = [];
+  const seen = new WeakSet<object>();
+  const todo: Node[] = [{ value, parent: undefined, key: '' }];
+  while (todo.length > 0) {
+    const node = todo.pop()!;
+    if (seen.has(node.value)) continue;
+    seen.add(node.value);
+    for (const key of Object.keys(node.value)) {
+      const inner = (node.value as Record<string, unknown>)[key];
+      if (typeof inner !== 'object' || inner === null) continue;
+      const child = { value: inner, parent: node, key };
+      if (unwrap(inner) !== inner) found.push(child);
+      else todo.push(child);
+    }
+  }
+  if (found.length === 0) return value;
+  // Copy each container on the way from the root to a view, once, and put the view's target in.
+  const copies = new Map<Node, Record<string, unknown>>();
+  const copyOf = (node: Node): Record<string, unknown> => {
+    let copy = copies.get(node);
+    if (copy === undefined) {
+      copy = (Array.isArray(node.value) ? node.value.slice() : { ...node.value }) as Record<string, unknown>;
+      copies.set(node, copy);
+      if (node.parent !== undefined) copyOf(node.parent)[node.key] = copy;
+    }
+    return copy;
+  };
+  for (const view of found) copyOf(view.parent!)[view.key] = unwrap(view.value);
+  return copyOf(rootOf(found[0])) as T;
+}
+
+function rootOf<N extends { parent: N | undefined }>(node: N): N {
+  while (node.parent !== undefined) node = node.parent;
+  return node;
+}
+
+/**
+ * The transcript as layers and hooks see it (`ctx.messages`, `ctx.request.messages`): the
+ * run's own messages, read through, with no copy — and every change made through it, to the
+ * array or to any message in it at any depth, a write of the state writer. So a hook that
+ * pushes a message or edits one in place changes the run, and a durable run stores exactly
+ * that change. `readOnly` (the view in `ctx.state`): every change is refused, saying why.
+ *
+ * @example const messages = transcriptView(writer, false); messages.push({ role: 'user', content: 'Be brief.' });
+ */
+export function transcriptView(writer: TranscriptWrites, readOnly: boolean): Message[] {
+  const views = new WeakMap<object, object>();
+  const refuse = (what: string): never => {
+    throw new TypeError(`${what}: this transcript is read-only (ctx.state.messages); change the run's transcript through ctx.messages or ctx.setMessages`);
+  };
+
+  /** A view of `value` (a part of `root`, or `root` itself): reads go through, writes go to the writer. */
+  const inside = (value: object, root: Message): object => {
+    let view = views.get(value);
+    if (view !== undefined) return view;
+    const edit = (target: object, key: string | symbol, apply: () => boolean): boolean =>
+      readOnly ? refuse('A message of the transcript cannot be changed') : writer.editMessage(root, target, key, apply);
+    view = new Proxy(value, {
+      get(target, key) {
+        if (key === TARGET) return target;
+        return wrapped(target, key, (child) => inside(child, root));
+      },
+      set: (target, key, given) => edit(target, key, () => Reflect.set(target, key, plainValue(given))),
+      deleteProperty: (target, key) => edit(target, key, () => Reflect.deleteProperty(target, key)),
+      defineProperty: (target, key, descriptor) => edit(target, key, () => Reflect.defineProperty(target, key, 'value' in descriptor ? { ...descriptor, value: plainValue(descriptor.value) } : descriptor)),
+      setPrototypeOf: () => refuse('A message of the transcript cannot change its prototype'),
+    });
+    views.set(value, view);
+    return view;
+  };
+
+  const messages = writer.state.messages;
+  return new Proxy(messages, {
+    get(target, key) {
+      if (key === TARGET) return target;
+      if (typeof key === 'symbol' || !isIndex(key)) return Reflect.get(target, key);
+      return wrapped(target, key, (message) => inside(message, message as Message));
+    },
+    set(_target, key, given) {
+      if (readOnly) refuse(`ctx.messages[${String(key)}] cannot be set`);
+      if (key === 'length') writer.truncate(given as number);
+      else if (typeof key === 'string' && isIndex(key)) writer.putMessage(Number(key), given);
+      else refuse(`ctx.messages.${String(key)} cannot be set (the transcript holds messages only)`);
+      return true;
+    },
+    deleteProperty(_target, key) {
+      if (readOnly || typeof key !== 'string' || !isIndex(key)) refuse(`ctx.messages[${String(key)}] cannot be deleted`);
+      writer.deleteMessage(Number(key));
+      return true;
+    },
+    defineProperty: (_target, key) => refuse(`ctx.messages: defining ${String(key)} is not a change the run can keep; push, splice or assign messages instead`),
+    setPrototypeOf: () => refuse('ctx.messages cannot change its prototype'),
+    preventExtensions: () => refuse('ctx.messages cannot be frozen or sealed'),
+  });
+}
+
+/** `target[key]`, as a view when it is an object, unless the proxy rules say it must be given as is (a frozen property). */
+function wrapped(target: object, key: string | symbol, view: (value: object) => object): unknown {
+  const value = Reflect.get(target, key);
+  if (typeof value !== 'object' || value === null) return value;
+  const own = Reflect.getOwnPropertyDescriptor(target, key);
+  return own !== undefined && !own.configurable && !own.writable ? value : view(value);
+}
+
+function isIndex(key: string): boolean {
+  const code = key.charCodeAt(0);
+  return code >= 48 && code <= 57 && String(Number(key) >>> 0) === key;
+}
+
+/**
+ * The run state as layers see it (`ctx.state`): read through, with no copy, and read-only all
+ * the way down; its `messages` is `transcript` (a read-only transcript view). Layers change the
+ * run through the context's methods and `ctx.messages`, which the state writer owns.
+ *
+ * @example const state = stateView(segment.state, transcriptView(writer, true)); state.usage.toolCalls;
+ */
+export function stateView<S extends { messages: Message[] }>(state: S, transcript: Message[]): S {
+  const views = new WeakMap<object, object>();
+  const refuse = (key: string | symbol): never => {
+    throw new TypeError(`ctx.state.${String(key)} cannot be changed: ctx.state is a read-only view of the run state; change the run through the context (ctx.messages, ctx.setMessages, ctx.setHookState, ctx.end)`);
+  };
+  const view = (value: object): object => {
+    let known = views.get(value);
+    if (known !== undefined) return known;
+    known = new Proxy(value, {
+      get: (target, key) => (key === TARGET ? target : target === state && key === 'messages' ? transcript : wrapped(target, key, view)),
+      set: (_target, key) => refuse(key),
+      deleteProperty: (_target, key) => refuse(key),
+      defineProperty: (_target, key) => refuse(key),
+      setPrototypeOf: () => refuse('prototype'),
+      preventExtensions: () => refuse('extensible'),
+    });
+    views.set(value, known);
+    return known;
+  };
+  return view(state) as S;
+}

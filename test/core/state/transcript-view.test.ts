@@ -1,0 +1,128 @@
+// The transcript as layers see it: read through with no copy, and every change made through
+// it — to the array, or inside a message at any depth — a checked write of the state writer,
+// told to its observer with the position it changed.
+import { describe, expect, it } from 'vitest';
+import type { StatePart } from '../../../src/core/state/state-observer.js';
+import { StateWriter } from '../../../src/core/state/state-writer.js';
+import { plainValue, stateView, transcriptView, unwrap } from '../../../src/core/state/transcript-view.js';
+import type { Message } from '../../../src/core/vocabulary/messages.js';
+import { newState } from '../../../src/core/vocabulary/state.js';
+
+const user = (content: string): Message => ({ role: 'user', content });
+
+function setup(messages: Message[] = [user('one'), user('two'), user('three')]) {
+  const state = newState('r', 's', { name: 'a', id: 'a', toolsFingerprint: 'f' }, messages);
+  const changes: [StatePart, string | number | undefined][] = [];
+  const writer = new StateWriter(state, { changed: (part, key) => void changes.push([part, key]), stepEnds: async () => undefined });
+  const at = () => changes.filter(([part]) => part === 'messages').map(([, key]) => key);
+  return { state, writer, view: transcriptView(writer, false), at };
+}
+
+describe('reading through the view', () => {
+  it('shows the live transcript, with no copy: later appends are there', () => {
+    const { state, writer, view } = setup();
+    expect(view).toEqual(state.messages);
+    writer.append(user('four'));
+    expect(view).toHaveLength(4);
+    expect(Array.isArray(view)).toBe(true);
+    expect(unwrap(view)).toBe(state.messages);
+    expect(JSON.stringify(view)).toBe(JSON.stringify(state.messages));
+  });
+
+  it('gives the same view of a message each time, and the message itself to koagent', () => {
+    const { state, view } = setup();
+    expect(view[0]).toBe(view[0]);
+    expect(view[0]).not.toBe(state.messages[0]);
+    expect(unwrap(view[0])).toBe(state.messages[0]);
+  });
+});
+
+describe('changes through the view are the writer\'s', () => {
+  it('push, as the AgentHook dialect does in preGenerate, appends and reports the position', () => {
+    const { state, view, at } = setup();
+    view.push({ role: 'system', content: 'Be brief.' });
+    expect(state.messages.at(-1)).toEqual({ role: 'system', content: 'Be brief.' });
+    expect(at()).toEqual([3]);
+  });
+
+  it('splice, shift and pop change the transcript and report the lowest position they touched', () => {
+    const { state, view, at } = setup();
+    view.splice(1, 1);
+    expect(state.messages.map((m) => m.content)).toEqual(['one', 'three']);
+    expect(Math.min(...(at() as number[]))).toBe(1);
+    view.shift();
+    view.pop();
+    expect(state.messages).toEqual([]);
+    expect(Math.min(...(at() as number[]))).toBe(0);
+  });
+
+  it('an edit inside a message, at any depth, is reported at that message\'s position', () => {
+    const { state, view, at } = setup([user('one'), { role: 'user', content: [{ type: 'text', text: 'deep' }] }]);
+    (view[1].content as { text: string }[])[0].text = 'edited';
+    expect(state.messages[1]).toEqual({ role: 'user', content: [{ type: 'text', text: 'edited' }] });
+    expect(at()).toEqual([1]);
+  });
+
+  it('refuses a message that is no message, a gap, and an edit that breaks a message (undone), naming the fix', () => {
+    const { state, view } = setup();
+    expect(() => view.push({ role: 'robot' } as unknown as Message)).toThrow(/is not a message/);
+    expect(() => (view[7] = user('far'))).toThrow(/no gaps; push a message/);
+    expect(() => delete view[0]).toThrow(/no gaps; remove messages with splice/);
+    expect(() => ((view[0] as { role: string }).role = 'robot')).toThrow(/the change was undone/);
+    expect(state.messages[0]).toEqual(user('one'));
+    expect(() => (view.length = 9)).toThrow(/shortened .* not grown/);
+  });
+
+  it('keeps the state plain: a view pushed back in, or nested in a new message, becomes what it shows', () => {
+    const { state, view } = setup([{ role: 'user', content: [{ type: 'text', text: 'x' }] }]);
+    view.push({ ...view[0] });
+    expect(unwrap(state.messages[1].content)).toBe(state.messages[1].content);
+    expect(state.messages[1].content).toBe(state.messages[0].content);
+    expect(() => structuredClone(state)).not.toThrow();
+    view.push(view[0]);
+    expect(state.messages[2]).toBe(state.messages[0]);
+  });
+
+  it('changes nothing once the writer is closed (the segment is over)', () => {
+    const { state, writer, view } = setup();
+    writer.close();
+    view.push(user('late'));
+    (view[0] as { content: string }).content = 'late';
+    expect(state.messages.map((m) => m.content)).toEqual(['one', 'two', 'three']);
+  });
+});
+
+describe('plainValue', () => {
+  it('leaves plain data as it is, and copies only the containers that hold a view', () => {
+    const { view } = setup();
+    const plain = { a: [1, { b: 2 }] };
+    expect(plainValue(plain)).toBe(plain);
+    const mixed = { keep: { same: true }, inner: [view[0]] };
+    const out = plainValue(mixed);
+    expect(out).not.toBe(mixed);
+    expect(out.keep).toBe(mixed.keep);
+    expect(unwrap(out.inner[0])).toBe(out.inner[0]);
+    expect(mixed.inner[0]).toBe(view[0]);
+  });
+
+  it('walks thousands of levels without overflowing the stack', () => {
+    let deep: Record<string, unknown> = {};
+    const top = deep;
+    for (let i = 0; i < 20_000; i++) deep = deep.next = {};
+    expect(plainValue(top)).toBe(top);
+  });
+});
+
+describe('the state view (ctx.state)', () => {
+  it('reads through, and refuses every change, its transcript included', () => {
+    const { state, writer } = setup();
+    const view = stateView(state, transcriptView(writer, true));
+    expect(view.messages).toEqual(state.messages);
+    expect(view.usage.toolCalls).toBe(0);
+    expect(() => ((view as { steps: number }).steps = 3)).toThrow(/ctx.state is a read-only view/);
+    expect(() => ((view.usage as { toolCalls: number }).toolCalls = 3)).toThrow(/read-only/);
+    expect(() => view.messages.push(user('x'))).toThrow(/read-only \(ctx.state.messages\)/);
+    expect(() => ((view.messages[0] as { content: string }).content = 'x')).toThrow(/read-only/);
+    expect(state.messages).toHaveLength(3);
+  });
+});
