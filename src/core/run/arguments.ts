@@ -55,91 +55,31 @@ export function boundedArgs(raw: unknown, bounds: ArgumentBounds): unknown {
 
 /**
  * Why `value` is nested deeper or is larger than the bounds allow (or holds a `__proto__`
- * key), stopping as soon as a bound is passed. It recurses at most `maxDepth` levels; with a
- * bound too deep for the call stack it walks with a stack of its own (arguments nested 10,000
- * levels deep must not overflow it).
+ * key), stopping as soon as a bound is passed. It walks with a stack of its own, not by
+ * recursion: arguments nested 10,000 levels deep must not overflow the call stack. Bytes are
+ * counted as JSON takes them: an array by its elements, an object by its own keys.
  */
-function pastBounds(value: object, bounds: ArgumentBounds): string | undefined {
-  if (bounds.maxDepth > RECURSION_LIMIT) return pastBoundsIteratively(value, bounds);
-  return measure(value, 1, 0, bounds) < 0 ? found : undefined;
-}
-
-const RECURSION_LIMIT = 1_000;
-
-// Called this way inside `for…in`, V8 knows an own key needs no lookup (with `Object.hasOwn` it does one).
-const hasOwn = Object.prototype.hasOwnProperty;
-
-/** Why the last walk stopped (set just before `measure` returns -1): no object per walk. */
-let found = '';
-
-/**
- * `bytes` plus the bytes of JSON the object `current` takes, or -1 (and `found` set) once a
- * bound is passed. Arrays by index and objects by `for…in` over own keys: no array of keys made
- * per object.
- */
-function measure(current: object, depth: number, bytes: number, bounds: ArgumentBounds): number {
-  if (depth > bounds.maxDepth) return stop(`the arguments are nested deeper than ${bounds.maxDepth} levels`);
-  if (Array.isArray(current)) {
-    for (let i = 0; i < current.length; i++) {
-      bytes = measureValue(current[i], depth + 1, bytes + 1, bounds);
-      if (bytes < 0) return bytes;
-    }
-  } else {
-    for (const key in current) {
-      if (!hasOwn.call(current, key)) continue;
-      // zod drops such a key from what the tool gets while a rule would still see it: refused,
-      // so every reader sees one object graph (and none becomes a prototype).
-      if (key === '__proto__') return stop('the arguments contain a "__proto__" key, which is refused');
-      bytes = measureValue((current as Record<string, unknown>)[key], depth + 1, bytes + key.length + 4, bounds);
-      if (bytes < 0) return bytes;
-    }
-  }
-  return within(bytes, bounds);
-}
-
-/**
- * `bytes` plus what `value` takes: an object or array is walked, anything else counted here. (A
- * small function V8 inlines into the walk: a call of `measure` per number or string cost more
- * than the rest of the walk of a small call.)
- */
-function measureValue(value: unknown, depth: number, bytes: number, bounds: ArgumentBounds): number {
-  return typeof value === 'object' && value !== null ? measure(value, depth, bytes, bounds) : within(bytes + leafBytes(value), bounds);
-}
-
-/** The bytes of JSON a value that is no object takes: a string with its quotes, anything else 8. */
-function leafBytes(value: unknown): number {
-  return typeof value === 'string' ? value.length + 2 : 8;
-}
-
-/** `bytes`, or -1 (and `found` set) when that is more than the bounds allow. */
-function within(bytes: number, bounds: ArgumentBounds): number {
-  return bytes > bounds.maxBytes ? stop(`the arguments are larger than the ${bounds.maxBytes} bytes of JSON allowed`) : bytes;
-}
-
-function stop(problem: string): -1 {
-  found = problem;
-  return -1;
-}
-
-/** The same walk as `measure`, without recursion. */
-function pastBoundsIteratively(value: object, { maxDepth, maxBytes }: ArgumentBounds): string | undefined {
-  const stack: [unknown, number][] = [[value, 1]];
+function pastBounds(value: object, { maxDepth, maxBytes }: ArgumentBounds): string | undefined {
+  // Values still to count, each followed by its depth.
+  const pending: unknown[] = [value, 1];
   let bytes = 0;
-  while (stack.length > 0) {
-    const [current, depth] = stack.pop()!;
-    if (typeof current !== 'object' || current === null) bytes += leafBytes(current);
-    else {
-      if (depth > maxDepth) return `the arguments are nested deeper than ${maxDepth} levels`;
-      if (Array.isArray(current)) {
-        bytes += current.length;
-        for (let i = current.length - 1; i >= 0; i--) stack.push([current[i], depth + 1]);
-      } else {
-        for (const key in current) {
-          if (!hasOwn.call(current, key)) continue;
-          if (key === '__proto__') return 'the arguments contain a "__proto__" key, which is refused';
-          bytes += key.length + 4;
-          stack.push([(current as Record<string, unknown>)[key], depth + 1]);
-        }
+  while (pending.length > 0) {
+    const depth = pending.pop() as number;
+    const current = pending.pop();
+    // A leaf: a string with its quotes, anything else 8 bytes.
+    if (typeof current !== 'object' || current === null) bytes += typeof current === 'string' ? current.length + 2 : 8;
+    else if (depth > maxDepth) return `the arguments are nested deeper than ${maxDepth} levels`;
+    else if (Array.isArray(current)) {
+      bytes += current.length;
+      for (let i = current.length - 1; i >= 0; i--) pending.push(current[i], depth + 1);
+    } else {
+      for (const key in current) {
+        if (!Object.hasOwn(current, key)) continue;
+        // zod drops such a key from what the tool gets while a rule would still see it: refused,
+        // so every reader sees one object graph (and none becomes a prototype).
+        if (key === '__proto__') return 'the arguments contain a "__proto__" key, which is refused';
+        bytes += key.length + 4;
+        pending.push((current as Record<string, unknown>)[key], depth + 1);
       }
     }
     if (bytes > maxBytes) return `the arguments are larger than the ${maxBytes} bytes of JSON allowed`;

@@ -1,5 +1,5 @@
 import { boundedArgs } from './arguments.js';
-import { bindContext, CallContext, SEGMENT } from './base-context.js';
+import { CallContext, segmentOf } from './base-context.js';
 import type { ModelContext, SideRequest } from '../vocabulary/contexts.js';
 import { KoagentError, markProviderError } from '../vocabulary/errors.js';
 import { contentProblem } from '../vocabulary/content.js';
@@ -14,20 +14,13 @@ const NO_USAGE = Object.freeze({ inputTokens: 0, outputTokens: 0 });
 
 /** The context of one model call (a turn of the loop). */
 export class ModelCallContext extends CallContext implements ModelContext {
-  readonly #segment: Segment;
   /** The reply this call has in the transcript, so a retry or a replacement takes its place. */
   #reply: AssistantMessage | undefined;
   /** The stack is done: a provider call still running (an orphaned `next()`) must not touch the run. */
   #closed = false;
 
   constructor(segment: Segment, public request: GenerateOptions, readonly step: number, readonly purpose: string) {
-    super();
-    this.#segment = segment;
-    bindContext(this, segment);
-  }
-
-  [SEGMENT](): Segment {
-    return this.#segment;
+    super(segment);
   }
 
   get reply(): AssistantMessage | undefined {
@@ -35,16 +28,16 @@ export class ModelCallContext extends CallContext implements ModelContext {
   }
 
   get ended(): boolean {
-    return this.#segment.ended !== undefined;
+    return segmentOf(this).ended !== undefined;
   }
 
   end(output?: unknown): GenerateResult {
-    endRun(this.#segment, output);
+    endRun(segmentOf(this), output);
     return { message: { role: 'assistant', content: '' }, usage: { ...NO_USAGE }, finishReason: 'hook_end' };
   }
 
   generate(first: ModelProvider | SideRequest | undefined, second?: SideRequest | string, third?: string): Promise<GenerateResult> {
-    const segment = this.#segment;
+    const segment = segmentOf(this);
     // generate(request, purpose) or, as the AgentHook dialect calls it, generate(provider, request, purpose).
     if (typeof second === 'string' || second === undefined) return sideCall(segment, undefined, first as SideRequest, second as string);
     return sideCall(segment, first as ModelProvider | undefined, second, third as string);
@@ -53,7 +46,7 @@ export class ModelCallContext extends CallContext implements ModelContext {
   setReply(message: AssistantMessage): void {
     const problem = assistantProblem(message, 'message');
     if (problem !== undefined) throw new TypeError(problem);
-    this.#reply = this.#segment.writer.placeReply(this.#reply, message);
+    this.#reply = segmentOf(this).writer.placeReply(this.#reply, message);
   }
 
   setMessages(messages: readonly Message[]): void {
@@ -62,7 +55,7 @@ export class ModelCallContext extends CallContext implements ModelContext {
       const problem = messageProblem(messages[i], `messages[${i}]`);
       if (problem !== undefined) throw new TypeError(problem);
     }
-    this.#segment.writer.setMessages(messages);
+    segmentOf(this).writer.setMessages(messages);
   }
 
   /**
@@ -71,7 +64,7 @@ export class ModelCallContext extends CallContext implements ModelContext {
    */
   static terminal(ctx: ModelContext): Promise<GenerateResult> {
     const call = ctx as ModelCallContext;
-    const segment = call.#segment;
+    const segment = segmentOf(call);
     // A retry asks again from the same transcript: the earlier attempt's reply leaves it first.
     segment.writer.withdrawReply(call.#reply);
     call.#reply = undefined;
@@ -88,7 +81,7 @@ export class ModelCallContext extends CallContext implements ModelContext {
     const call = turn as ModelCallContext;
     // A reply that arrives after its turn was given up (an orphaned next()) changes nothing.
     if (call.#closed) return;
-    const { writer } = call.#segment;
+    const { writer } = segmentOf(call);
     writer.countModelCall(result.usage);
     call.#reply = writer.placeReply(call.#reply, result.message);
   }
@@ -100,7 +93,7 @@ export class ModelCallContext extends CallContext implements ModelContext {
    */
   static keep(call: ModelCallContext, result: GenerateResult): readonly AssistantToolCall[] | undefined {
     call.#closed = true;
-    const segment = call.#segment;
+    const segment = segmentOf(call);
     let kept = result.message;
     // A layer that ended the run without calling the model leaves no reply behind.
     if (segment.ended === undefined || call.#reply !== undefined) {
@@ -116,7 +109,7 @@ export class ModelCallContext extends CallContext implements ModelContext {
   /** The `model` stack failed: the call leaves no reply in the transcript. */
   static drop(call: ModelCallContext): void {
     call.#closed = true;
-    call.#segment.writer.withdrawReply(call.#reply);
+    segmentOf(call).writer.withdrawReply(call.#reply);
     call.#reply = undefined;
   }
 
@@ -129,13 +122,13 @@ export class ModelCallContext extends CallContext implements ModelContext {
 export function modelTurn(segment: Segment): ModelCallContext {
   const step = segment.writer.nextStep();
   // Every request is the run's own, all the way down: a layer that sets a header changes no
-  // other run. (Not a spread: V8 spreads objects of changing shapes very slowly.)
-  const settings = segment.agent.modelSettings;
-  const request = {} as GenerateOptions;
-  for (const key in settings) request[key] = copyPlain(settings[key]);
-  request.messages = segment.views.transcript;
-  request.tools = segment.agent.toolSpecs.slice();
-  request.signal = segment.base.signal;
+  // other run.
+  const request: GenerateOptions = {
+    ...copyPlain(segment.agent.modelSettings),
+    messages: segment.views.transcript,
+    tools: segment.agent.toolSpecs.slice(),
+    signal: segment.base.signal,
+  };
   const call = new ModelCallContext(segment, request, step, 'turn');
   if (segment.listening) segment.publish({ type: 'model.start', step, purpose: 'turn' });
   return call;

@@ -1,4 +1,4 @@
-import { bindContext, CallContext, SEGMENT } from './base-context.js';
+import { CallContext, segmentOf } from './base-context.js';
 import type { RunContext } from '../vocabulary/contexts.js';
 import type { Message } from '../vocabulary/messages.js';
 import { resultContent } from '../vocabulary/outcome.js';
@@ -7,23 +7,15 @@ import type { Segment } from './segment.js';
 
 /** The context of the `run` hook point: one per segment. */
 export class SegmentContext extends CallContext implements RunContext {
-  /** The segment this context belongs to (`segment` is its number, public). */
-  readonly #owner: Segment;
-
+  /** `segment` is the segment's number; the segment itself is the base class's private field. */
   constructor(owner: Segment, readonly input: Message[], readonly segment: number, readonly resumed: boolean) {
-    super();
-    this.#owner = owner;
-    bindContext(this, owner);
-  }
-
-  [SEGMENT](): Segment {
-    return this.#owner;
+    super(owner);
   }
 
   end(output?: unknown): RunResult {
-    const segment = this.#owner;
-    endRun(segment, output);
-    return segment.finish('hook_end');
+    const owner = segmentOf(this);
+    endRun(owner, output);
+    return owner.finish('hook_end');
   }
 }
 

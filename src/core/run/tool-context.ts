@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { approvalBreach, isApproved, type Decision } from '../state/approved-call.js';
 import { isArgsObject } from './arguments.js';
-import { bindContext, CallContext, SEGMENT } from './base-context.js';
+import { CallContext, segmentOf } from './base-context.js';
 import type { Tool, ToolContext } from '../vocabulary/contexts.js';
 import { preview } from '../vocabulary/json.js';
 import type { AssistantToolCall } from '../vocabulary/messages.js';
@@ -33,7 +33,6 @@ export interface CallState {
 
 /** The context of one tool call: the layers, koagent's steps and the tool all share it. */
 export class ToolCallContext extends CallContext implements ToolContext {
-  readonly #segment: Segment;
   readonly toolCallId: string;
   toolName: string;
   args: Record<string, unknown>;
@@ -45,9 +44,7 @@ export class ToolCallContext extends CallContext implements ToolContext {
   #key: string | undefined;
 
   constructor(segment: Segment, call: AssistantToolCall, args: Record<string, unknown>, decision: Decision | undefined) {
-    super();
-    this.#segment = segment;
-    bindContext(this, segment);
+    super(segment);
     const { state } = segment;
     this.toolCallId = call.id;
     this.toolName = call.name;
@@ -59,10 +56,6 @@ export class ToolCallContext extends CallContext implements ToolContext {
     this.#call = { parsed: undefined, decision, ask: undefined, executed: undefined, failed: false, bounded: args, checkedTool: undefined, checkedArgs: undefined, copiedFrom: undefined };
   }
 
-  [SEGMENT](): Segment {
-    return this.#segment;
-  }
-
   /** `${runId}:${toolCallId}`, made when first read: most tools never read it. */
   get idempotencyKey(): string {
     return (this.#key ??= `${this.state.runId}:${this.toolCallId}`);
@@ -70,7 +63,7 @@ export class ToolCallContext extends CallContext implements ToolContext {
 
   /** Read live: a child that failed in an earlier attempt of this very call is there for its retry. */
   get child(): { readonly state: unknown; readonly decisions: Readonly<Record<string, ApprovalDecision>> } | undefined {
-    const child = this.#segment.writer.childOf(this.toolCallId);
+    const child = segmentOf(this).writer.childOf(this.toolCallId);
     return child === undefined ? undefined : { state: child.state, decisions: child.decisions ?? {} };
   }
 
@@ -79,7 +72,7 @@ export class ToolCallContext extends CallContext implements ToolContext {
     const message = reason === '' ? `Denied by ${by ?? 'a layer'}` : reason;
     if (by === undefined) return toolError('denied', message);
     // Recorded now under `by`; the stack's check would otherwise record it under the layer's name.
-    this.#segment.recordPermission(this, { decision: 'deny', source: 'hook', hook: by, reason: message });
+    segmentOf(this).recordPermission(this, { decision: 'deny', source: 'hook', hook: by, reason: message });
     return toolError('denied', message, by);
   }
 
@@ -100,7 +93,7 @@ export class ToolCallContext extends CallContext implements ToolContext {
   }
 
   errorOutcome(error: unknown, by: string): ToolOutcome {
-    return exceptionOutcome(this.#segment.agent.onToolException, this, error, by);
+    return exceptionOutcome(segmentOf(this).agent.onToolException, this, error, by);
   }
 
   /** What koagent's own steps keep about the call. */

@@ -1,5 +1,5 @@
 import { segmentOf } from '../run/base-context.js';
-import { compose, type HookPoint, type Layer, type LayerFn } from './compose.js';
+import { compose, type Layer, type LayerFn } from './compose.js';
 import type { ModelContext, RunContext, ToolContext } from '../vocabulary/contexts.js';
 import { blame } from '../vocabulary/errors.js';
 import { copyJson, preview } from '../vocabulary/json.js';
@@ -47,27 +47,17 @@ export interface StackFeatures {
   provider?: readonly Layer<ProviderCall, GenerateResult>[];
 }
 
+/** The names under which a middleware object holds its layer functions. */
+type HookPoint = 'run' | 'model' | 'tool';
+
+/** The layers of one hook point, read once: a getter there runs now, not on every call. */
 function layersOf<C, T>(middleware: readonly NamedMiddleware[], point: HookPoint): Layer<C, T>[] {
   const layers: Layer<C, T>[] = [];
   for (const mw of middleware) {
     const fn = mw[point] as LayerFn<C, T> | undefined;
-    if (fn === undefined) continue;
-    const { name, self } = mw;
-    layers.push(isDataProperty(self, point, fn) ? { name, fn, self, method: point } : { name, fn, self });
+    if (fn !== undefined) layers.push({ name: mw.name, fn, self: mw.self });
   }
   return layers;
-}
-
-/**
- * Whether `object[key]` is a plain data property holding `value`, own or inherited, so reading
- * it runs no code of the user's (a getter would run on every call of the layer).
- */
-function isDataProperty(object: object | undefined, key: string, value: unknown): boolean {
-  for (let o: object | null | undefined = object; o !== undefined && o !== null; o = Object.getPrototypeOf(o) as object | null) {
-    const descriptor = Object.getOwnPropertyDescriptor(o, key);
-    if (descriptor !== undefined) return 'value' in descriptor && descriptor.value === value;
-  }
-  return false;
 }
 
 /**

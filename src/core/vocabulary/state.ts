@@ -116,8 +116,8 @@ export interface RunState {
   settled: ToolMessage[];
   /**
    * Every tool call of the run, in the order the replies made them. A list rather than an
-   * object keyed by id: call ids are the model's, new in every run, and V8 makes each new key of
-   * an object a string of its process-wide table and, for a small object, a hidden class.
+   * object keyed by id: it keeps that order, and a call id, which the model writes, is never
+   * made a key of an object.
    */
   ledger: LedgerCall[];
   /** What each hook saved with `{ state }`, by hook name. */
