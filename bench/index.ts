@@ -6,7 +6,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import koaCompose from 'koa-compose';
 import { z } from 'zod';
-import { createAgent, defineTool, memoryStore, type GenerateOptions, type GenerateResult, type Middleware, type ModelProvider, type RunStore } from '../src/index.js';
+import { createAgent, defineTool, memoryStore, type GenerateOptions, type GenerateResult, type Middleware, type ModelProvider } from '../src/index.js';
+import type { RunStore } from '../src/store.js';
 import { sqliteStore } from '../src/sqlite.js';
 
 const input = z.object({ a: z.number(), b: z.number() });

@@ -1,7 +1,12 @@
 // The public API that extensions are written against: contexts, outcomes, messages, models,
 // results, events and errors. koagent's own hook dialects and built-in middleware import only
 // this module (a dependency rule checks it), so "adapters over the one stack" holds literally:
-// whatever they need, every user's middleware has too. The package root re-exports all of it.
+// whatever they need, every user's middleware has too. The entry points choose from it: the
+// package root the names everyday code uses, `koagent/types` the other types,
+// `koagent/option-checks` the options helpers, `koagent/media` the media helpers and
+// `koagent/store` the ledger's types. One name here is on no entry point: `blame`, with which
+// the dialects report the user's hook that threw rather than their own layer (a user's own
+// layer is named by the run itself).
 export type {
   BaseContext,
   GuardrailVerdict,
@@ -42,12 +47,11 @@ export type { AssistantMessage, AssistantToolCall, Message, RunInput, SystemMess
 export { defineMiddleware, type Middleware } from './core/vocabulary/middleware.js';
 export type { FinishReason, GenerateOptions, GenerateResult, ModelProvider, ResponseFormat, StreamPart, TokenUsage, ToolSpec } from './core/vocabulary/model.js';
 export { functionSchema, optionsSchema, parseOptions, refuseMisspellings, wholeNumberSchema, type OptionsWording } from './core/vocabulary/options.js';
-export { deny, toolError, type ChildOutcome, type ToolFailure, type ToolOutcome } from './core/vocabulary/outcome.js';
+export { deny, toolError, type ToolFailure, type ToolOutcome } from './core/vocabulary/outcome.js';
 export { ProviderError, type ProviderErrorDetails, type ProviderErrorKind } from './core/vocabulary/provider-error.js';
 export type { RunResult } from './core/vocabulary/result.js';
 export type {
   ApprovalDecision,
-  ChildSuspension,
   LedgerCall,
   LedgerEntry,
   PendingApproval,

@@ -2,7 +2,8 @@
 // stored) and a run's own output schema. And the structured output's repair turns, stored.
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { createAgent, defineTool, memoryStore, type ModelProvider, type RunStore, type ToolContext } from '../../src/index.js';
+import { createAgent, defineTool, memoryStore, type ModelProvider, type ToolContext } from '../../src/index.js';
+import type { RunStore } from '../../src/store.js';
 import { mockModel } from '../../src/testing/index.js';
 import { mortal, settle, testClock } from '../support/durable.js';
 

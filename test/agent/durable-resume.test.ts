@@ -2,7 +2,8 @@
 // exactly once; states made without a store imported; sub-agents and streams on a store; and
 // the option checks of stores.
 import { describe, expect, it } from 'vitest';
-import { createAgent, KoagentError, memoryStore, RunFailedError, type RunStore } from '../../src/index.js';
+import { createAgent, KoagentError, memoryStore, RunFailedError } from '../../src/index.js';
+import type { RunStore } from '../../src/store.js';
 import { mockModel } from '../../src/testing/index.js';
 import { countingTool } from '../fixtures/counting-tools.js';
 

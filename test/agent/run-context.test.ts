@@ -3,7 +3,8 @@
 // passed on to sub-agents.
 import { z } from 'zod';
 import { describe, expect, it } from 'vitest';
-import { createAgent, defineTool, type AssistantMessage, type Middleware, type ModelProvider, type ToolContext } from '../../src/index.js';
+import { createAgent, defineTool, type Middleware, type ModelProvider, type ToolContext } from '../../src/index.js';
+import type { AssistantMessage } from '../../src/types.js';
 import { mockModel } from '../../src/testing/index.js';
 
 interface App {

@@ -5,7 +5,8 @@ import { StateJournal } from '../../src/durable/journal.js';
 import type { StateObserver } from '../../src/core/state/state-observer.js';
 import { StateWriter } from '../../src/core/state/state-writer.js';
 import { newState } from '../../src/core/vocabulary/state.js';
-import type { AssistantMessage, Message, ToolMessage } from '../../src/index.js';
+import type { Message } from '../../src/index.js';
+import type { AssistantMessage, ToolMessage } from '../../src/types.js';
 
 const user = (content: string): Message => ({ role: 'user', content });
 const reply = (content: string, calls?: string[]): AssistantMessage => ({ role: 'assistant', content, ...(calls ? { toolCalls: calls.map((id) => ({ id, name: 't', args: {} })) } : {}) });

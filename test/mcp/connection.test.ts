@@ -3,7 +3,8 @@
 // sent to the server, the tool list refreshed between model turns, Streamable HTTP with headers.
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { createAgent, RunFailedError, type AgentEvent, type ToolSpec } from '../../src/index.js';
+import { createAgent, RunFailedError, type AgentEvent } from '../../src/index.js';
+import type { ToolSpec } from '../../src/types.js';
 import { mcpTools } from '../../src/mcp/index.js';
 import { mockModel } from '../../src/testing/index.js';
 import { answerTo } from '../fixtures/counting-tools.js';

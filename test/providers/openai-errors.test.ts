@@ -2,7 +2,8 @@
 // typed ProviderError (or the run's abort), the retry middleware recovers what is retryable,
 // and a failed run's state resumes once the server is back.
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { createAgent, openai, ProviderError, retryMiddleware, RunFailedError, type StreamPart } from '../../src/index.js';
+import { createAgent, openai, ProviderError, retryMiddleware, RunFailedError } from '../../src/index.js';
+import type { StreamPart } from '../../src/types.js';
 import type { ChatServer } from '../fixtures/chat-completions-server.js';
 import { add, rejection, runFailure } from '../support/core.js';
 import { chatServerPerTest, collectParts } from '../support/chat-server.js';

@@ -1,7 +1,7 @@
 // The Chat Completions mapping on its own: the chunk shapes of servers that are not quite
 // OpenAI (no `index`, repeated names, refusals, a `stop` reason with tool calls).
 import { describe, expect, it } from 'vitest';
-import type { StreamPart } from '../../src/index.js';
+import type { StreamPart } from '../../src/types.js';
 import { wireMessages } from '../../src/providers/openai-messages.js';
 import { ChunkAssembler, completionResult, finishReasonOf, MalformedReply } from '../../src/providers/openai-wire.js';
 

@@ -2,7 +2,8 @@ import { inspect } from 'node:util';
 // Model strings: `model: 'openai:gpt-5-mini'` resolves to a provider at construction, reading
 // the environment; a bad string, an unknown prefix or a missing key fails there, saying what to set.
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { createAgent, registerModelPrefix, resolveModel, type ModelProvider, type OpenAIChatModel } from '../../src/index.js';
+import { createAgent, registerModelPrefix, resolveModel, type ModelProvider } from '../../src/index.js';
+import type { OpenAIChatModel } from '../../src/types.js';
 import { modelPrefixes } from '../../src/providers/registry.js';
 import { startChatServer, type ChatServer } from '../fixtures/chat-completions-server.js';
 

@@ -2,7 +2,8 @@
 // SQLite and PostgreSQL stores alike (each store's test file calls it with its own factory).
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
-import { createAgent, defineTool, KoagentError, type Checkpoint, type RunState, type RunStore } from '../../src/index.js';
+import { createAgent, defineTool, KoagentError, type RunState } from '../../src/index.js';
+import type { Checkpoint, RunStore } from '../../src/store.js';
 import { checkState } from '../../src/core/state/state-schema.js';
 import { mockModel } from '../../src/testing/index.js';
 import { storedState } from '../support/durable.js';

@@ -2,7 +2,8 @@
 // the memory, SQLite and PostgreSQL stores alike.
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
-import { createAgent, defineTool, KoagentError, type Message, type RunStore } from '../../src/index.js';
+import { createAgent, defineTool, KoagentError, type Message } from '../../src/index.js';
+import type { RunStore } from '../../src/store.js';
 import { mockModel } from '../../src/testing/index.js';
 import type { StoreFactory } from './conformance-runs.js';
 

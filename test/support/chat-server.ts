@@ -1,6 +1,6 @@
 // Shared by the provider tests: a loopback Chat Completions server per test, closed after it.
 import { afterEach } from 'vitest';
-import type { StreamPart } from '../../src/index.js';
+import type { StreamPart } from '../../src/types.js';
 import { startChatServer, type ChatServer, type ServerStep } from '../fixtures/chat-completions-server.js';
 
 /** Call at the top of a test file; the function it returns starts this test's server. */

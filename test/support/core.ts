@@ -1,7 +1,8 @@
 // Small helpers shared by the core runtime's tests. Tools and providers here are real (they go
 // through defineTool and the ModelProvider contract); nothing in the runtime is mocked.
 import { z } from 'zod';
-import { defineTool, KoagentError, RunFailedError, type GenerateOptions, type GenerateResult, type Message, type ModelProvider, type ToolMessage } from '../../src/index.js';
+import { defineTool, KoagentError, RunFailedError, type GenerateOptions, type GenerateResult, type Message, type ModelProvider } from '../../src/index.js';
+import type { ToolMessage } from '../../src/types.js';
 
 /** `add({ a, b })` → a + b. */
 export const add = defineTool({

@@ -1,7 +1,8 @@
 // Helpers of the durable-run tests: a store whose worker can "die" (every call it makes from
 // then on never answers, as a killed process's would not), and a clock the memory store reads.
 import { newState } from '../../src/core/vocabulary/state.js';
-import type { Message, RunState, RunStore } from '../../src/index.js';
+import type { Message, RunState } from '../../src/index.js';
+import type { RunStore } from '../../src/store.js';
 
 /** A new run's state (format 2) of agent `agentName`, as `createRun` gets it. */
 export function storedState(runId: string, sessionId: string, agentName: string, messages: Message[] = []): RunState {

@@ -1,6 +1,8 @@
 // mockModel: a scripted provider, used on its own and inside an agent.
 import { describe, expect, it } from 'vitest';
-import { createAgent, MEDIA_TOKENS, type GenerateOptions, type ToolMessage } from '../../src/index.js';
+import { createAgent, type GenerateOptions } from '../../src/index.js';
+import type { ToolMessage } from '../../src/types.js';
+import { MEDIA_TOKENS } from '../../src/media.js';
 import { mockModel } from '../../src/testing/index.js';
 import { add, runFailure } from '../support/core.js';
 

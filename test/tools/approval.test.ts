@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { createAgent, defineTool, type AgentOptions, type PermissionRecord, type Tool, type ToolContext, type ToolOutcome } from '../../src/index.js';
+import { createAgent, defineTool, type AgentOptions, type Tool, type ToolContext, type ToolOutcome } from '../../src/index.js';
+import type { PermissionRecord } from '../../src/types.js';
 import { mockModel, type MockToolCall } from '../../src/testing/index.js';
 import { answerTo, countingTool, eventLog, toolMessages } from '../fixtures/counting-tools.js';
 

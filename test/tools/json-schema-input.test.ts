@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { createAgent, defineTool, jsonSchemaInput, type JsonSchemaCheck } from '../../src/index.js';
+import { createAgent, defineTool, jsonSchemaInput } from '../../src/index.js';
+import type { JsonSchemaCheck } from '../../src/types.js';
 import { mockModel } from '../../src/testing/index.js';
 import { answerTo } from '../fixtures/counting-tools.js';
 

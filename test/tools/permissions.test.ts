@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { createAgent, defineTool, deny, type AgentOptions, type PermissionRecord, type PermissionsOption } from '../../src/index.js';
+import { createAgent, defineTool, deny, type AgentOptions } from '../../src/index.js';
+import type { PermissionRecord, PermissionsOption } from '../../src/types.js';
 import { mockModel, type MockToolCall } from '../../src/testing/index.js';
 import { answerTo, countingTool, eventLog } from '../fixtures/counting-tools.js';
 

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { createAgent, defineTool, isToolset, type Tool, type Toolset, type ToolSpec } from '../../src/index.js';
+import { createAgent, defineTool, isToolset, type Tool } from '../../src/index.js';
+import type { Toolset, ToolSpec } from '../../src/types.js';
 import { mockModel, type MockCall } from '../../src/testing/index.js';
 import { answerTo } from '../fixtures/counting-tools.js';
 

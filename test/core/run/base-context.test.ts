@@ -1,7 +1,8 @@
 // The contexts koagent hands to layers: what they show of themselves, and what they read
 // through to the segment they belong to.
 import { describe, expect, it } from 'vitest';
-import { createAgent, type BaseContext, type Middleware } from '../../../src/index.js';
+import { createAgent, type Middleware } from '../../../src/index.js';
+import type { BaseContext } from '../../../src/types.js';
 import { mockModel } from '../../../src/testing/index.js';
 import { segmentOf } from '../../../src/core/run/base-context.js';
 import { Segment } from '../../../src/core/run/segment.js';

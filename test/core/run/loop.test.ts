@@ -2,7 +2,8 @@
 // abort, or a layer ending the run. Concurrency is proven by counting, never by timing.
 import { describe, expect, it, vi } from 'vitest';
 import { z } from 'zod';
-import { createAgent, defineTool, type AssistantMessage, type RunFailedError } from '../../../src/index.js';
+import { createAgent, defineTool, type RunFailedError } from '../../../src/index.js';
+import type { AssistantMessage } from '../../../src/types.js';
 import { mockModel } from '../../../src/testing/index.js';
 import { add, gate, toolError, toolMessages } from '../../support/core.js';
 

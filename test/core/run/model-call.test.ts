@@ -1,7 +1,8 @@
 // One model call: what the provider is sent, how its reply is checked and placed, how usage is
 // counted, and that no step copies the transcript.
 import { describe, expect, it } from 'vitest';
-import { createAgent, type AssistantMessage, type GenerateResult, type Message, type ModelProvider } from '../../../src/index.js';
+import { createAgent, type GenerateResult, type Message, type ModelProvider } from '../../../src/index.js';
+import type { AssistantMessage } from '../../../src/types.js';
 import { mockModel } from '../../../src/testing/index.js';
 import { add, provider, reply, runFailure } from '../../support/core.js';
 

@@ -1,6 +1,6 @@
 // The state writer's ledger and held results: the state lists them, the writer finds them by id.
 import { describe, expect, it } from 'vitest';
-import type { AssistantMessage, ToolMessage } from '../../../src/index.js';
+import type { AssistantMessage, ToolMessage } from '../../../src/types.js';
 import { newState } from '../../../src/core/vocabulary/state.js';
 import { StateWriter } from '../../../src/core/state/state-writer.js';
 

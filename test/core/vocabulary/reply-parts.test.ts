@@ -1,7 +1,7 @@
 // A streamed reply assembled into the message a whole reply would be.
 import { describe, expect, it } from 'vitest';
 import { ReplyAssembler, replyParts } from '../../../src/core/vocabulary/reply-parts.js';
-import type { StreamPart } from '../../../src/index.js';
+import type { StreamPart } from '../../../src/types.js';
 
 function assemble(parts: StreamPart[]) {
   const assembler = new ReplyAssembler();

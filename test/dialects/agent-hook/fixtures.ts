@@ -1,7 +1,8 @@
 // Shared by the AgentHook dialect's tests: real tools (defineTool) that record what they were
 // called with, and a listener that keeps a run's events. Nothing in the runtime is mocked.
 import { z } from 'zod';
-import { defineTool, type AgentEvent, type Message, type ToolMessage } from '../../../src/index.js';
+import { defineTool, type AgentEvent, type Message } from '../../../src/index.js';
+import type { ToolMessage } from '../../../src/types.js';
 
 /** `search({ query, limit? })`, recording the arguments of every execution. */
 export function searchTool(options: { needsApproval?: boolean } = {}) {

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { describe, expect, it } from 'vitest';
-import { createAgent, defineTool, RunFailedError, type Hook, type Logger } from '../../../src/index.js';
+import { createAgent, defineTool, RunFailedError, type Hook } from '../../../src/index.js';
+import type { Logger } from '../../../src/types.js';
 import { mockModel } from '../../../src/testing/index.js';
 
 async function failure(promise: Promise<unknown>): Promise<RunFailedError> {
