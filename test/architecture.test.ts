@@ -45,3 +45,17 @@ describe('the core', () => {
     expect(grep(join(src, 'core'), /checkpoint|journal|lease/i)).toEqual([]);
   });
 });
+
+describe('the source', () => {
+  it('composes the stacks in one short file (at most 120 lines), with no module-global state', () => {
+    const compose = readFileSync(join(src, 'core/stacks/compose.ts'), 'utf8');
+    expect(compose.trimEnd().split('\n').length).toBeLessThanOrEqual(120);
+    expect(compose).not.toMatch(/^let /m);
+  });
+
+  it('is written for no engine: no comment cites V8, inlining or instruction counts (performance notes live in docs/performance.md)', () => {
+    const comment = /^\s*(\/\/|\*|\/\*)/;
+    const engine = /\bV8\b|\binlin(ed|es|ing)\b|\binstruction count|\binstructions (a|per) /i;
+    expect(grep(src, engine).filter((line) => comment.test(line.slice(line.indexOf(': ') + 2)))).toEqual([]);
+  });
+});

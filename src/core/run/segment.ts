@@ -165,8 +165,7 @@ export class Segment {
   /** Send an event to every listener. One that throws or rejects is logged, and the run goes on. */
   publish(event: EmittedEvent | Omit<AgentEvent, 'runId' | 'at'>): void {
     if (!this.listening) return;
-    // Object.assign, not a spread: V8 spreads objects of changing shapes (events) very slowly.
-    const full = Object.assign({}, event, { runId: this.state.runId, at: Date.now() }) as AgentEvent;
+    const full = { ...event, runId: this.state.runId, at: Date.now() } as AgentEvent;
     if (this.options.subagent !== undefined && full.agentPath === undefined) full.agentPath = this.options.subagent.path;
     for (const listener of this.options.listeners) this.#notify(() => listener(full), `an event listener threw on ${full.type}`);
   }
