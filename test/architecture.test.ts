@@ -45,3 +45,12 @@ describe('the core', () => {
     expect(grep(join(src, 'core'), /checkpoint|journal|lease/i)).toEqual([]);
   });
 });
+
+describe("a run's status", () => {
+  it('is decided in one module: only the segment asks the writer to begin, end or fail a segment', () => {
+    const code = (line: string) => !/^\S+:\d+: (\*|\/\/)/.test(line);
+    const calls = grep(src, /\bwriter\.(beginSegment|end|fail)\(/).filter(code);
+    expect(calls.length).toBeGreaterThan(0);
+    expect(calls.filter((line) => !line.startsWith(join('src', 'core', 'run', 'segment.ts')))).toEqual([]);
+  });
+});

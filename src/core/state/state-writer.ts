@@ -70,27 +70,13 @@ export class StateWriter {
     return state.segment;
   }
 
-  /** The segment ended without failing: how, and with what output. */
+  /** The segment ended without failing: how, and with what output (written once, when the segment closes). */
   end(status: Exclude<RunStatus, 'running' | 'failed'>, stopReason: StopReason, output: unknown): void {
     if (this.#closed) return;
     const { state } = this;
     state.status = status;
     state.stopReason = stopReason;
     state.output = output;
-    this.#changed('run');
-    this.#changed('output');
-  }
-
-  /**
-   * The segment goes on after the loop ended it (a run layer sends the model back for another
-   * turn, e.g. to repair an answer that does not fit the output schema).
-   */
-  reopen(): void {
-    if (this.#closed) return;
-    const { state } = this;
-    state.status = 'running';
-    delete state.stopReason;
-    delete state.output;
     this.#changed('run');
     this.#changed('output');
   }
