@@ -42,14 +42,14 @@ export type { AssistantMessage, AssistantToolCall, Message, RunInput, SystemMess
 export { defineMiddleware, type Middleware } from './core/vocabulary/middleware.js';
 export type { FinishReason, GenerateOptions, GenerateResult, ModelProvider, ResponseFormat, StreamPart, TokenUsage, ToolSpec } from './core/vocabulary/model.js';
 export { functionSchema, optionsSchema, parseOptions, refuseMisspellings, wholeNumberSchema, type OptionsWording } from './core/vocabulary/options.js';
-export { deny, toolError, type ChildOutcome, type ToolFailure, type ToolOutcome } from './core/vocabulary/outcome.js';
+export { deny, toolError, type NestedRun, type ToolFailure, type ToolOutcome } from './core/vocabulary/outcome.js';
 export { ProviderError, type ProviderErrorDetails, type ProviderErrorKind } from './core/vocabulary/provider-error.js';
 export type { RunResult } from './core/vocabulary/result.js';
 export type {
   ApprovalDecision,
-  ChildSuspension,
   LedgerCall,
   LedgerEntry,
+  NestedRunRecord,
   PendingApproval,
   ResumeClaim,
   RunState,

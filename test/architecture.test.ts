@@ -54,3 +54,10 @@ describe("a run's status", () => {
     expect(calls.filter((line) => !line.startsWith(join('src', 'core', 'run', 'segment.ts')))).toEqual([]);
   });
 });
+
+describe('features the core knows nothing of', () => {
+  it('structured output and sub-agents: the core has a generic nested run behind a call, no child runs, no repair turns', () => {
+    const machinery = ['state', 'run', 'stacks'].map((folder) => join(src, 'core', folder));
+    expect(machinery.flatMap((dir) => grep(dir, /\b[Cc]hild\b|Child[A-Z]|\breopen\(|[Oo]utput schema|[Rr]epair/))).toEqual([]);
+  });
+});
