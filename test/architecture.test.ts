@@ -59,3 +59,19 @@ describe('the source', () => {
     expect(grep(src, engine).filter((line) => comment.test(line.slice(line.indexOf(': ') + 2)))).toEqual([]);
   });
 });
+
+describe("a run's status", () => {
+  it('is decided in one module: only the segment asks the writer to begin, end or fail a segment', () => {
+    const code = (line: string) => !/^\S+:\d+: (\*|\/\/)/.test(line);
+    const calls = grep(src, /\bwriter\.(beginSegment|end|fail)\(/).filter(code);
+    expect(calls.length).toBeGreaterThan(0);
+    expect(calls.filter((line) => !line.startsWith(join('src', 'core', 'run', 'segment.ts')))).toEqual([]);
+  });
+});
+
+describe('features the core knows nothing of', () => {
+  it('structured output and sub-agents: the core has a generic nested run behind a call, no child runs, no repair turns', () => {
+    const machinery = ['state', 'run', 'stacks'].map((folder) => join(src, 'core', folder));
+    expect(machinery.flatMap((dir) => grep(dir, /\b[Cc]hild\b|Child[A-Z]|\breopen\(|[Oo]utput schema|[Rr]epair/))).toEqual([]);
+  });
+});

@@ -13,7 +13,7 @@ import { buildStacks, type StackParts } from '../core/stacks/stacks.js';
 import type { StopCondition } from '../core/vocabulary/state.js';
 import { limitsReached, stepCountIs } from '../features/limits.js';
 import { streamingProviderLayer, streamReleaseLayer } from '../features/streaming/stream-reply.js';
-import { answeredCondition, endedOutputLayer, finalAnswerTool, outputStep, responseFormatLayer, type OutputPlan } from '../features/structured-output.js';
+import { answeredCondition, endedOutputLayer, finalAnswerTool, outputLayer, responseFormatLayer, type OutputPlan } from '../features/structured-output.js';
 import { providerSpanLayer, toolSpanLayer } from '../features/tracing.js';
 import { approvalStep } from '../tools/approval.js';
 import { executeStep } from '../tools/execute.js';
@@ -55,11 +55,13 @@ export function buildAgent(input: BuildInput): AgentCore {
   const base: StackParts = {
     layers,
     tool: { validate: validateStep(lookup), resolve: resolveStep(lookup), policy, execute: executeStep, ...(dynamic || all.some((t) => t.toModelOutput !== undefined) ? { present: modelOutputStep } : {}) },
-    // Validation is innermost, as the loop's own terminal: every run layer sees the checked answer.
-    run: output === undefined ? loopStep : outputStep(output, loopStep),
+    run: loopStep,
     model: ModelCallContext.terminal,
     provider: generateReply,
   };
+  // With an output schema: the answer checked innermost, so every run layer sees the checked
+  // one, and an output a run layer ended the run with checked outermost.
+  const outputLayers = output === undefined ? {} : { run: [endedOutputLayer(output)], runInside: [outputLayer(output)] };
   const built = new Map<number, Stacks>();
   const core: AgentCore = {
     id: input.id,
@@ -86,7 +88,7 @@ export function buildAgent(input: BuildInput): AgentCore {
         const provider: Layer<ProviderCall, GenerateResult>[] = [];
         if (tracing) provider.push(providerSpanLayer);
         if (streaming) provider.push(streamingProviderLayer(holdsStream));
-        stacks = buildStacks(base, { run: output === undefined ? [] : [endedOutputLayer(output)], model, tool: tracing ? [toolSpanLayer] : [], provider });
+        stacks = buildStacks(base, { ...outputLayers, model, tool: tracing ? [toolSpanLayer] : [], provider });
         built.set(mode, stacks);
       }
       return stacks;

@@ -47,13 +47,12 @@ export async function runSegment(core: AgentCore, state: RunState, input: Messag
   const segment = new Segment(core, state, { metadata, context: request.context, signal: request.signal, listeners, permissionListeners, subagent: request.subagent, mode, stopWhen, observer: durable?.observe(state) });
   durable?.watch((reason) => segment.abort(reason));
   traceSegment(segment, span);
-  const number = segment.writer.beginSegment();
+  const number = segment.begin();
   const ctx = new SegmentContext(segment, input, number, resumed);
   segment.publish({ type: 'run.start', sessionId: state.sessionId, segment: number, resumed });
   try {
     const result = await segment.stacks.run(ctx);
-    // A run layer that ended the segment without the loop: the state says how it ended.
-    if (state.status === 'running') segment.writer.end(result.status, result.stopReason, state.output);
+    segment.close(result);
     // A durable run's result is given only once its end is stored.
     if (durable !== undefined) await durable.finish();
     segment.publish({ type: 'run.end', status: result.status, stopReason: result.stopReason });
@@ -63,8 +62,7 @@ export async function runSegment(core: AgentCore, state: RunState, input: Messag
     const failure = runFailure(error, state);
     const recorded = { code: failure.code, message: failure.message, ...(failure.layer !== undefined ? { layer: failure.layer } : {}) };
     // Whatever still runs in the failed segment (an orphaned next()) may not write to its state, and is cancelled.
-    segment.writer.fail(recorded);
-    segment.abort(error);
+    segment.fail(recorded, error);
     // Stored as failed, if the store can; if it cannot, the run stays as of its last
     // checkpoint, and is recovered once its lease expires.
     await durable?.finish().catch(() => undefined);

@@ -1,10 +1,11 @@
 // Structured output: a run's final answer as a value of a zod schema. A feature of layers only:
 // a model layer asks for the provider's JSON response format (native mode), or a final-answer
-// tool takes the answer as its arguments (tool mode); the run stack's terminal checks the answer
-// after the loop and sends a reply that does not fit back to the model, a bounded number of times.
+// tool takes the answer as its arguments (tool mode); the innermost run layer checks the answer
+// the loop ended with and sends a reply that does not fit back to the model (it calls `next()`
+// again), a bounded number of times; the outermost checks an output a run layer ended the run with.
 import { z } from 'zod';
 import { segmentOf } from '../core/run/base-context.js';
-import type { Layer } from '../core/stacks/compose.js';
+import type { Layer, TrustedLayer } from '../core/stacks/compose.js';
 import type { ModelContext, RunContext, Tool } from '../core/vocabulary/contexts.js';
 import { KoagentError, markOwnError } from '../core/vocabulary/errors.js';
 import type { GenerateResult, ModelProvider, ToolSpec } from '../core/vocabulary/model.js';
@@ -209,39 +210,45 @@ function repairMessage(plan: OutputPlan, problem: string): string {
 const judged = new WeakSet<RunResult>();
 
 /**
- * The run stack's terminal with an output schema: the loop, then the answer checked. An answer
+ * The innermost run layer with an output schema: the loop, then the answer checked. An answer
  * that does not fit goes back to the model (a user message with the error) and the loop runs
- * on, up to `repairs` times; then the run fails with `invalid_output`.
+ * again (`next()` once more), up to `repairs` times; then the run fails with `invalid_output`.
+ * It returns a result of its own, the schema's output in it; the segment writes its end once,
+ * when it closes, with the answer as the model wrote it.
  */
-export function outputStep(plan: OutputPlan, loop: (ctx: RunContext) => Promise<RunResult>): (ctx: RunContext) => Promise<RunResult> {
-  return async function checkedOutput(ctx) {
-    const segment = segmentOf(ctx);
-    // Written before anything runs: a state that has it says the run has an output schema, which resume asks for again.
-    if (segment.state.hookState[OUTPUT_STATE] === undefined) segment.writer.setHookState(OUTPUT_STATE, { repairs: 0 });
-    for (;;) {
-      const result = await loop(ctx);
-      // A suspended run answers after its resume; a cancelled one has no answer to check.
-      if (result.status !== 'completed' || result.stopReason === 'aborted') return noAnswer(segment, result);
-      const record = recordOf(segment.state);
-      const answer = answerOf(plan, result, record);
-      const checked = answer.problem === undefined ? await plan.schema.safeParseAsync(answer.value) : undefined;
-      if (checked?.success === true) return settle(segment, result, answer.value, checked.data);
-      const problem = answer.problem ?? `The reply does not fit the required output:\n${z.prettifyError(checked!.error)}`;
-      // Only the model's own final replies are repaired: an output a layer gave, or a segment a
-      // limit stopped, has no model turn left to fix it in.
-      const repairable = result.stopReason === 'final' && record.repairs < plan.repairs;
-      if (!repairable) throw markOwnError(failure(plan, result, answer.raw, problem));
-      segment.writer.setHookState(OUTPUT_STATE, { ...record, repairs: record.repairs + 1, raw: answer.raw, issues: problem });
-      segment.writer.reopen();
-      segment.writer.append({ role: 'user', content: repairMessage(plan, problem) });
-    }
+export function outputLayer(plan: OutputPlan): TrustedLayer<RunContext, RunResult> {
+  return {
+    name: 'koagent:output',
+    trusted: true,
+    async fn(ctx, next) {
+      const segment = segmentOf(ctx);
+      // Written before anything runs: a state that has it says the run has an output schema, which resume asks for again.
+      if (segment.state.hookState[OUTPUT_STATE] === undefined) segment.writer.setHookState(OUTPUT_STATE, { repairs: 0 });
+      for (;;) {
+        const result = await next(ctx);
+        // A suspended run answers after its resume; a cancelled one has no answer to check.
+        if (result.status !== 'completed' || result.stopReason === 'aborted') return noAnswer(segment, result);
+        const record = recordOf(segment.state);
+        const answer = answerOf(plan, result, record);
+        const checked = answer.problem === undefined ? await plan.schema.safeParseAsync(answer.value) : undefined;
+        if (checked?.success === true) return settle(segment, result, answer.value, checked.data);
+        const problem = answer.problem ?? `The reply does not fit the required output:\n${z.prettifyError(checked!.error)}`;
+        // Only the model's own final replies are repaired: an output a layer gave, or a segment a
+        // limit stopped, has no model turn left to fix it in.
+        const repairable = result.stopReason === 'final' && record.repairs < plan.repairs;
+        if (!repairable) throw markOwnError(failure(plan, result, answer.raw, problem));
+        segment.writer.setHookState(OUTPUT_STATE, { ...record, repairs: record.repairs + 1, raw: answer.raw, issues: problem });
+        // The transcript now ends with a user message: the loop asks the model again.
+        segment.writer.append({ role: 'user', content: repairMessage(plan, problem) });
+      }
+    },
   };
 }
 
 /**
  * The outermost run layer with an output schema: a segment that a run layer ended itself
- * (`ctx.end(output)` before the loop) must give an output that fits too. Results the terminal
- * already checked pass as they are.
+ * (`ctx.end(output)` before the loop) must give an output that fits too. Results the innermost
+ * layer already checked pass as they are.
  */
 export function endedOutputLayer(plan: OutputPlan): Layer<RunContext, RunResult> {
   return {
@@ -259,7 +266,7 @@ export function endedOutputLayer(plan: OutputPlan): Layer<RunContext, RunResult>
 
 /** A segment that ended without an answer: its output is undefined, not its last text (which would pass for one). */
 function noAnswer(segment: Segment, result: RunResult): RunResult {
-  segment.writer.end(result.status, result.stopReason, undefined);
+  segment.keepOutput(undefined);
   return { ...result, output: undefined };
 }
 
@@ -268,7 +275,7 @@ function noAnswer(segment: Segment, result: RunResult): RunResult {
  * output may hold dates, maps, classes); the result gets the schema's output.
  */
 function settle(segment: Segment, result: RunResult, answer: unknown, value: unknown): RunResult {
-  segment.writer.end(result.status, result.stopReason, answer);
+  segment.keepOutput(answer);
   segment.publish({ type: 'output', output: value });
   const settled = { ...result, output: value };
   judged.add(settled);

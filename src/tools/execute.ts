@@ -1,7 +1,7 @@
 import { segmentOf } from '../core/run/base-context.js';
 import type { ToolContext } from '../core/vocabulary/contexts.js';
 import { describe } from '../core/vocabulary/errors.js';
-import { toolError, type ChildOutcome, type ToolOutcome } from '../core/vocabulary/outcome.js';
+import { toolError, type NestedRun, type ToolOutcome } from '../core/vocabulary/outcome.js';
 import { ToolCallContext, type CallState } from '../core/run/tool-context.js';
 import { ToolError } from '../core/vocabulary/tool-error.js';
 
@@ -42,7 +42,7 @@ function execute(ctx: ToolContext, call: CallState): Promise<ToolOutcome> {
 
 function succeeded(ctx: ToolContext, result: unknown): ToolOutcome {
   if (isSuspension(result)) {
-    return { result: undefined, requiresApproval: true, approval: { toolName: ctx.toolName, args: ctx.args }, child: result[SUSPEND] };
+    return { result: undefined, requiresApproval: true, approval: { toolName: ctx.toolName, args: ctx.args }, nested: result[SUSPEND] };
   }
   const schema = ctx.tool!.output;
   if (schema === undefined) return { result };
@@ -67,14 +67,14 @@ function failed(ctx: ToolContext, call: CallState, error: unknown): Promise<Tool
 }
 
 const SUSPEND = Symbol('koagent.suspend');
-type Suspension = { [SUSPEND]: ChildOutcome };
+type Suspension = { [SUSPEND]: NestedRun };
 
 /**
- * What a tool returns when a child run behind it (a sub-agent) waits for a human: the call
- * then suspends too, with the child's pending approvals as the run's own.
+ * What a tool returns when a nested run behind it (a sub-agent's) waits for a human: the call
+ * then waits too, with the nested run's pending approvals as the run's own.
  */
-export function suspendWith(child: ChildOutcome): Suspension {
-  return { [SUSPEND]: child };
+export function suspendWith(nested: NestedRun): Suspension {
+  return { [SUSPEND]: nested };
 }
 
 function isSuspension(value: unknown): value is Suspension {

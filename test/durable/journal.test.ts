@@ -81,7 +81,7 @@ describe('StateJournal.take()', () => {
     const { writer, journal } = fresh();
     writer.setHookState('guard', { n: 1 });
     writer.suspendTurn([{ toolCallId: 'p', toolName: 't', args: {} }]);
-    writer.callWaits('c', { state: { inner: true }, approvals: { 'c/x': 'x' } });
+    writer.callWaits('c', { state: { inner: true }, approvals: [{ toolCallId: 'c/x', toolName: 't', args: {} }], ids: { 'c/x': 'x' } });
     writer.end('suspended', 'approval', 'waiting');
     const cp = journal.take()!;
     expect(cp.hookState).toEqual([{ name: 'guard', value: '{"n":1}' }]);
@@ -100,17 +100,17 @@ describe('StateJournal.take()', () => {
     expect(journal.take()).toMatchObject({ calls: [{ id: 'c', entry: 'pending' }], decisions: '{}' });
   });
 
-  it("gives the children when a failed child run is kept for a retry, and when its call settles and drops it", () => {
+  it("gives the children when a failed nested run is kept for a retry, and when its call settles and drops it", () => {
     const { state, writer, journal } = fresh();
     writer.keepReply(undefined, reply('', ['c']));
     journal.take();
-    writer.keepFailedChild('c', { inner: 'failed' });
+    writer.keepNestedRun('c', { state: { inner: 'failed' }, approvals: {} });
     expect(JSON.parse(journal.take()!.children!)).toEqual({ c: { state: { inner: 'failed' }, approvals: {} } });
     writer.callSettled('c', result('c'), true);
     const settled = journal.take()!;
     expect(JSON.parse(settled.children!)).toEqual({});
     expect(state.children).toEqual({});
-    // A call without a child run leaves the children out.
+    // A call without a nested run leaves the children out.
     writer.keepReply(undefined, reply('', ['d']));
     writer.callSettled('d', result('d'), true);
     expect(journal.take()!.children).toBeUndefined();
@@ -164,7 +164,7 @@ describe('step ends: the writer\'s own', () => {
     const settled = writer.callSettled('c1', result('c1'), false)!;
     release();
     await settled;
-    const waits = writer.callWaits('c2', { state: { inner: 1 }, approvals: { 'c2/x': 'x' } })!;
+    const waits = writer.callWaits('c2', { state: { inner: 1 }, approvals: [{ toolCallId: 'c2/x', toolName: 't', args: {} }], ids: { 'c2/x': 'x' } })!;
     release();
     await waits;
     expect(written.slice(1)).toMatchObject([{ calls: [{ id: 'c1', entry: 'done', held: JSON.stringify(result('c1')) }] }, { calls: [{ id: 'c2', entry: 'pending' }], children: JSON.stringify({ c2: { state: { inner: 1 }, approvals: { 'c2/x': 'x' } } }) }]);

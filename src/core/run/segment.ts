@@ -75,6 +75,13 @@ export interface SegmentOptions {
   observer?: StateObserver;
 }
 
+/** How a segment ends when it does not fail: what `Segment.close` writes to the state. */
+interface SegmentEnd {
+  status: 'completed' | 'suspended';
+  stopReason: StopReason;
+  output: unknown;
+}
+
 /** The fields every context of a segment shares, built once per segment. */
 export interface ContextBase {
   readonly context: unknown;
@@ -130,6 +137,10 @@ export class Segment {
   #aborted = false;
   /** Set by a layer that ended the run (`ctx.end`, a hook's `{ end }`). */
   ended: { output: unknown } | undefined;
+  /** How the segment ends, as the run stack's terminal (the loop, or `ctx.end`) last decided it. */
+  #end: SegmentEnd | undefined;
+  /** The output a run layer gave the state for that end instead of the end's own (`keepOutput`). */
+  #kept: { output: unknown } | undefined;
   readonly #unlink: () => void;
 
   constructor(readonly agent: AgentCore, readonly state: RunState, readonly options: SegmentOptions) {
@@ -215,13 +226,23 @@ export class Segment {
     this.ended = { output };
   }
 
-  /** Close the segment: record how it stopped in the state and build the result. */
+  /** The segment starts: the state counts it and says the run is running. Returns its number. */
+  begin(): number {
+    return this.writer.beginSegment();
+  }
+
+  /**
+   * The run stack's terminal stops here (the loop, or `ctx.end`): how the segment ends, and
+   * the result. Nothing is written yet — a run layer may still send the model back (call
+   * `next()` again), which ends it anew; `close` writes the end the segment has at last.
+   */
   finish(stopReason: StopReason): RunResult {
     const { state } = this;
     const status = stopReason === 'approval' ? 'suspended' : 'completed';
     const text = lastAssistantText(state.messages);
     const output = stopReason === 'hook_end' ? this.ended?.output : text;
-    this.writer.end(status, stopReason, output);
+    this.#end = { status, stopReason, output };
+    this.#kept = undefined;
     return {
       runId: state.runId,
       sessionId: state.sessionId,
@@ -234,6 +255,38 @@ export class Segment {
       pendingApprovals: state.pendingApprovals,
       state,
     };
+  }
+
+  /**
+   * A run layer gives the state another output for this end than the end's own (its last
+   * text, or the output a layer ended the run with): JSON the state keeps, while the result
+   * it returns may carry something else (a value the state could not hold as it is).
+   */
+  keepOutput(output: unknown): void {
+    this.#kept = { output };
+  }
+
+  /**
+   * The run stack returned `result`: the segment is over without failing, and its end goes
+   * into the state. Called once per segment, by whoever ran its run stack: the one place a
+   * run's status and stop reason are written when a segment ends. The end is the one the
+   * terminal decided last; when none did (a run layer answered without the loop), the result's.
+   */
+  close(result: RunResult): void {
+    const end = this.#end;
+    const status = end?.status ?? result.status;
+    const stopReason = end?.stopReason ?? result.stopReason;
+    const output = this.#kept !== undefined ? this.#kept.output : end !== undefined ? end.output : this.state.output;
+    this.writer.end(status, stopReason, output);
+  }
+
+  /**
+   * The segment failed with `error`: the state says so, nothing writes to it after, and
+   * whatever of it still runs (an orphaned `next()`) is cancelled.
+   */
+  fail(error: { code: string; message: string; layer?: string }, cause: unknown): void {
+    this.writer.fail(error);
+    this.abort(cause);
   }
 
   /** The segment is over: stop listening to the caller's signal. */

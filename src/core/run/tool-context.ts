@@ -7,7 +7,6 @@ import { preview } from '../vocabulary/json.js';
 import type { AssistantToolCall } from '../vocabulary/messages.js';
 import { toolError, type ToolOutcome } from '../vocabulary/outcome.js';
 import type { Segment } from './segment.js';
-import type { ApprovalDecision } from '../vocabulary/state.js';
 import { exceptionOutcome } from '../vocabulary/tool-exception.js';
 
 /** What koagent's own tool steps keep about one call; not part of the public context. */
@@ -50,8 +49,8 @@ export class ToolCallContext extends CallContext implements ToolContext {
     this.toolName = call.name;
     this.args = args;
     this.toolCall = call;
-    // A call whose child paused runs again to resume it, after a human decided: a re-fire too.
-    this.resumedAfterApproval = isApproved(decision) || segment.writer.childOf(call.id) !== undefined;
+    // A call whose nested run paused runs again to continue it, after a human decided: a re-fire too.
+    this.resumedAfterApproval = isApproved(decision) || segment.writer.nestedRun(call.id) !== undefined;
     this.step = state.steps;
     this.#call = { parsed: undefined, decision, ask: undefined, executed: undefined, failed: false, bounded: args, checkedTool: undefined, checkedArgs: undefined, copiedFrom: undefined };
   }
@@ -61,10 +60,10 @@ export class ToolCallContext extends CallContext implements ToolContext {
     return (this.#key ??= `${this.state.runId}:${this.toolCallId}`);
   }
 
-  /** Read live: a child that failed in an earlier attempt of this very call is there for its retry. */
-  get child(): { readonly state: unknown; readonly decisions: Readonly<Record<string, ApprovalDecision>> } | undefined {
-    const child = segmentOf(this).writer.childOf(this.toolCallId);
-    return child === undefined ? undefined : { state: child.state, decisions: child.decisions ?? {} };
+  /** Read live: a nested run that failed in an earlier attempt of this very call is there for its retry. */
+  get nested(): { readonly state: unknown } | undefined {
+    const nested = segmentOf(this).writer.nestedRun(this.toolCallId);
+    return nested === undefined ? undefined : { state: nested.state };
   }
 
   deny(reason: string, by?: string): ToolOutcome {

@@ -2,7 +2,7 @@ import { humanDenial, startingArgs } from '../state/approved-call.js';
 import { argsObject, isArgsObject } from './arguments.js';
 import { contentProblem } from '../vocabulary/content.js';
 import type { AssistantToolCall, ToolMessage } from '../vocabulary/messages.js';
-import { errorContent, resultContent, toolError, type ChildOutcome, type ToolFailure, type ToolOutcome } from '../vocabulary/outcome.js';
+import { errorContent, resultContent, toolError, type ToolFailure, type ToolOutcome } from '../vocabulary/outcome.js';
 import type { Segment } from './segment.js';
 import type { PendingApproval } from '../vocabulary/state.js';
 import { ToolCallContext } from './tool-context.js';
@@ -39,12 +39,13 @@ export class ToolTurn {
     const call = this.calls[i];
     if (outcome.requiresApproval !== true) return written(segment, call, outcome, this.calls.length === 1);
     const pending = (this.pending ??= []);
-    const child = outcome.child === undefined ? undefined : childApprovals(segment, call, outcome.child, pending);
-    for (const approval of child?.listed ?? [ownApproval(call, outcome)]) {
+    // A nested run behind the call waits: its approvals are listed as the run's own, as it gives them.
+    const { nested } = outcome;
+    for (const approval of nested?.approvals ?? [ownApproval(call, outcome)]) {
       pending.push({ at: i, approval });
       if (segment.listening) segment.publish({ type: 'approval.requested', ...approval });
     }
-    return segment.writer.callWaits(call.id, child === undefined ? undefined : { state: outcome.child!.state, approvals: child.routes });
+    return segment.writer.callWaits(call.id, nested);
   }
 
   /** Settle every call left, up to `toolConcurrency` at a time. */
@@ -161,26 +162,6 @@ function interruptedCall(segment: Segment, call: AssistantToolCall): ToolOutcome
 function ownApproval(call: AssistantToolCall, outcome: ToolOutcome): PendingApproval {
   const ask = outcome.approval ?? { toolName: call.name, args: call.args };
   return { toolCallId: call.id, toolName: ask.toolName, args: ask.args, ...(ask.reason !== undefined ? { reason: ask.reason } : {}) };
-}
-
-/**
- * A child run behind this call waits for a human: list its approvals as the run's own, each
- * under an id unique in the run (`<call id>/<its id>` where that is free), with the route back
- * to the child, which the writer keeps in the state — never read out of the id, which the
- * model wrote. The call stays unsettled; resuming runs it again, which resumes the child.
- */
-function childApprovals(segment: Segment, call: AssistantToolCall, child: ChildOutcome, pending: readonly { approval: PendingApproval }[]): { listed: PendingApproval[]; routes: Record<string, string> } {
-  const { writer } = segment;
-  const taken = new Set(pending.map((p) => p.approval.toolCallId));
-  const routes: Record<string, string> = {};
-  const listed = child.approvals.map((p) => {
-    let id = `${call.id}/${p.toolCallId}`;
-    for (let n = 2; writer.entryOf(id) !== undefined || taken.has(id); n++) id = `${call.id}/${p.toolCallId}#${n}`;
-    taken.add(id);
-    routes[id] = p.toolCallId;
-    return { ...p, toolCallId: id };
-  });
-  return { listed, routes };
 }
 
 function replaced(outcome: ToolOutcome): { replacedBy?: string; replacedByHook?: string } {

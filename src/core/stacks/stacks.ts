@@ -1,5 +1,5 @@
 import { segmentOf } from '../run/base-context.js';
-import { compose, type Layer, type LayerFn } from './compose.js';
+import { compose, type Layer, type LayerFn, type TrustedLayer } from './compose.js';
 import type { ModelContext, RunContext, ToolContext } from '../vocabulary/contexts.js';
 import { blame } from '../vocabulary/errors.js';
 import { copyJson, preview } from '../vocabulary/json.js';
@@ -42,6 +42,12 @@ export interface StackParts {
 /** Features' own layers for one mode, outermost first (spans, streaming). */
 export interface StackFeatures {
   run?: readonly Layer<RunContext, RunResult>[];
+  /**
+   * Innermost in the run stack, between the user layers and the loop, so every user layer sees
+   * what they return. Each calls the next directly, and may call it again once it settled
+   * (to send the model back for another turn).
+   */
+  runInside?: readonly TrustedLayer<RunContext, RunResult>[];
   model?: readonly Layer<ModelContext, GenerateResult>[];
   tool?: readonly ToolLayer[];
   provider?: readonly Layer<ProviderCall, GenerateResult>[];
@@ -101,11 +107,22 @@ const copyArgs: ToolLayer = {
 export function buildStacks(parts: StackParts, features: StackFeatures): Stacks {
   const { layers } = parts;
   return {
-    run: compose([...(features.run ?? []), ...layersOf<RunContext, RunResult>(layers, 'run')], parts.run, checkRun),
+    run: compose([...(features.run ?? []), ...layersOf<RunContext, RunResult>(layers, 'run')], around(features.runInside ?? [], parts.run), checkRun),
     model: compose([...(features.model ?? []), ...layersOf<ModelContext, GenerateResult>(layers, 'model')], parts.model, checkModel),
     tool: toolPipeline(layers, parts.tool, features.tool),
     provider: compose(features.provider ?? [], parts.provider),
   };
+}
+
+/** `layers` around `terminal`, outermost first, each calling the next directly (as often as it likes). */
+function around<C, T>(layers: readonly TrustedLayer<C, T>[], terminal: Terminal<C, T>): Terminal<C, T> {
+  let inner = terminal;
+  for (let i = layers.length - 1; i >= 0; i--) {
+    const { fn } = layers[i];
+    const next = inner;
+    inner = (ctx) => fn(ctx, next);
+  }
+  return inner;
 }
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null;

@@ -9,8 +9,8 @@ const bad = (what: string) => new KoagentError('invalid_resume', `agent.resume()
  * Check a state and decisions handed to `resume`, and build the state the next segment starts
  * from — without touching the caller's object. Every misuse is refused here, before anything
  * runs: another agent's state, a completed or running run, a missing, unknown or malformed
- * decision. A decision for an approval that came from a child run (a sub-agent) is routed to
- * it by the route the state keeps, which its tool resumes when the call runs again.
+ * decision. Each decision is kept under the id of the approval it answers: one that a nested
+ * run (a sub-agent's) listed is read by that run's tool when its call runs again.
  */
 export function nextSegment(state: RunState, decisions: Record<string, ApprovalDecision>, agent: AgentIdentity): RunState {
   const checked = checkState(state);
@@ -29,7 +29,7 @@ export function nextSegment(state: RunState, decisions: Record<string, ApprovalD
   }
   const held = heldCalls(checked);
   for (const id of pending.keys()) {
-    if (!held.has(id)) throw bad(`pending approval "${id}" names a call that the state does not hold (no tool call of its last reply, and no sub-agent run waiting under it); resume the state the run returned, unchanged`);
+    if (!held.has(id)) throw bad(`pending approval "${id}" names a call that the state does not hold (no tool call of its last reply, and no nested run, a sub-agent's, waiting under it); resume the state the run returned, unchanged`);
   }
   const taken = new Map<string, { approval: PendingApproval; decision: ApprovalDecision; approved: boolean }>();
   for (const [id, approval] of pending) {
@@ -44,12 +44,12 @@ export function nextSegment(state: RunState, decisions: Record<string, ApprovalD
   return next;
 }
 
-/** The ids a pending approval may have: the calls of the last reply, and the approvals of waiting child runs. */
+/** The ids a pending approval may have: the calls of the last reply, and the ids the approvals of waiting nested runs are listed under. */
 function heldCalls(state: RunState): Set<string> {
   const ids = new Set<string>();
   const last = state.messages[state.messages.length - 1];
   if (last?.role === 'assistant') for (const call of last.toolCalls ?? []) ids.add(call.id);
-  for (const child of Object.values(state.children)) for (const id of Object.keys(child.approvals ?? {})) ids.add(id);
+  for (const nested of Object.values(state.children)) for (const id of Object.keys(nested.approvals ?? {})) ids.add(id);
   return ids;
 }
 

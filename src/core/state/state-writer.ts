@@ -1,7 +1,7 @@
 import { messageProblem, type AssistantMessage, type AssistantToolCall, type Message, type ToolMessage } from '../vocabulary/messages.js';
 import type { TokenUsage } from '../vocabulary/model.js';
-import { errorContent } from '../vocabulary/outcome.js';
-import type { ApprovalDecision, LedgerCall, LedgerEntry, PendingApproval, RunState, RunStatus, StopReason, Usage } from '../vocabulary/state.js';
+import { errorContent, type NestedRun } from '../vocabulary/outcome.js';
+import type { ApprovalDecision, LedgerCall, LedgerEntry, NestedRunRecord, PendingApproval, RunState, RunStatus, StopReason, Usage } from '../vocabulary/state.js';
 import type { StateObserver, StatePart } from './state-observer.js';
 import { plainValue, unwrap, type TranscriptWrites } from './transcript-view.js';
 
@@ -21,11 +21,11 @@ import { plainValue, unwrap, type TranscriptWrites } from './transcript-view.js'
  */
 export class StateWriter implements TranscriptWrites {
   #closed = false;
-  // Whether the state may hold a human decision or a child run. Most runs hold neither, and
+  // Whether the state may hold a human decision or a nested run. Most runs hold neither, and
   // looking a new call id up in an empty object still walks its prototype chain; every change
   // to them is made here, so these are never false wrongly.
   #anyDecision: boolean;
-  #anyChild: boolean;
+  #anyNested: boolean;
   /** The ledger's calls and the held results, by call id: the state lists them, this finds them. */
   readonly #calls = new Map<string, LedgerCall>();
   readonly #held = new Map<string, ToolMessage>();
@@ -37,7 +37,7 @@ export class StateWriter implements TranscriptWrites {
   constructor(readonly state: RunState, observer?: StateObserver) {
     this.#observer = observer;
     this.#anyDecision = Object.keys(state.decisions).length > 0;
-    this.#anyChild = Object.keys(state.children).length > 0;
+    this.#anyNested = Object.keys(state.children).length > 0;
     for (const call of state.ledger) this.#calls.set(call.id, call);
     for (const message of state.settled) this.#held.set(message.toolCallId, message);
   }
@@ -72,27 +72,13 @@ export class StateWriter implements TranscriptWrites {
     return state.segment;
   }
 
-  /** The segment ended without failing: how, and with what output. */
+  /** The segment ended without failing: how, and with what output (written once, when the segment closes). */
   end(status: Exclude<RunStatus, 'running' | 'failed'>, stopReason: StopReason, output: unknown): void {
     if (this.#closed) return;
     const { state } = this;
     state.status = status;
     state.stopReason = stopReason;
     state.output = output;
-    this.#changed('run');
-    this.#changed('output');
-  }
-
-  /**
-   * The segment goes on after the loop ended it (a run layer sends the model back for another
-   * turn, e.g. to repair an answer that does not fit the output schema).
-   */
-  reopen(): void {
-    if (this.#closed) return;
-    const { state } = this;
-    state.status = 'running';
-    delete state.stopReason;
-    delete state.output;
     this.#changed('run');
     this.#changed('output');
   }
@@ -282,9 +268,9 @@ export class StateWriter implements TranscriptWrites {
     return this.#anyDecision ? this.state.decisions[id] : undefined;
   }
 
-  /** The child run (a sub-agent's) behind call `id`, if any. */
-  childOf(id: string): RunState['children'][string] | undefined {
-    return this.#anyChild ? this.state.children[id] : undefined;
+  /** The nested run (a sub-agent's) kept behind call `id`, if any. */
+  nestedRun(id: string): NestedRunRecord | undefined {
+    return this.#anyNested ? this.state.children[id] : undefined;
   }
 
   /** The result of call `id`, settled and held until its turn ends, if any. */
@@ -342,7 +328,7 @@ export class StateWriter implements TranscriptWrites {
     state.usage.toolCalls++;
     this.#useDecision(id);
     // A settled call needs its nested run no more.
-    this.dropChild(id);
+    this.dropNestedRun(id);
     return this.#stepEnds();
   }
 
@@ -371,61 +357,59 @@ export class StateWriter implements TranscriptWrites {
   }
 
   /**
-   * Call `id` waits for a human. With `child`, it waits for one of its child run's calls: the
-   * child's state is kept, with the ids its approvals are listed under here, and the call is
-   * `pending` again, so resuming runs it (and resumes the child). A step ends here.
+   * Call `id` waits for a human. With `nested`, it waits for a nested run's calls: that run is
+   * kept behind the call, with the ids its approvals are listed under here, and the call is
+   * `pending` again, so resuming runs it (and its tool continues the nested run). A step ends here.
    */
-  callWaits(id: string, child?: { state: unknown; approvals: Record<string, string> }): Promise<void> | undefined {
+  callWaits(id: string, nested?: NestedRun): Promise<void> | undefined {
     if (this.#closed) return undefined;
-    if (child !== undefined) {
-      this.state.children[id] = { state: child.state, approvals: child.approvals };
-      this.#anyChild = true;
-      this.#changed('nested');
+    if (nested !== undefined) {
+      this.keepNestedRun(id, { state: nested.state, approvals: nested.ids });
       this.#enter(id, 'pending');
     }
     return this.#stepEnds();
   }
 
   /**
-   * The child run behind a call failed: its state stays, so a retry of the call (a layer that
-   * calls `next()` again) continues that run — its completed calls do not run again.
+   * Keep `record` as the nested run behind call `id`, in place of the one kept before: the
+   * decisions on that one's approvals are used up with it.
    */
-  keepFailedChild(id: string, child: unknown): void {
+  keepNestedRun(id: string, record: NestedRunRecord): void {
     if (this.#closed) return;
-    this.state.children[id] = { state: child, approvals: {} };
-    this.#anyChild = true;
+    this.#forget(id);
+    this.state.children[id] = record;
+    this.#anyNested = true;
     this.#changed('nested');
   }
 
-  /** The child run behind a call completed: its state goes. */
-  dropChild(id: string): void {
-    if (this.#closed || this.childOf(id) === undefined) return;
+  /** The nested run behind call `id` is over: it goes, with the decisions on its approvals. */
+  dropNestedRun(id: string): void {
+    if (this.#closed || !this.#forget(id)) return;
     delete this.state.children[id];
     this.#changed('nested');
+  }
+
+  /** Use up the decisions on the approvals of the nested run behind `id`; false when there is none. */
+  #forget(id: string): boolean {
+    const kept = this.nestedRun(id);
+    if (kept === undefined) return false;
+    for (const listed of Object.keys(kept.approvals)) this.#useDecision(listed);
+    return true;
   }
 
   // --- resume ----------------------------------------------------------------------------
 
   /**
-   * The decisions a resume brings: each pending approval's answer goes to its call, or to the
-   * child run the approval came from; the pending list is emptied.
+   * The decisions a resume brings, each kept under the id of the pending approval it answers
+   * (a nested run's are read by its tool when the call runs again); the pending list is
+   * emptied, and every earlier decision goes.
    */
   takeDecisions(decisions: ReadonlyMap<string, { approval: PendingApproval; decision: ApprovalDecision; approved: boolean }>): void {
     const { state } = this;
     state.pendingApprovals = [];
     state.decisions = {};
-    for (const child of Object.values(state.children)) delete child.decisions;
-    const routes = new Map<string, [string, string]>();
-    for (const [callId, child] of Object.entries(state.children)) {
-      for (const [listed, own] of Object.entries(child.approvals)) routes.set(listed, [callId, own]);
-    }
+    for (const nested of Object.values(state.children)) delete nested.decisions;
     for (const [id, { approval, decision, approved }] of decisions) {
-      const route = routes.get(id);
-      if (route !== undefined) {
-        const child = state.children[route[0]];
-        (child.decisions ??= {})[route[1]] = decision;
-        continue;
-      }
       const reason = typeof decision === 'object' ? decision.reason : undefined;
       this.#anyDecision = true;
       state.decisions[id] = { approved, toolName: approval.toolName, args: approval.args, ...(reason !== undefined ? { reason: String(reason) } : {}) };

@@ -42,9 +42,9 @@ export function plainValue<T>(value: T): T {
     for (const key of Object.keys(node.value)) {
       const inner = (node.value as Record<string, unknown>)[key];
       if (typeof inner !== 'object' || inner === null) continue;
-      const child = { value: inner, parent: node, key };
-      if (unwrap(inner) !== inner) found.push(child);
-      else todo.push(child);
+      const entry = { value: inner, parent: node, key };
+      if (unwrap(inner) !== inner) found.push(entry);
+      else todo.push(entry);
     }
   }
   if (found.length === 0) return value;
@@ -92,7 +92,7 @@ export function transcriptView(writer: TranscriptWrites, readOnly: boolean): Mes
     view = new Proxy(value, {
       get(target, key) {
         if (key === TARGET) return target;
-        return wrapped(target, key, (child) => inside(child, root));
+        return wrapped(target, key, (part) => inside(part, root));
       },
       set: (target, key, given) => edit(target, key, () => Reflect.set(target, key, plainValue(given))),
       deleteProperty: (target, key) => edit(target, key, () => Reflect.deleteProperty(target, key)),

@@ -7,7 +7,7 @@ import type { AssistantMessage, AssistantToolCall, Message } from './messages.js
 import type { GenerateOptions, GenerateResult, ModelProvider, ToolSpec } from './model.js';
 import type { ToolOutcome } from './outcome.js';
 import type { RunResult } from './result.js';
-import type { ApprovalDecision, RunState } from './state.js';
+import type { RunState } from './state.js';
 
 /**
  * Where a context runs when it is inside a sub-agent (unset in the lead agent).
@@ -170,11 +170,11 @@ export interface ToolContext<C = unknown> extends BaseContext<C> {
   readonly resumedAfterApproval: boolean;
   readonly step: number;
   /**
-   * The child run behind this call, when there is one to continue: a sub-agent that waited for a
-   * human (with the decisions given for its approvals), or one that failed in an earlier attempt
-   * of this call (a retry continues it).
+   * The nested run kept behind this call, when there is one to continue: a sub-agent's run that
+   * waited for a human, or one that failed in an earlier attempt of this call (a retry
+   * continues it). Its state is opaque but to the tool that ran it.
    */
-  readonly child?: { readonly state: unknown; readonly decisions: Readonly<Record<string, ApprovalDecision>> };
+  readonly nested?: { readonly state: unknown };
   /**
    * Settle the call as `denied` (the model reads `reason`), recorded as a permission decision
    * of source `hook` under `by` (default: the layer that returns the outcome).

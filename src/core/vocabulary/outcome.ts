@@ -35,21 +35,27 @@ export interface ToolOutcome {
    */
   content?: string | ToolContentPart[];
   /**
-   * Set by koagent when a child run behind the call (a sub-agent) waits for a human: its state,
-   * opaque to everyone but the tool, and its pending approvals, which become the run's own.
-   * Pass it on unchanged.
+   * Set by koagent when a nested run behind the call (a sub-agent's run) waits for a human: its
+   * state, opaque to everyone but the tool, and its pending approvals, which become the run's
+   * own. Pass it on unchanged.
    */
-  child?: ChildOutcome;
+  nested?: NestedRun;
 }
 
 /**
- * See `ToolOutcome.child`: a child run (a sub-agent) waiting for a human, behind one call.
+ * See `ToolOutcome.nested`: a run inside a tool call (a sub-agent's) waiting for a human. The
+ * call waits with it: the run keeps its state behind the call and lists its approvals as its
+ * own, and when the call runs again (after `resume`), the tool continues it.
  *
- * @example if (outcome.child) console.log(`${outcome.child.approvals.length} approvals wait inside a sub-agent`);
+ * @example if (outcome.nested) console.log(`${outcome.nested.approvals.length} approvals wait inside a nested run`);
  */
-export interface ChildOutcome {
+export interface NestedRun {
+  /** Its state: opaque to the run, read only by the tool that ran it. */
   state: unknown;
+  /** Its pending approvals as this run lists them: each under an id unique in this run. */
   approvals: PendingApproval[];
+  /** For each id of `approvals`, the approval's id in the nested run (where a decision on it goes). */
+  ids: Record<string, string>;
 }
 
 /**

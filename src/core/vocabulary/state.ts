@@ -107,7 +107,10 @@ export interface RunState {
   steps: number;
   usage: Usage;
   pendingApprovals: PendingApproval[];
-  /** Decisions given to `resume`, kept until their calls settle. */
+  /**
+   * Decisions given to `resume`, by the id of the pending approval they answer, kept until their
+   * calls settle (those on a nested run's approvals, until its record goes).
+   */
   decisions: Record<string, { approved: boolean; reason?: string; toolName?: string; args?: unknown }>;
   /**
    * Results of the current turn's settled calls (each names its call by `toolCallId`), held
@@ -123,23 +126,28 @@ export interface RunState {
   /** What each hook saved with `{ state }`, by hook name. */
   hookState: Record<string, unknown>;
   /**
-   * Calls that suspended with a child state (a sub-agent waiting for a human), by tool call id:
-   * that state, the ids its approvals are listed under here mapped to its own ids, and the
-   * decisions `resume` routed to it.
+   * The nested runs kept behind calls (a sub-agent's run that waits for a human, or that failed
+   * in an earlier attempt of the call), by tool call id: that run's state, and the ids its
+   * approvals are listed under here mapped to its own ids.
    */
-  children: Record<string, ChildSuspension>;
+  children: Record<string, NestedRunRecord>;
   error?: { code: string; message: string; layer?: string };
 }
 
 /**
- * A call's suspended child run (see `RunState.children`). Opaque to the core: only its tool reads `state`.
+ * A nested run kept behind a call (see `RunState.children`). Opaque to the run: only the tool
+ * that ran it reads `state`.
  *
- * @example const waiting = Object.keys(state.children); // calls whose sub-agent waits for a human
+ * @example const waiting = Object.keys(state.children); // calls whose nested run (a sub-agent's) is kept
  */
-export interface ChildSuspension {
+export interface NestedRunRecord {
   state: unknown;
-  /** The id each of its pending approvals has in this run's `pendingApprovals` → its id in the child. */
+  /** The id each of its pending approvals has in this run's `pendingApprovals` → its id in the nested run. */
   approvals: Record<string, string>;
+  /**
+   * Decisions on its approvals, by its own ids, in a state a resume wrote before decisions
+   * stayed in the run's `decisions` (under the listed ids); read when the call runs again.
+   */
   decisions?: Record<string, ApprovalDecision>;
 }
 

@@ -7,10 +7,11 @@ import type { EventListener, PermissionListener } from '../../core/vocabulary/ev
 import type { NamedMiddleware } from '../../core/vocabulary/middleware.js';
 import type { RunResult } from '../../core/vocabulary/result.js';
 import type { AgentCore } from '../../core/run/segment.js';
-import type { ApprovalDecision, RunState, Usage } from '../../core/vocabulary/state.js';
+import type { Usage } from '../../core/vocabulary/state.js';
 import { defineTool } from '../../tools/define.js';
 import { suspendWith } from '../../tools/execute.js';
 import { parentSpanOf, type Span } from '../tracing.js';
+import { continuation, dropRun, keepFailedRun, waitingRun, type Continuation } from './nested-runs.js';
 
 /**
  * How an agent appears as another agent's tool.
@@ -52,8 +53,8 @@ export interface ChildRunner {
   readonly name: string;
   /** The agent has an output schema: the lead reads its checked answer (as JSON) rather than its last text. */
   readonly structured?: boolean;
-  /** A new run for `input`, or, with `resume`, the child run the call suspended with. */
-  runChild(input: string, resume: { state: RunState; decisions: Record<string, ApprovalDecision> } | undefined, options: ChildRunOptions): Promise<RunResult>;
+  /** A new run for `input`, or, with `resume`, the child run kept behind the call (it waited for a human, or failed). */
+  runChild(input: string, resume: Continuation | undefined, options: ChildRunOptions): Promise<RunResult>;
 }
 
 const input = z.object({ task: z.string().describe('What the sub-agent should do, in full') });
@@ -81,7 +82,7 @@ export function subagentTool(runner: ChildRunner, options: SubagentToolOptions<a
     input,
     async execute({ task }, ctx) {
       const parent = segmentOf(ctx);
-      const resume = ctx.child === undefined ? undefined : { state: ctx.child.state as RunState, decisions: { ...ctx.child.decisions } };
+      const resume = continuation(parent, ctx.toolCallId);
       const before = resume?.state.usage;
       let result: RunResult;
       try {
@@ -102,16 +103,16 @@ export function subagentTool(runner: ChildRunner, options: SubagentToolOptions<a
         // continues that run (same run id, its completed calls not run again).
         if (error instanceof RunFailedError) {
           parent.writer.addUsage(spent(error.state.usage, before));
-          parent.writer.keepFailedChild(ctx.toolCallId, error.state);
-        } else parent.writer.dropChild(ctx.toolCallId);
+          keepFailedRun(parent, ctx.toolCallId, error.state);
+        } else dropRun(parent, ctx.toolCallId);
         throw error;
       }
       parent.writer.addUsage(spent(result.usage, before));
       if (result.status === 'suspended') {
         const approvals = result.pendingApprovals.map((p) => ({ ...p, path: [runner.name, ...(p.path ?? [])] }));
-        return suspendWith({ state: result.state, approvals });
+        return suspendWith(waitingRun(parent, ctx.toolCallId, result.state, approvals));
       }
-      parent.writer.dropChild(ctx.toolCallId);
+      dropRun(parent, ctx.toolCallId);
       // A cancelled child run has no answer: its last text would pass for one. Throwing while the
       // call's signal is aborted settles the call as `aborted`.
       if (result.stopReason === 'aborted') throw new Error(`${runner.name} was cancelled before it answered`);

@@ -74,3 +74,46 @@ describe('held results', () => {
     expect(writer.heldResult('a')).toEqual(result('a', 'second'));
   });
 });
+
+describe('nested runs', () => {
+  const approval = (toolCallId: string) => ({ toolCallId, toolName: 'publish', args: {} });
+  const decided = (...ids: string[]) => new Map(ids.map((id) => [id, { approval: approval(id), decision: true, approved: true }] as const));
+
+  it('are kept behind a call that waits with one, its approvals listed under the ids the outcome gave', () => {
+    const writer = new StateWriter(newState('r', 's', identity, []));
+    writer.keepReply(undefined, reply('c'));
+    writer.callRunning('c');
+    writer.callWaits('c', { state: { inner: 1 }, approvals: [approval('c/x')], ids: { 'c/x': 'x' } });
+    expect(writer.state.children).toEqual({ c: { state: { inner: 1 }, approvals: { 'c/x': 'x' } } });
+    expect(writer.nestedRun('c')).toBe(writer.state.children.c);
+    expect(writer.entryOf('c')).toBe('pending');
+  });
+
+  it('keep a resume\'s decisions under the listed ids, and use them up with the record they answer', () => {
+    const state = newState('r', 's', identity, []);
+    state.children = { c: { state: {}, approvals: { 'c/x': 'x' }, decisions: { x: false } } };
+    state.pendingApprovals = [approval('c/x')];
+    const writer = new StateWriter(state);
+    writer.takeDecisions(decided('c/x'));
+    // Routed nowhere: the nested run's tool reads them when its call runs again.
+    expect(state.decisions).toEqual({ 'c/x': { approved: true, toolName: 'publish', args: {} } });
+    expect(state.children.c).toEqual({ state: {}, approvals: { 'c/x': 'x' } });
+    expect(writer.decisionOn('c/x')).toMatchObject({ approved: true });
+    // Replaced (the nested run waits again): the decisions on the old record go.
+    writer.keepNestedRun('c', { state: { again: true }, approvals: { 'c/y': 'y' } });
+    expect(state.decisions).toEqual({});
+    expect(state.children.c).toEqual({ state: { again: true }, approvals: { 'c/y': 'y' } });
+  });
+
+  it('go when their call settles, and when dropped', () => {
+    const writer = new StateWriter(newState('r', 's', identity, []));
+    writer.keepReply(undefined, reply('a', 'b'));
+    writer.keepNestedRun('a', { state: 'failed once', approvals: {} });
+    writer.keepNestedRun('b', { state: 'waiting', approvals: {} });
+    writer.callSettled('a', result('a', 'done'), false);
+    expect(Object.keys(writer.state.children)).toEqual(['b']);
+    writer.dropNestedRun('b');
+    expect(writer.state.children).toEqual({});
+    expect(writer.nestedRun('b')).toBeUndefined();
+  });
+});

@@ -3,10 +3,11 @@
 // usage and events flow up to the lead, and an approval pause inside it pauses the lead.
 import { z } from 'zod';
 import { describe, expect, it } from 'vitest';
-import { createAgent, defineTool, type AgentEvent, type AgentHook, type Hook, type Middleware, type RunState } from '../../../src/index.js';
+import { createAgent, defineTool, memoryStore, type AgentEvent, type AgentHook, type Hook, type Middleware, type RunState } from '../../../src/index.js';
 import type { SubagentInfo } from '../../../src/types.js';
 import { mockModel, type MockReply } from '../../../src/testing/index.js';
 import { mapText } from '../../../src/core/vocabulary/content.js';
+import { testClock } from '../../support/durable.js';
 
 function searchTool(log: string[] = []) {
   return defineTool({
@@ -276,6 +277,67 @@ describe('approval inside a sub-agent', () => {
     const done = await lead.resume(JSON.parse(JSON.stringify(suspended.state)), { 'call_1/call_1/call_1': true });
     expect(done.text).toBe('Lead done.');
     expect(log).toEqual(['Deep']);
+  });
+
+  it('lists two sub-agents\' approvals of one turn under distinct ids, also when one lead call\'s id starts with the other\'s', async () => {
+    const log: string[] = [];
+    const { publish } = publishing(log);
+    // Under lead call "a" the first writer's call "b/c", under lead call "a/b" the second's call "c": both would be "a/b/c".
+    const first = createAgent({ name: 'first', model: mockModel([{ toolCalls: [{ id: 'b/c', name: 'publish', args: { title: 'One' } }] }, 'First done.']), tools: [publish] });
+    const second = createAgent({ name: 'second', model: mockModel([{ toolCalls: [{ id: 'c', name: 'publish', args: { title: 'Two' } }] }, 'Second done.']), tools: [publish] });
+    const lead = createAgent({
+      name: 'lead',
+      model: mockModel([{ toolCalls: [{ id: 'a', name: 'first', args: { task: 'One' } }, { id: 'a/b', name: 'second', args: { task: 'Two' } }] }, 'Both done.']),
+      tools: [first.asTool({ description: 'Publishes one' }), second.asTool({ description: 'Publishes two' })],
+    });
+    const suspended = await lead.run('Publish both');
+    const ids = suspended.pendingApprovals.map((p) => p.toolCallId);
+    expect([...ids].sort()).toEqual(['a/b/c', 'a/b/c#2']);
+    expect(Object.fromEntries(Object.entries(suspended.state.children).map(([call, nested]) => [call, Object.values(nested.approvals)]))).toEqual({ a: ['b/c'], 'a/b': ['c'] });
+    const done = await lead.resume(JSON.parse(JSON.stringify(suspended.state)), Object.fromEntries(ids.map((id) => [id, true])));
+    expect(done.text).toBe('Both done.');
+    expect(log.sort()).toEqual(['One', 'Two']);
+  });
+
+  it('keeps the decisions on a sub-agent\'s approvals in the lead\'s state under the listed ids, used up with its run', async () => {
+    const log: string[] = [];
+    const { publish } = publishing(log);
+    // The sub-agent asks twice, one call after the other: the lead suspends twice.
+    const researcher = createAgent({ name: 'researcher', model: mockModel([{ toolCalls: [{ name: 'publish', args: { title: 'One' } }] }, { toolCalls: [{ name: 'publish', args: { title: 'Two' } }] }, 'Published both.']), tools: [publish] });
+    const lead = createAgent({ name: 'lead', model: mockModel([{ toolCalls: [{ name: 'researcher', args: { task: 'Publish' } }] }, 'All done.']), tools: [researcher.asTool({ description: 'Publishes' })] });
+    const first = await lead.run('Publish');
+    expect(first.pendingApprovals.map((p) => p.toolCallId)).toEqual(['call_1/call_1']);
+    const second = await lead.resume(first.state, { 'call_1/call_1': { approved: true, reason: 'fine' } });
+    expect(second.pendingApprovals.map((p) => p.toolCallId)).toEqual(['call_1/call_2']);
+    expect(second.state.children.call_1.approvals).toEqual({ 'call_1/call_2': 'call_2' });
+    // The first decision went to the sub-agent, and went with the run it was for.
+    expect(second.state.decisions).toEqual({});
+    const done = await lead.resume(second.state, { 'call_1/call_2': true });
+    expect(done.text).toBe('All done.');
+    expect(log).toEqual(['One', 'Two']);
+    expect(done.state).toMatchObject({ children: {}, decisions: {} });
+  });
+
+  it('continues a stored run whose resume had routed the decisions into the sub-agent\'s record, as states stored before did', async () => {
+    const log: string[] = [];
+    const { publish, researcherScript, leadScript } = publishing(log);
+    const suspended = await team({ tools: [publish], researcher: researcherScript, lead: leadScript }).lead.run('Publish');
+    // What a resume wrote into the store before decisions stayed with the lead; its worker then died.
+    const routed = JSON.parse(JSON.stringify(suspended.state)) as RunState;
+    Object.assign(routed, { status: 'running', segment: routed.segment + 1, pendingApprovals: [], decisions: {} });
+    routed.children.call_1.decisions = { call_1: true };
+    const clock = testClock();
+    const store = memoryStore({ leaseMs: 1000, now: clock.now });
+    expect(await store.createRun({ state: routed, owner: 'a worker that died' })).toHaveProperty('lease');
+    clock.advance(1001);
+    // A worker that recovers the run, with the same agents built again.
+    const again = publishing(log);
+    const researcher = createAgent({ name: 'researcher', instructions: 'You research.', model: mockModel(again.researcherScript.slice(1)), tools: [again.publish] });
+    const lead = createAgent({ name: 'lead', model: mockModel(again.leadScript.slice(1)), tools: [researcher.asTool({ description: 'Researches a topic' })], store });
+    const [recovered] = await lead.recover();
+    expect(recovered.result).toMatchObject({ status: 'completed', text: 'All done.' });
+    expect(log).toEqual(['Otters']);
+    expect(recovered.result!.state.children).toEqual({});
   });
 
   it('refuses a decision keyed by the sub-agent\'s own call id, listing the prefixed one', async () => {

@@ -1,0 +1,90 @@
+// How a segment ends: the run stack's terminal (the loop, or ctx.end) decides, and the segment
+// writes that end into the state once, when it closes — whatever run layers do in between
+// (call next() again, send the model back to repair an answer).
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { z } from 'zod';
+import { createAgent, defineTool, type Middleware, type RunState } from '../../../src/index.js';
+import { mockModel } from '../../../src/testing/index.js';
+import { StateWriter } from '../../../src/core/state/state-writer.js';
+
+/** Every end the writer is asked to write, as `[status, stopReason, output]`. */
+function ends() {
+  return vi.spyOn(StateWriter.prototype, 'end');
+}
+
+afterEach(() => {
+  vi.restoreAllMocks();
+});
+
+describe('the end of a segment', () => {
+  it('is written once, when the segment closes: the loop ending does not write it', async () => {
+    const written = ends();
+    const seen: string[] = [];
+    const watch: Middleware = { name: 'watch', async run(_ctx, next) { const result = await next(); seen.push(`${result.state.status}/${result.state.stopReason}`); return result; } };
+    const result = await createAgent({ model: mockModel(['Done.']) }).use(watch).run('Go');
+    expect(written.mock.calls).toEqual([['completed', 'final', 'Done.']]);
+    // A run layer after next() reads the result; the state says how the run ended once the segment is over.
+    expect(seen).toEqual(['running/undefined']);
+    expect(result.state).toMatchObject({ status: 'completed', stopReason: 'final', output: 'Done.' });
+  });
+
+  it('is written once when a run layer calls next() again: the last end the loop decided', async () => {
+    const written = ends();
+    const again: Middleware = {
+      name: 'again',
+      async run(ctx, next) {
+        await next();
+        ctx.messages.push({ role: 'user', content: 'Once more.' });
+        return next();
+      },
+    };
+    const result = await createAgent({ model: mockModel(['First.', 'Second.']) }).use(again).run('Go');
+    expect(result.text).toBe('Second.');
+    expect(written.mock.calls).toEqual([['completed', 'final', 'Second.']]);
+  });
+
+  it('is written once through an output schema\'s repair turns, which run with the run still running', async () => {
+    const written = ends();
+    const during: unknown[] = [];
+    const watch: Middleware = { name: 'watch', model: (ctx, next) => { during.push([ctx.state.status, ctx.state.stopReason, ctx.state.output]); return next(); } };
+    const Weather = z.object({ city: z.string(), celsius: z.number() });
+    const model = mockModel(['It is 4 degrees.', '{"city":"Oslo","celsius":"four"}', '{"city":"Oslo","celsius":4}']);
+    const result = await createAgent({ model, output: Weather }).use(watch).run('Weather?');
+    expect(result.output).toEqual({ city: 'Oslo', celsius: 4 });
+    expect(during).toEqual([['running', undefined, undefined], ['running', undefined, undefined], ['running', undefined, undefined]]);
+    expect(written.mock.calls).toEqual([['completed', 'final', { city: 'Oslo', celsius: 4 }]]);
+  });
+
+  it('is not written as completed before an output schema fails the run: the state says failed, once', async () => {
+    const written = ends();
+    const failed = vi.spyOn(StateWriter.prototype, 'fail');
+    const error = await createAgent({ model: mockModel(['nope']), output: { schema: z.object({ n: z.number() }), repairs: 0 } }).run('x').catch((e: { state: RunState }) => e);
+    expect(written).not.toHaveBeenCalled();
+    expect(failed.mock.calls).toEqual([[expect.objectContaining({ code: 'invalid_output' })]]);
+    expect(error.state).toMatchObject({ status: 'failed' });
+    expect(error.state.stopReason).toBeUndefined();
+  });
+
+  it('is written once for a run layer that ends the run (ctx.end), and once for one that answers without the loop', async () => {
+    const written = ends();
+    const quota: Middleware = { name: 'quota', run: (ctx) => ctx.end({ refused: true }) };
+    await createAgent({ model: mockModel([]) }).use(quota).run('x');
+    expect(written.mock.calls).toEqual([['completed', 'hook_end', { refused: true }]]);
+    written.mockClear();
+    // No terminal decided an end: the result's status and stop reason are the segment's.
+    const cached: Middleware = { name: 'cached', run: (ctx) => ({ runId: ctx.runId, sessionId: ctx.sessionId, status: 'completed', stopReason: 'stop:cached', text: 'cached', output: 'cached', messages: ctx.messages, usage: ctx.state.usage, pendingApprovals: [], state: ctx.state as RunState }) };
+    const result = await createAgent({ model: mockModel([]) }).use(cached).run('x');
+    expect(written.mock.calls).toEqual([['completed', 'stop:cached', undefined]]);
+    expect(result.state).toMatchObject({ status: 'completed', stopReason: 'stop:cached' });
+  });
+
+  it('is written once per segment: a suspended one, then its resume', async () => {
+    const written = ends();
+    const rm = defineTool({ name: 'rm', description: 'Removes', input: z.object({ path: z.string() }), needsApproval: true, execute: () => 'removed' });
+    const agent = createAgent({ model: mockModel([{ toolCalls: [{ name: 'rm', args: { path: '/tmp/x' } }] }, 'Cleaned.']), tools: [rm] });
+    const suspended = await agent.run('Clean up');
+    expect(written.mock.calls).toEqual([['suspended', 'approval', '']]);
+    await agent.resume(suspended.state, { [suspended.pendingApprovals[0].toolCallId]: true });
+    expect(written.mock.calls.map(([status, stopReason]) => [status, stopReason])).toEqual([['suspended', 'approval'], ['completed', 'final']]);
+  });
+});
