@@ -46,7 +46,7 @@ export class ModelCallContext extends CallContext implements ModelContext {
   setReply(message: AssistantMessage): void {
     const problem = assistantProblem(message, 'message');
     if (problem !== undefined) throw new TypeError(problem);
-    this.#reply = segmentOf(this).writer.placeReply(this.#reply, message);
+    this.#reply = segmentOf(this).writer.placeReply(this.#reply, plainValue(message));
   }
 
   setMessages(messages: readonly Message[]): void {

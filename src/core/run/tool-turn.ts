@@ -90,6 +90,8 @@ function written(segment: Segment, call: AssistantToolCall, outcome: ToolOutcome
  * already running finish (and record their results), then the first error is thrown.
  */
 async function pool<T>(items: T[], limit: number, fn: (item: T) => Promise<void>): Promise<void> {
+  // One item (a reply's only call, the usual turn) needs no workers to share it.
+  if (items.length === 1) return fn(items[0]);
   let next = 0;
   let failure: { error: unknown } | undefined;
   const worker = async () => {

@@ -178,11 +178,11 @@ export class StateWriter implements TranscriptWrites {
 
   /**
    * Put `message` where the call's reply `previous` is (usually last), or at the end if it has
-   * none. Returns the message, which is now the call's reply.
+   * none. Returns the message, which is now the call's reply. `message` is plain data: a
+   * provider's reply, or one a layer gave, unwrapped where it was given (`ctx.setReply`).
    */
-  placeReply(previous: AssistantMessage | undefined, given: AssistantMessage): AssistantMessage {
-    if (this.#closed) return given;
-    const message = plainValue(given);
+  placeReply(previous: AssistantMessage | undefined, message: AssistantMessage): AssistantMessage {
+    if (this.#closed) return message;
     const messages = this.state.messages;
     if (previous === message && messages[messages.length - 1] === message) return message;
     const at = previous === undefined ? -1 : messages.lastIndexOf(previous);
@@ -212,7 +212,8 @@ export class StateWriter implements TranscriptWrites {
    */
   keepReply(previous: AssistantMessage | undefined, given: AssistantMessage, bound: (args: unknown) => unknown = (args) => args): AssistantMessage {
     if (this.#closed) return given;
-    const message = plainValue(given);
+    // The reply already placed is plain; one a layer put in its place may hold views.
+    const message = given === previous ? given : plainValue(given);
     const calls = message.toolCalls;
     let kept = message;
     if (calls !== undefined) {

@@ -31,6 +31,9 @@ export function plainValue<T>(value: T): T {
   const target = unwrap(value);
   // A view shows part of the state, which is plain already.
   if (target !== value) return target;
+  // Most values hold no view (a model's reply, a message a layer made): a scan that allocates
+  // nothing says so; only a value that holds one, or is deeper than the scan goes, is walked.
+  if (holdsView(value, 32) === false) return value;
   type Node = { value: object; parent: Node | undefined; key: string };
   const found: Node[] = [];
   const seen = new WeakSet<object>();
@@ -61,6 +64,19 @@ export function plainValue<T>(value: T): T {
   };
   for (const view of found) copyOf(view.parent!)[view.key] = unwrap(view.value);
   return copyOf(rootOf(found[0])) as T;
+}
+
+/** Whether `value` holds a view within `depth` levels; undefined when it goes deeper (or is cyclic) and the scan cannot tell. */
+function holdsView(value: object, depth: number): boolean | undefined {
+  for (const key of Object.keys(value)) {
+    const inner = (value as Record<string, unknown>)[key];
+    if (typeof inner !== 'object' || inner === null) continue;
+    if ((inner as { [TARGET]?: unknown })[TARGET] !== undefined) return true;
+    if (depth === 0) return undefined;
+    const found = holdsView(inner, depth - 1);
+    if (found !== false) return found;
+  }
+  return false;
 }
 
 function rootOf<N extends { parent: N | undefined }>(node: N): N {
