@@ -61,8 +61,13 @@ async function killThenRecover(kind: 'sqlite' | 'postgres', where: string, open:
     // As it was live when the worker died: the in-place edit and the pushed note are there.
     expect(stored.messages).toEqual(live.slice(0, 4).map((m, i) => (i === 3 ? { ...m, metadata: undefined } : m)).map(withoutUndefined));
     // The lease of the dead worker expires; another process recovers the run.
-    await new Promise((resolve) => setTimeout(resolve, 500));
-    const [recovered] = await buildEditingAgent({ store }).recover();
+    const agent = buildEditingAgent({ store });
+    let recoveredRuns = await agent.recover();
+    for (let waited = 0; recoveredRuns.length === 0 && waited < 10_000; waited += 100) {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      recoveredRuns = await agent.recover();
+    }
+    const [recovered] = recoveredRuns;
     expect(recovered.error).toBeUndefined();
     expect(recovered.result!.messages).toEqual(live);
     expect((await store.loadRun(run.runId))!.messages).toEqual(live);
