@@ -8,7 +8,7 @@ import type { GenerateResult, ModelProvider } from '../core/vocabulary/model.js'
 import { generateReply, ModelCallContext } from '../core/run/model-call.js';
 import type { ToolOutcome } from '../core/vocabulary/outcome.js';
 import { loopStep } from '../core/run/loop.js';
-import { STREAMING, TRACING, type AgentCore, type ProviderCall, type Stacks } from '../core/run/segment.js';
+import type { AgentCore, ProviderCall, Stacks } from '../core/run/segment.js';
 import { buildStacks, type StackParts } from '../core/stacks/stacks.js';
 import type { StopCondition } from '../core/vocabulary/state.js';
 import { limitsReached, stepCountIs } from '../features/limits.js';
@@ -35,6 +35,23 @@ export interface BuildInput {
   layers: readonly NamedMiddleware[];
   /** The run's final answer must fit this (the agent's `output`, or one run's). */
   output?: OutputPlan;
+}
+
+/**
+ * A segment's mode, as the build step gives it meaning: each bit a feature whose layers the
+ * stacks of that mode have. The core only passes a mode on, and picks the stacks by it.
+ */
+const STREAMING = 1;
+const TRACING = 2;
+
+/** The mode of a segment that streams (`agent.stream`), is traced (its run span records), both or neither. */
+export function segmentMode(streaming: boolean, tracing: boolean): number {
+  return (streaming ? STREAMING : 0) | (tracing ? TRACING : 0);
+}
+
+/** Whether a segment of `mode` streams (a streamed run's sub-agents stream too). */
+export function streams(mode: number): boolean {
+  return (mode & STREAMING) !== 0;
 }
 
 /** Build what the core runs an agent with. Stacks are composed per mode, on first use. */
@@ -80,7 +97,7 @@ export function buildAgent(input: BuildInput): AgentCore {
       let stacks = built.get(mode);
       if (stacks === undefined) {
         const tracing = (mode & TRACING) !== 0;
-        const streaming = (mode & STREAMING) !== 0;
+        const streaming = streams(mode);
         // Pushed, not spread: spreading these small arrays cost more than composing the stacks.
         const model: Layer<ModelContext, GenerateResult>[] = [];
         if (output?.mode === 'native') model.push(responseFormatLayer(output));

@@ -39,7 +39,7 @@ export interface StackParts {
   provider: Terminal<ProviderCall, GenerateResult>;
 }
 
-/** Features' own layers for one mode, outermost first (spans, streaming). */
+/** Features' own layers for one mode, outermost first (the build step decides which a mode has). */
 export interface StackFeatures {
   run?: readonly Layer<RunContext, RunResult>[];
   /**
