@@ -12,7 +12,7 @@ import type { AgentCore, ProviderCall, Stacks } from '../core/run/segment.js';
 import { buildStacks, type StackParts } from '../core/stacks/stacks.js';
 import type { StopCondition } from '../core/vocabulary/state.js';
 import { limitsReached, stepCountIs } from '../features/limits.js';
-import { streamingProviderLayer, streamReleaseLayer } from '../features/streaming/stream-reply.js';
+import { holdsStream, streamingProviderLayer, streamReleaseLayer } from '../features/streaming/stream-reply.js';
 import { answeredCondition, endedOutputLayer, finalAnswerTool, outputLayer, responseFormatLayer, type OutputPlan } from '../features/structured-output.js';
 import { providerSpanLayer, toolSpanLayer } from '../features/tracing.js';
 import { approvalStep } from '../tools/approval.js';
@@ -68,7 +68,7 @@ export function buildAgent(input: BuildInput): AgentCore {
   if (o.permissions !== undefined || o.onPermissionDecision !== undefined) policy.push(permissionsStep(o.permissions));
   if (dynamic || all.some((t) => t.guardrails.input.length + t.guardrails.output.length > 0)) policy.push(guardrailsStep);
   if (dynamic || all.some((t) => t.needsApproval !== undefined && t.needsApproval !== false) || mayAsk(o.permissions)) policy.push(approvalStep);
-  const holdsStream = layers.some((mw) => mw.holdStream === true && mw.model !== undefined);
+  const held = holdsStream(layers);
   const base: StackParts = {
     layers,
     tool: { validate: validateStep(lookup), resolve: resolveStep(lookup), policy, execute: executeStep, ...(dynamic || all.some((t) => t.toModelOutput !== undefined) ? { present: modelOutputStep } : {}) },
@@ -104,7 +104,7 @@ export function buildAgent(input: BuildInput): AgentCore {
         if (streaming) model.push(streamReleaseLayer);
         const provider: Layer<ProviderCall, GenerateResult>[] = [];
         if (tracing) provider.push(providerSpanLayer);
-        if (streaming) provider.push(streamingProviderLayer(holdsStream));
+        if (streaming) provider.push(streamingProviderLayer(held));
         stacks = buildStacks(base, { ...outputLayers, model, tool: tracing ? [toolSpanLayer] : [], provider });
         built.set(mode, stacks);
       }
