@@ -7,6 +7,11 @@
 // `koagent/hooks`, the options-checking helpers on `koagent/option-checks` and the media helpers
 // on `koagent/media` (docs/design.md, "Entry points").
 
+// The fields features declare on `Middleware` for themselves (`holdStream`, streaming's; `scope`,
+// sub-agents'): imported here by name, so that every program importing the root sees them.
+import './features/streaming/stream-reply.js';
+import './features/subagents/subagent-tool.js';
+
 // The agent.
 export { Agent, createAgent } from './agent/agent.js';
 export type { AgentOptions, RunCallOptions } from './agent/options.js';

@@ -74,4 +74,10 @@ describe('features the core knows nothing of', () => {
     const machinery = ['state', 'run', 'stacks'].map((folder) => join(src, 'core', folder));
     expect(machinery.flatMap((dir) => grep(dir, /\b[Cc]hild\b|Child[A-Z]|\breopen\(|[Oo]utput schema|[Rr]epair/))).toEqual([]);
   });
+
+  it('streaming and tracing: a segment\'s mode is opaque to the core\'s machinery, no bit of it named there', () => {
+    const machinery = ['state', 'run', 'stacks'].map((folder) => join(src, 'core', folder));
+    // Any spelling, in code or comment: STREAMING, isTracing, streamingLayer, "a streaming segment".
+    expect(machinery.flatMap((dir) => grep(dir, /streaming|tracing/i))).toEqual([]);
+  });
 });

@@ -1,11 +1,13 @@
-// What the published package holds: a licence, where its sources live, and source maps that
-// carry their sources (so a stack trace points into code the tarball has).
+// What the published package holds: a licence, where its sources live, source maps that carry
+// their sources (so a stack trace points into code the tarball has), and declarations that give
+// a program importing the root every field of a middleware, the ones features declare included.
 import { execFile } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+import ts from 'typescript';
 import { afterAll, describe, expect, it } from 'vitest';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
@@ -28,6 +30,22 @@ describe('the package', () => {
     expect(map.sourcesContent?.[0]).toContain('export function compose');
     expect(existsSync(join(out, 'index.d.ts'))).toBe(true);
   }, 120_000);
+
+  it('declares, for a program that imports only the root, the middleware fields features add (holdStream, scope)', () => {
+    // Beside the built declarations, which find their dependencies through this link.
+    symlinkSync(join(root, 'node_modules'), join(out, 'node_modules'), 'dir');
+    const file = join(out, 'consumer.mts');
+    writeFileSync(file, [
+      "import { defineMiddleware, type Middleware } from './index.js';",
+      "export const held: Middleware = { name: 'redact', holdStream: true, scope: 'lead-only', model: (_ctx, next) => next() };",
+      "export const defined = defineMiddleware({ scope: 'inherit', rawCalls: true, tool: (_ctx, next) => next() });",
+      "// @ts-expect-error a scope is 'inherit' or 'lead-only'",
+      "export const misnamed: Middleware = { scope: 'everywhere' };",
+    ].join('\n'));
+    const program = ts.createProgram([file], { module: ts.ModuleKind.NodeNext, moduleResolution: ts.ModuleResolutionKind.NodeNext, target: ts.ScriptTarget.ES2022, strict: true, noEmit: true, skipLibCheck: true, types: [] });
+    const problems = ts.getPreEmitDiagnostics(program).map((d) => ts.flattenDiagnosticMessageText(d.messageText, '\n'));
+    expect(problems).toEqual([]);
+  }, 60_000);
 
   it('keeps built tarballs out of git', () => {
     expect(readFileSync(join(root, '.gitignore'), 'utf8').split('\n')).toContain('*.tgz');

@@ -7,7 +7,7 @@ import type { Middleware, NamedMiddleware } from '../core/vocabulary/middleware.
 import { isModelProvider, type ModelProvider } from '../core/vocabulary/model.js';
 import type { RunResult } from '../core/vocabulary/result.js';
 import { nextSegment } from '../core/state/resume.js';
-import { linkSignal, STREAMING, type AgentCore } from '../core/run/segment.js';
+import { linkSignal, type AgentCore } from '../core/run/segment.js';
 import { newState, type AgentIdentity, type ApprovalDecision, type RunState } from '../core/vocabulary/state.js';
 import { checkState } from '../core/state/state-schema.js';
 import { startingTranscript } from '../core/state/state-writer.js';
@@ -19,7 +19,7 @@ import { subagentTool, type ChildRunOptions, type SubagentToolOptions } from '..
 import { OUTPUT_STATE, outputPlan, type OutputOptionsOf, type OutputPlan, type OutputSpec } from '../features/structured-output.js';
 import { compactionMiddleware } from '../middleware/compaction-middleware.js';
 import { ToolIndex, type Toolset } from '../tools/toolset.js';
-import { buildAgent } from './build.js';
+import { buildAgent, streams } from './build.js';
 import { AgentCores } from './cores.js';
 import { AgentStore } from '../durable/agent-store.js';
 import { runSegment, type SegmentRequest } from './run-segment.js';
@@ -322,7 +322,7 @@ export class Agent<C = unknown, O = unknown> {
       output: this.#output,
       listeners: options.listeners,
       permissionListeners: options.permissionListeners,
-      streaming: (options.mode & STREAMING) !== 0,
+      streaming: streams(options.mode),
       subagent: options.subagent,
       inherited: options.inherited,
       parentSpan: options.parentSpan,

@@ -8,11 +8,11 @@ import type { GenerateResult, ModelProvider } from '../core/vocabulary/model.js'
 import { generateReply, ModelCallContext } from '../core/run/model-call.js';
 import type { ToolOutcome } from '../core/vocabulary/outcome.js';
 import { loopStep } from '../core/run/loop.js';
-import { STREAMING, TRACING, type AgentCore, type ProviderCall, type Stacks } from '../core/run/segment.js';
+import type { AgentCore, ProviderCall, Stacks } from '../core/run/segment.js';
 import { buildStacks, type StackParts } from '../core/stacks/stacks.js';
 import type { StopCondition } from '../core/vocabulary/state.js';
 import { limitsReached, stepCountIs } from '../features/limits.js';
-import { streamingProviderLayer, streamReleaseLayer } from '../features/streaming/stream-reply.js';
+import { holdsStream, streamingProviderLayer, streamReleaseLayer } from '../features/streaming/stream-reply.js';
 import { answeredCondition, endedOutputLayer, finalAnswerTool, outputLayer, responseFormatLayer, type OutputPlan } from '../features/structured-output.js';
 import { providerSpanLayer, toolSpanLayer } from '../features/tracing.js';
 import { approvalStep } from '../tools/approval.js';
@@ -37,6 +37,23 @@ export interface BuildInput {
   output?: OutputPlan;
 }
 
+/**
+ * A segment's mode, as the build step gives it meaning: each bit a feature whose layers the
+ * stacks of that mode have. The core only passes a mode on, and picks the stacks by it.
+ */
+const STREAMING = 1;
+const TRACING = 2;
+
+/** The mode of a segment that streams (`agent.stream`), is traced (its run span records), both or neither. */
+export function segmentMode(streaming: boolean, tracing: boolean): number {
+  return (streaming ? STREAMING : 0) | (tracing ? TRACING : 0);
+}
+
+/** Whether a segment of `mode` streams (a streamed run's sub-agents stream too). */
+export function streams(mode: number): boolean {
+  return (mode & STREAMING) !== 0;
+}
+
 /** Build what the core runs an agent with. Stacks are composed per mode, on first use. */
 export function buildAgent(input: BuildInput): AgentCore {
   const { options: o, layers, output } = input;
@@ -51,7 +68,7 @@ export function buildAgent(input: BuildInput): AgentCore {
   if (o.permissions !== undefined || o.onPermissionDecision !== undefined) policy.push(permissionsStep(o.permissions));
   if (dynamic || all.some((t) => t.guardrails.input.length + t.guardrails.output.length > 0)) policy.push(guardrailsStep);
   if (dynamic || all.some((t) => t.needsApproval !== undefined && t.needsApproval !== false) || mayAsk(o.permissions)) policy.push(approvalStep);
-  const holdsStream = layers.some((mw) => mw.holdStream === true && mw.model !== undefined);
+  const held = holdsStream(layers);
   const base: StackParts = {
     layers,
     tool: { validate: validateStep(lookup), resolve: resolveStep(lookup), policy, execute: executeStep, ...(dynamic || all.some((t) => t.toModelOutput !== undefined) ? { present: modelOutputStep } : {}) },
@@ -80,14 +97,14 @@ export function buildAgent(input: BuildInput): AgentCore {
       let stacks = built.get(mode);
       if (stacks === undefined) {
         const tracing = (mode & TRACING) !== 0;
-        const streaming = (mode & STREAMING) !== 0;
+        const streaming = streams(mode);
         // Pushed, not spread: spreading these small arrays cost more than composing the stacks.
         const model: Layer<ModelContext, GenerateResult>[] = [];
         if (output?.mode === 'native') model.push(responseFormatLayer(output));
         if (streaming) model.push(streamReleaseLayer);
         const provider: Layer<ProviderCall, GenerateResult>[] = [];
         if (tracing) provider.push(providerSpanLayer);
-        if (streaming) provider.push(streamingProviderLayer(holdsStream));
+        if (streaming) provider.push(streamingProviderLayer(held));
         stacks = buildStacks(base, { ...outputLayers, model, tool: tracing ? [toolSpanLayer] : [], provider });
         built.set(mode, stacks);
       }

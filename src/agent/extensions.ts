@@ -5,6 +5,7 @@ import { agentHookMiddleware, checkAgentHook, type AgentHook } from '../dialects
 import { hookGroup, HookRegistry } from '../dialects/agent-hook/hook-registry.js';
 import { criogenMiddleware, HookGroup } from '../dialects/criogen/hook-layers.js';
 import type { Hook } from '../dialects/criogen/types.js';
+import { scopeProblem } from '../features/subagents/subagent-tool.js';
 
 const HOOK_POINTS = ['run', 'model', 'tool'] as const;
 const AGENT_HOOK_METHODS = ['preToolCall', 'postToolCall', 'preGenerate', 'postGenerate'] as const;
@@ -51,6 +52,8 @@ export function extension(value: unknown, where: string): Extension {
   return { dialect, value };
 }
 
+// A middleware's fields: its name, its hook points, the core's `rawCalls`, and the fields features
+// declare on it for themselves (`holdStream`, streaming's; `scope`, sub-agents').
 const SHAPES = {
   middleware: optionsSchema({
     name: z.unknown().optional(), run: z.unknown().optional(), model: z.unknown().optional(), tool: z.unknown().optional(),
@@ -64,9 +67,8 @@ const SHAPES = {
 
 function checkMiddleware(mw: Middleware, where: string, label: string): void {
   if (mw.name !== undefined && typeof mw.name !== 'string') throw new TypeError(`${where}: ${label}.name must be a string`);
-  if (mw.scope !== undefined && mw.scope !== 'inherit' && mw.scope !== 'lead-only') {
-    throw new TypeError(`${where}: ${label}.scope must be 'inherit' or 'lead-only'`);
-  }
+  const scope = scopeProblem(mw.scope);
+  if (scope !== undefined) throw new TypeError(`${where}: ${label}.scope ${scope}`);
 }
 
 /** A readable name for an extension: its `name`, else its class name. */

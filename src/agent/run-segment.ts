@@ -8,11 +8,12 @@ import type { Message } from '../core/vocabulary/messages.js';
 import type { NamedMiddleware } from '../core/vocabulary/middleware.js';
 import type { RunResult } from '../core/vocabulary/result.js';
 import { SegmentContext } from '../core/run/run-context.js';
-import { Segment, STREAMING, TRACING, type AgentCore } from '../core/run/segment.js';
+import { Segment, type AgentCore } from '../core/run/segment.js';
 import type { RunState } from '../core/vocabulary/state.js';
 import type { OutputPlan } from '../features/structured-output.js';
 import { endRunSpan, runSpan, traceSegment, type Span } from '../features/tracing.js';
 import type { DurableRun } from '../durable/durable-run.js';
+import { segmentMode } from './build.js';
 import type { AgentOptions, RunCallOptions } from './options.js';
 
 /** A segment as koagent itself starts it: the public call options, plus what streams and sub-agents pass. */
@@ -39,7 +40,7 @@ export async function runSegment(core: AgentCore, state: RunState, input: Messag
   // The run span decides, by whether it records, if this segment's calls get spans of their own.
   const span = runSpan(core, state.runId, state.sessionId, state.segment + 1, request.parentSpan);
   const tracing = span.isRecording();
-  const mode = (request.streaming === true ? STREAMING : 0) | (tracing ? TRACING : 0);
+  const mode = segmentMode(request.streaming === true, tracing);
   // The run's own bag: what a layer puts into ctx.metadata (or into an object in it) stays in this run.
   const metadata = copyPlain(Object.assign({}, o.metadata, request.metadata));
   const stopWhen = request.stopWhen === undefined ? undefined : Array.isArray(request.stopWhen) ? request.stopWhen : [request.stopWhen];

@@ -5,6 +5,7 @@ import type { ToolContext } from '../core/vocabulary/contexts.js';
 import { copyJson } from '../core/vocabulary/json.js';
 import { toolError, type ToolOutcome } from '../core/vocabulary/outcome.js';
 import { ToolCallContext } from '../core/run/tool-context.js';
+import { askedFor } from './permissions.js';
 
 /**
  * The approval step, innermost before execution: a call that needs a human (the tool's
@@ -16,20 +17,21 @@ export const approvalStep: Layer<ToolContext, ToolOutcome> = {
   name: 'koagent:approval',
   trusted: true,
   async fn(ctx, next) {
-    const call = ToolCallContext.callState(ctx);
-    if (call.decision?.approved) {
+    const decision = ToolCallContext.decision(ctx);
+    if (decision?.approved) {
       // Resumed after a human said yes: it runs only as the call they approved.
-      const breach = approvalBreach(call.decision, ctx.toolName, ctx.args);
+      const breach = approvalBreach(decision, ctx.toolName, ctx.args);
       if (breach === undefined) return next(ctx);
       segmentOf(ctx).recordPermission(ctx, { decision: 'deny', source: 'approval', reason: breach });
       return toolError('denied', breach, 'approval');
     }
     const tool = ctx.tool!;
-    let needed = call.ask !== undefined;
-    let reason = call.ask?.reason;
+    const ask = askedFor(ctx);
+    let needed = ask !== undefined;
+    let reason = ask?.reason;
     if (!needed && tool.needsApproval !== undefined) {
       try {
-        needed = typeof tool.needsApproval === 'function' ? (await tool.needsApproval(call.parsed, ctx)) === true : tool.needsApproval;
+        needed = typeof tool.needsApproval === 'function' ? (await tool.needsApproval(ToolCallContext.parsedArgs(ctx), ctx)) === true : tool.needsApproval;
       } catch (error) {
         // It could not decide, so a human does (fail closed).
         needed = true;

@@ -2,8 +2,18 @@ import { segmentOf } from '../core/run/base-context.js';
 import type { ToolContext } from '../core/vocabulary/contexts.js';
 import { describe } from '../core/vocabulary/errors.js';
 import { toolError, type NestedRun, type ToolOutcome } from '../core/vocabulary/outcome.js';
-import { ToolCallContext, type CallState } from '../core/run/tool-context.js';
+import { CallSlot, ToolCallContext } from '../core/run/tool-context.js';
 import { ToolError } from '../core/vocabulary/tool-error.js';
+
+/** This step's own record of a call: its last execution, and whether that one failed. */
+interface Execution {
+  /** The execution in flight, or one that succeeded: a retry reaching the tool gets its outcome. */
+  outcome?: Promise<ToolOutcome>;
+  /** It failed, so a retry may run the tool again. */
+  failed: boolean;
+}
+
+const executions = new CallSlot<Execution>();
 
 /**
  * The terminal step of the tool stack. The ledger marks the call `running` first, so no later
@@ -14,28 +24,27 @@ import { ToolError } from '../core/vocabulary/tool-error.js';
  * failed tool is what a retry layer is for.
  */
 export function executeStep(ctx: ToolContext): Promise<ToolOutcome> {
-  const call = ToolCallContext.callState(ctx);
-  if (call.executed === undefined || call.failed) {
-    call.failed = false;
-    const segment = segmentOf(ctx);
-    // Write-ahead: the step ends with the call `running`, kept before the tool is entered. If
-    // that fails (a store is down, another worker took the run), the tool does not run at all.
-    const kept = segment.writer.callRunning(ctx.toolCallId);
-    call.executed = kept === undefined ? execute(ctx, call) : kept.then(() => execute(ctx, call));
-  }
-  return call.executed;
+  const last = executions.get(ctx);
+  if (last?.outcome !== undefined && !last.failed) return last.outcome;
+  const run: Execution = { failed: false };
+  executions.set(ctx, run);
+  const segment = segmentOf(ctx);
+  // Write-ahead: the step ends with the call `running`, kept before the tool is entered. If
+  // that fails (a store is down, another worker took the run), the tool does not run at all.
+  const kept = segment.writer.callRunning(ctx.toolCallId);
+  return (run.outcome = kept === undefined ? execute(ctx, run) : kept.then(() => execute(ctx, run)));
 }
 
-function execute(ctx: ToolContext, call: CallState): Promise<ToolOutcome> {
+function execute(ctx: ToolContext, run: Execution): Promise<ToolOutcome> {
   let value: unknown;
   try {
-    value = ctx.tool!.execute(call.parsed, ctx);
+    value = ctx.tool!.execute(ToolCallContext.parsedArgs(ctx), ctx);
   } catch (error) {
-    return failed(ctx, call, error);
+    return failed(ctx, run, error);
   }
   // A tool that answers at once (no promise) costs no extra turn of the event loop.
   if (typeof (value as PromiseLike<unknown> | undefined)?.then === 'function') {
-    return Promise.resolve(value).then((result) => succeeded(ctx, result), (error) => failed(ctx, call, error));
+    return Promise.resolve(value).then((result) => succeeded(ctx, result), (error) => failed(ctx, run, error));
   }
   return Promise.resolve(succeeded(ctx, value));
 }
@@ -54,9 +63,9 @@ function succeeded(ctx: ToolContext, result: unknown): ToolOutcome {
   return toolError('execution', `${ctx.tool!.name} returned a result that does not fit its output schema: at ${at}: ${issue.message}`);
 }
 
-function failed(ctx: ToolContext, call: CallState, error: unknown): Promise<ToolOutcome> {
+function failed(ctx: ToolContext, run: Execution, error: unknown): Promise<ToolOutcome> {
   // Only a success is final for this call: a retry after a failure runs the tool again.
-  call.failed = true;
+  run.failed = true;
   const name = ctx.tool!.name;
   try {
     if (ctx.signal.aborted && !ToolError.is(error)) return Promise.resolve(toolError('aborted', `${name} was cancelled: ${describe(ctx.signal.reason)}`));

@@ -33,7 +33,7 @@ export const guardrailsStep: Layer<ToolContext, ToolOutcome> = {
   async fn(ctx, next) {
     const { input, output } = ctx.tool!.guardrails;
     if (input.length === 0 && output.length === 0) return next(ctx);
-    const args = ToolCallContext.callState(ctx).parsed;
+    const args = ToolCallContext.parsedArgs(ctx);
     for (let i = 0; i < input.length; i++) {
       const stop = await check(() => input[i](args, ctx), guardName(input[i], 'input', i));
       if (stop !== undefined) return stop;

@@ -8,7 +8,7 @@ import { functionSchema, optionsSchema } from '../core/vocabulary/options.js';
 import { toolError, type ToolOutcome } from '../core/vocabulary/outcome.js';
 import { hintAliases, hintFields } from './define.js';
 import { z } from 'zod';
-import { ToolCallContext } from '../core/run/tool-context.js';
+import { CallSlot, ToolCallContext } from '../core/run/tool-context.js';
 
 /**
  * One permission rule. Rules are tried in order; the first that matches decides.
@@ -101,6 +101,14 @@ function globToRegExp(glob: string): RegExp {
   return new RegExp(`^${body}$`);
 }
 
+/** Of each call an `ask` rule matched: the rule's reason, for the approval step. */
+const asks = new CallSlot<{ reason?: string }>();
+
+/** Whether an `ask` rule matched the call, so a human must decide (with the rule's reason). */
+export function askedFor(ctx: ToolContext): { readonly reason?: string } | undefined {
+  return asks.get(ctx);
+}
+
 /**
  * The permissions step of the tool stack: rules decide allow, deny or ask. A deny settles the
  * call as `denied`; an ask makes the approval step pause for a human.
@@ -111,7 +119,6 @@ export function permissionsStep(option: PermissionsOption | undefined): Layer<To
     name: 'koagent:permissions',
     trusted: true,
     async fn(ctx, next) {
-      const call = ToolCallContext.callState(ctx);
       let matched: CompiledRule | undefined;
       for (const rule of rules) {
         if (rule.pattern !== undefined && !rule.pattern.test(ctx.toolName)) continue;
@@ -131,7 +138,7 @@ export function permissionsStep(option: PermissionsOption | undefined): Layer<To
         break;
       }
       const decision = matched?.decision ?? fallback;
-      const approved = isApproved(call.decision);
+      const approved = isApproved(ToolCallContext.decision(ctx));
       // A call resumed after a human approved it was recorded then (source 'approval'); the rules
       // are recorded again only when they now deny it.
       if (!approved || decision === 'deny') {
@@ -146,7 +153,7 @@ export function permissionsStep(option: PermissionsOption | undefined): Layer<To
         const why = matched?.reason ?? (matched ? `permission rule "${matched.name}" denies ${ctx.toolName}` : `${ctx.toolName} is not allowed by default`);
         return toolError('denied', why, matched ? `rule:${matched.name}` : 'permissions:default');
       }
-      if (decision === 'ask') call.ask = { reason: matched?.reason };
+      if (decision === 'ask') asks.set(ctx, { reason: matched?.reason });
       return next(ctx);
     },
   };

@@ -3,11 +3,21 @@ import { argsObject } from '../core/run/arguments.js';
 import { sameJson } from '../core/vocabulary/json.js';
 import { segmentOf } from '../core/run/base-context.js';
 import type { Layer } from '../core/stacks/compose.js';
+import { argsCopiedFrom } from '../core/stacks/stacks.js';
 import type { Tool, ToolContext } from '../core/vocabulary/contexts.js';
 import { toolError, type ToolOutcome } from '../core/vocabulary/outcome.js';
-import { ToolCallContext } from '../core/run/tool-context.js';
+import { CallSlot, ToolCallContext } from '../core/run/tool-context.js';
 
 type ToolStep = Layer<ToolContext, ToolOutcome>;
+
+/** What validation last checked of a call: the tool it resolved, and the arguments it parsed. */
+interface Checked {
+  readonly tool: Tool;
+  readonly args: Record<string, unknown>;
+}
+
+/** This step's own record of each call it passed (the resolve step reads it). */
+const checks = new CallSlot<Checked>();
 
 function unknownTool(name: string, tools: ReadonlyMap<string, Tool>, via = ''): ToolOutcome {
   const known = [...tools.keys()];
@@ -32,15 +42,13 @@ function check(ctx: ToolContext, tools: ReadonlyMap<string, Tool>, afterLayers: 
     if (tool === undefined) return Promise.resolve(unknownTool(ctx.toolName, tools, changed ? ' (a layer renamed the call)' : ''));
     ctx.tool = tool;
   }
-  const state = ToolCallContext.callState(ctx);
   // Arguments no layer replaced were checked against the bounds when the call started.
-  const args = ctx.args === state.bounded ? ctx.args : argsObject(ctx.args, segmentOf(ctx).agent.argumentBounds);
+  const args = ctx.args === ToolCallContext.startingArgs(ctx) ? ctx.args : argsObject(ctx.args, segmentOf(ctx).agent.argumentBounds);
   if (typeof args === 'string') return Promise.resolve(toolError('validation', `Invalid arguments for ${tool.name}${changed ? ' (set by a layer)' : ''}: ${args}`));
   const parsed = tool.input.safeParse(args);
   if (!parsed.success) return Promise.resolve(invalid(tool, parsed.error, changed ? ' (as changed by a layer)' : ''));
-  state.parsed = parsed.data;
-  state.checkedTool = tool;
-  state.checkedArgs = args;
+  ToolCallContext.setParsedArgs(ctx, parsed.data);
+  checks.set(ctx, { tool, args });
   return next(ctx);
 }
 
@@ -49,8 +57,10 @@ function check(ctx: ToolContext, tools: ReadonlyMap<string, Tool>, afterLayers: 
  * equal to the ones checked, which no layer could edit in place (they were given a copy).
  */
 function unchanged(ctx: ToolContext): boolean {
-  const { checkedTool, checkedArgs, copiedFrom } = ToolCallContext.callState(ctx);
-  return checkedTool !== undefined && checkedArgs === copiedFrom && ctx.tool === checkedTool && ctx.toolName === checkedTool.name && sameJson(ctx.args, checkedArgs);
+  const checked = checks.get(ctx);
+  if (checked === undefined) return false;
+  const { tool, args } = checked;
+  return args === argsCopiedFrom(ctx) && ctx.tool === tool && ctx.toolName === tool.name && sameJson(ctx.args, args);
 }
 
 /** Validation, where the pipeline puts it: just before the first layer that needs a well-formed call. */

@@ -135,8 +135,8 @@ export function modelTurn(segment: Segment): ModelCallContext {
 }
 
 /**
- * One call of a provider, for a turn or a side call: through the `provider` stack (spans,
- * streaming), checked, and counted in the run's usage (a turn's reply also placed in the
+ * One call of a provider, for a turn or a side call: through the `provider` stack (with the
+ * layers of the segment's mode), checked, and counted in the run's usage (a turn's reply also placed in the
  * transcript). What it throws is the provider's.
  */
 async function callProvider(call: ProviderCall): Promise<GenerateResult> {
@@ -222,7 +222,7 @@ export function replyProblem(result: GenerateResult): string | undefined {
   return undefined;
 }
 
-/** How errors and spans name a provider: its `name`, its model id, its class, or "(unnamed)". */
+/** How errors name a provider: its `name`, its model id, its class, or "(unnamed)". */
 export function providerName(provider: ModelProvider): string {
   const className = provider.constructor?.name;
   // A plain object's constructor is `Object`, which names nothing.

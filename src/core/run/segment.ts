@@ -25,7 +25,7 @@ export interface ProviderCall {
 
 /**
  * The composed stacks of one agent in one mode: the three hook points, and the provider calls
- * inside the model stack (koagent's own layers only: spans, streaming).
+ * inside the model stack (koagent's own layers only: the features of that mode).
  */
 export interface Stacks {
   run(ctx: RunContext): Promise<RunResult>;
@@ -33,10 +33,6 @@ export interface Stacks {
   tool(ctx: ToolContext): Promise<ToolOutcome>;
   provider(call: ProviderCall): Promise<GenerateResult>;
 }
-
-/** Mode bits: how a segment runs, which picks the stacks (features in a mode are layers of them). */
-export const STREAMING = 1;
-export const TRACING = 2;
 
 /** What the core needs of its agent, built once by the agent's build step. */
 export interface AgentCore {
@@ -56,6 +52,10 @@ export interface AgentCore {
   readonly logger: Logger;
   /** The user layers of this agent, outermost first (a parent agent's inherited ones included). */
   readonly layers: readonly NamedMiddleware[];
+  /**
+   * The stacks of a segment's mode. A mode is opaque to the core: whoever builds the agent
+   * gives it its meaning (which features are layers of those stacks), and picks it per segment.
+   */
   stacks(mode: number): Stacks;
 }
 
@@ -68,6 +68,7 @@ export interface SegmentOptions {
   listeners: readonly EventListener[];
   permissionListeners: readonly PermissionListener[];
   subagent?: SubagentInfo;
+  /** Which stacks the segment runs on (see `AgentCore.stacks`): the core only passes it on. */
   mode: number;
   /** Stop conditions of this segment only (the call's `stopWhen`), checked after the agent's. */
   stopWhen?: readonly StopCondition[];
@@ -169,6 +170,7 @@ export class Segment {
     return this.#aborted;
   }
 
+  /** The segment's mode, as it was given (a nested run may be given its parent's). */
   get mode(): number {
     return this.options.mode;
   }

@@ -9,25 +9,29 @@ import { toolError, type ToolOutcome } from '../vocabulary/outcome.js';
 import type { Segment } from './segment.js';
 import { exceptionOutcome } from '../vocabulary/tool-exception.js';
 
-/** What koagent's own tool steps keep about one call; not part of the public context. */
-export interface CallState {
-  /** The schema's output for the current args, as the tool receives it. */
-  parsed: unknown;
-  /** A human's decision, when this call is being resumed. */
-  decision: Decision | undefined;
-  /** Set by an `ask` permission rule: a human must decide. */
-  ask: { reason?: string } | undefined;
-  /** The execution in flight, or one that succeeded: a retry reaching the tool gets its outcome. */
-  executed: Promise<ToolOutcome> | undefined;
-  /** The last execution failed, so a retry may run the tool again. */
-  failed: boolean;
-  /** The arguments the call started with, already checked against the bounds (validation need not walk them again). */
-  bounded: Record<string, unknown>;
-  /** The tool validation last resolved, and the arguments it parsed into `parsed`. */
-  checkedTool: Tool | undefined;
-  checkedArgs: Record<string, unknown> | undefined;
-  /** The arguments the user layers were given a copy of (no layer holds these). */
-  copiedFrom: Record<string, unknown> | undefined;
+/** A call's values, by slot (reached only through `CallSlot`): made on the first write, when `create`. */
+let slotsOf: (ctx: ToolContext, create: boolean) => unknown[] | undefined;
+/** How many slots the steps have made: the length of each call's list of values. */
+let slots = 0;
+
+/**
+ * Where one of koagent's tool steps keeps its own data about each call: made once by the step,
+ * private to its module, typed by it. Only the holder of a slot reads or writes its value, so
+ * no step sees another's data (the context's own facts are its static accessors).
+ *
+ * @example const executions = new CallSlot<Execution>(); executions.set(ctx, run); executions.get(ctx);
+ */
+export class CallSlot<T> {
+  readonly #at = slots++;
+
+  /** The value the step kept for this call, if it kept one. */
+  get(ctx: ToolContext): T | undefined {
+    return slotsOf(ctx, false)?.[this.#at] as T | undefined;
+  }
+
+  set(ctx: ToolContext, value: T): void {
+    slotsOf(ctx, true)![this.#at] = value;
+  }
 }
 
 /** The context of one tool call: the layers, koagent's steps and the tool all share it. */
@@ -39,8 +43,21 @@ export class ToolCallContext extends CallContext implements ToolContext {
   tool: Tool | undefined = undefined;
   readonly resumedAfterApproval: boolean;
   readonly step: number;
-  readonly #call: CallState;
+  // Facts of the call itself, for koagent's own steps (no property of the context shows them):
+  // what each step keeps about the call besides these is that step's own.
+  /** The schema's output for the current arguments, as the tool receives it. */
+  #parsed: unknown = undefined;
+  /** A human's decision, when this call is being resumed. */
+  readonly #decision: Decision | undefined;
+  /** The arguments the call started with, already checked against the bounds. */
+  readonly #starting: Record<string, unknown>;
+  /** The steps' own data (see `CallSlot`), made when a step first keeps some. */
+  #slots: unknown[] | undefined = undefined;
   #key: string | undefined;
+
+  static {
+    slotsOf = (ctx, create) => (create ? ((ctx as ToolCallContext).#slots ??= new Array<unknown>(slots)) : (ctx as ToolCallContext).#slots);
+  }
 
   constructor(segment: Segment, call: AssistantToolCall, args: Record<string, unknown>, decision: Decision | undefined) {
     super(segment);
@@ -52,7 +69,8 @@ export class ToolCallContext extends CallContext implements ToolContext {
     // A call whose nested run paused runs again to continue it, after a human decided: a re-fire too.
     this.resumedAfterApproval = isApproved(decision) || segment.writer.nestedRun(call.id) !== undefined;
     this.step = state.steps;
-    this.#call = { parsed: undefined, decision, ask: undefined, executed: undefined, failed: false, bounded: args, checkedTool: undefined, checkedArgs: undefined, copiedFrom: undefined };
+    this.#decision = decision;
+    this.#starting = args;
   }
 
   /** `${runId}:${toolCallId}`, made when first read: most tools never read it. */
@@ -80,12 +98,12 @@ export class ToolCallContext extends CallContext implements ToolContext {
     if (!isArgsObject(args)) {
       return toolError('validation', `Invalid arguments for ${this.toolName} from hook ${by}: { input } must be an object of arguments, got ${preview(args)}; the tool did not run`, by);
     }
-    const breach = approvalBreach(this.#call.decision, this.toolName, args, by);
+    const breach = approvalBreach(this.#decision, this.toolName, args, by);
     if (breach !== undefined) return toolError('denied', breach, by);
     if (tool !== undefined) {
       const parsed = tool.input.safeParse(args);
       if (!parsed.success) return toolError('validation', `Invalid arguments for ${tool.name} from hook ${by} ({ input }): ${z.prettifyError(parsed.error)}; the tool did not run`, by);
-      this.#call.parsed = parsed.data;
+      this.#parsed = parsed.data;
     }
     this.args = args;
     return undefined;
@@ -95,8 +113,26 @@ export class ToolCallContext extends CallContext implements ToolContext {
     return exceptionOutcome(segmentOf(this).agent.onToolException, this, error, by);
   }
 
-  /** What koagent's own steps keep about the call. */
-  static callState(ctx: ToolContext): CallState {
-    return (ctx as ToolCallContext).#call;
+  /** The call's arguments as its tool's schema parsed them (what the tool, its guardrails and `needsApproval` receive). */
+  static parsedArgs(ctx: ToolContext): unknown {
+    return (ctx as ToolCallContext).#parsed;
+  }
+
+  /** Validation parsed the call's current arguments into `parsed`. */
+  static setParsedArgs(ctx: ToolContext, parsed: unknown): void {
+    (ctx as ToolCallContext).#parsed = parsed;
+  }
+
+  /** The human's decision on the call, when it is being resumed after one. */
+  static decision(ctx: ToolContext): Decision | undefined {
+    return (ctx as ToolCallContext).#decision;
+  }
+
+  /**
+   * The arguments the call started with (the model's, or the ones a human approved), already
+   * checked against the bounds: while `ctx.args` is this object, no layer replaced them.
+   */
+  static startingArgs(ctx: ToolContext): Record<string, unknown> {
+    return (ctx as ToolCallContext).#starting;
   }
 }

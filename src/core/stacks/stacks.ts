@@ -9,7 +9,7 @@ import { replyProblem } from '../run/model-call.js';
 import type { ToolOutcome } from '../vocabulary/outcome.js';
 import type { RunResult } from '../vocabulary/result.js';
 import type { ProviderCall, Stacks } from '../run/segment.js';
-import { ToolCallContext } from '../run/tool-context.js';
+import { CallSlot } from '../run/tool-context.js';
 
 type ToolLayer = Layer<ToolContext, ToolOutcome>;
 type Terminal<C, T> = (ctx: C) => Promise<T>;
@@ -39,7 +39,7 @@ export interface StackParts {
   provider: Terminal<ProviderCall, GenerateResult>;
 }
 
-/** Features' own layers for one mode, outermost first (spans, streaming). */
+/** Features' own layers for one mode, outermost first (the build step decides which a mode has). */
 export interface StackFeatures {
   run?: readonly Layer<RunContext, RunResult>[];
   /**
@@ -90,18 +90,29 @@ export function toolPipeline(middleware: readonly NamedMiddleware[], steps: Tool
   return compose(layers, steps.execute, checkTool);
 }
 
+/** Of each call whose arguments the user layers were given a copy of: the arguments copied (no layer holds them). */
+const copied = new CallSlot<Record<string, unknown>>();
+
 /** The user layers get their own copy of the arguments, so the transcript keeps what the model wrote. */
 const copyArgs: ToolLayer = {
   name: 'koagent:copy-args',
   trusted: true,
   fn(ctx, next) {
     if (ctx.args === ctx.toolCall.args || ctx.args === segmentOf(ctx).writer.decisionOn(ctx.toolCallId)?.args) {
-      ToolCallContext.callState(ctx).copiedFrom = ctx.args;
+      copied.set(ctx, ctx.args);
       ctx.args = copyJson(ctx.args);
     }
     return next(ctx);
   },
 };
+
+/**
+ * The arguments the user layers of this call were given a copy of, if they were: an object no
+ * layer could have changed in place (validation, having checked it, need not check it again).
+ */
+export function argsCopiedFrom(ctx: ToolContext): Record<string, unknown> | undefined {
+  return copied.get(ctx);
+}
 
 /** Build the stacks of one mode: the agent's parts, with that mode's features. */
 export function buildStacks(parts: StackParts, features: StackFeatures): Stacks {

@@ -22,19 +22,14 @@ export interface Middleware<C = unknown> {
   /** Around each tool call: `next()` runs the rest of the tool pipeline and resolves to the call's outcome. */
   tool?: (ctx: ToolContext<C>, next: () => Promise<ToolOutcome>) => Promise<ToolOutcome> | ToolOutcome;
   /**
-   * `model` layers only: hold streamed text until this layer has returned the reply, so a
-   * consumer never sees text this layer would change (redaction, output guardrails).
-   */
-  holdStream?: boolean;
-  /**
    * `tool` layers only: the layer may run before argument validation, so it sees calls as the
    * model wrote them — an unknown tool name, arguments that do not fit — and may repair them;
    * validation judges what it passes on. Validation runs just before the first tool layer
    * without it (criogen Hooks have it; native middleware and AgentHooks do not).
    */
   rawCalls?: boolean;
-  /** Whether the layer also runs inside sub-agents of this agent (default `inherit`). */
-  scope?: 'inherit' | 'lead-only';
+  // The fields above are what the core reads. A feature that reads a field of its own declares
+  // it on this interface from its own module (declaration merging), with its documentation.
 }
 
 /**

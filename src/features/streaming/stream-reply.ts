@@ -7,7 +7,25 @@ import type { ModelContext } from '../../core/vocabulary/contexts.js';
 import type { AssistantMessage } from '../../core/vocabulary/messages.js';
 import type { FinishReason, GenerateResult, TokenUsage } from '../../core/vocabulary/model.js';
 import { ReplyAssembler } from '../../core/vocabulary/reply-parts.js';
+import type { NamedMiddleware } from '../../core/vocabulary/middleware.js';
 import type { ProviderCall, Segment } from '../../core/run/segment.js';
+
+// The middleware field only streaming reads: declared here, on the public `Middleware`, so it is
+// streaming's own data (the entry point imports this module, so the field reaches its users).
+declare module '../../core/vocabulary/middleware.js' {
+  interface Middleware<C> {
+    /**
+     * `model` layers only: hold streamed text until this layer has returned the reply, so a
+     * consumer never sees text this layer would change (redaction, output guardrails).
+     */
+    holdStream?: boolean;
+  }
+}
+
+/** Whether some model layer holds streamed text (`holdStream`): then a streamed turn shows nothing until its reply is final. */
+export function holdsStream(layers: readonly NamedMiddleware[]): boolean {
+  return layers.some((mw) => mw.holdStream === true && mw.model !== undefined);
+}
 
 /** What a stream consumer has seen of a model call (and not had retracted): its text and its reasoning. */
 interface Shown {

@@ -13,6 +13,20 @@ import { suspendWith } from '../../tools/execute.js';
 import { parentSpanOf, type Span } from '../tracing.js';
 import { continuation, dropRun, keepFailedRun, waitingRun, type Continuation } from './nested-runs.js';
 
+// The middleware field only sub-agents read: declared here, on the public `Middleware`, so it is
+// this feature's own data (the entry point imports this module, so the field reaches its users).
+declare module '../../core/vocabulary/middleware.js' {
+  interface Middleware<C> {
+    /** Whether the layer also runs inside sub-agents of this agent (default `inherit`). */
+    scope?: 'inherit' | 'lead-only';
+  }
+}
+
+/** Why a middleware's `scope` is refused, if it is (checked when the middleware is given). */
+export function scopeProblem(scope: unknown): string | undefined {
+  return scope === undefined || scope === 'inherit' || scope === 'lead-only' ? undefined : "must be 'inherit' or 'lead-only'";
+}
+
 /**
  * How an agent appears as another agent's tool.
  *
