@@ -11,6 +11,7 @@ export type {
   CreateOutcome,
   Lease,
   NewRun,
+  QuarantinedRun,
   RetentionPolicy,
   RunFilter,
   RunStore,

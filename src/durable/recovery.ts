@@ -1,7 +1,7 @@
 // Recovery: the runs of an agent whose lease expired (their worker died), claimed one at a
 // time and continued; a run this agent cannot continue is stored as failed, saying why.
 import type { Logger } from '../core/vocabulary/contexts.js';
-import { describe, RunFailedError } from '../core/vocabulary/errors.js';
+import { describe, KoagentError, RunFailedError } from '../core/vocabulary/errors.js';
 import type { RunResult } from '../core/vocabulary/result.js';
 import { checkState } from '../core/state/state-schema.js';
 import type { AgentIdentity, RunState } from '../core/vocabulary/state.js';
@@ -17,7 +17,12 @@ import { DurableRun, storeCall } from './durable-run.js';
 export interface RecoveredRun {
   runId: string;
   result?: RunResult;
-  error?: RunFailedError;
+  /**
+   * Why the run failed or was not continued: a `RunFailedError` with the run's state, or — for a
+   * run whose rows could not be read, which the store stored failed (`corrupt_run`) — a
+   * `KoagentError`, as there is no state to give.
+   */
+  error?: RunFailedError | KoagentError;
 }
 
 /**
@@ -26,7 +31,8 @@ export interface RecoveredRun {
  * and the next one is taken. A stored run this agent cannot continue — its state does not pass
  * the checks `resume` makes, or it belongs to another version of the agent (another id, other
  * tools) — is stored as failed (`invalid_resume`), so it is not claimed again: take it over on
- * purpose with `agent.resume(agent.adoptState(state))`.
+ * purpose with `agent.adoptRuns()` or `agent.resume(agent.adoptState(state))`. A run whose rows
+ * cannot be read is stored failed by the store itself (`corrupt_run`), and recovery goes on.
  */
 export async function recoverRuns(
   store: RunStore, agent: AgentIdentity, owner: string, logger: Logger, limit: number | undefined,
@@ -37,6 +43,12 @@ export async function recoverRuns(
   while (recovered.length < most) {
     const claimed = await storeCall(() => store.claimExpired(agent.name, owner), `looking for runs of ${agent.name} to recover`);
     if (claimed === undefined) break;
+    if ('quarantined' in claimed) {
+      const { runId, quarantined } = claimed;
+      logger.warn(`koagent: agent.recover(): ${quarantined.message}`);
+      recovered.push({ runId, error: new KoagentError(quarantined.code, quarantined.message) });
+      continue;
+    }
     const { runId } = claimed.state;
     const durable = new DurableRun(store, claimed.lease, logger);
     const refused = cannotContinue(claimed.state, agent) ?? how.refuse(claimed.state);

@@ -1,8 +1,9 @@
 import type { Checkpoint } from './run-store.js';
 import type { LedgerEntry, RunState } from '../core/vocabulary/state.js';
 import { applyToRow, assembleState, filterStatuses, leaseLost, partsOf, rowOf, stillRunning, summaryOf, type RunRow } from './records.js';
+import { isCorrupt, quarantine } from './stored-rows.js';
 import { DEFAULT_LEASE_MS, memoryStoreSchema, parseFilter, parseStoreOptions, retentionStatuses } from './store-options.js';
-import type { ClaimedRun, ClaimOutcome, ClaimRequest, CreateOutcome, Lease, NewRun, RetentionPolicy, RunFilter, RunStore, RunSummary, StoreStats } from './run-store.js';
+import type { ClaimedRun, ClaimOutcome, ClaimRequest, CreateOutcome, Lease, NewRun, QuarantinedRun, RetentionPolicy, RunFilter, RunStore, RunSummary, StoreStats } from './run-store.js';
 
 /**
  * Options of `memoryStore`.
@@ -100,7 +101,7 @@ class MemoryStore implements RunStore {
     return { lease: this.#lease(run, runId, claim.owner) };
   }
 
-  async claimExpired(agentName: string, owner: string): Promise<ClaimedRun | undefined> {
+  async claimExpired(agentName: string, owner: string): Promise<ClaimedRun | QuarantinedRun | undefined> {
     const now = this.#now();
     let oldest: [string, StoredRun] | undefined;
     for (const entry of this.#runs) {
@@ -109,8 +110,17 @@ class MemoryStore implements RunStore {
     }
     if (oldest === undefined) return undefined;
     const [runId, run] = oldest;
-    const lease = this.#lease(run, runId, owner);
-    return { lease, state: this.#state(run) };
+    let state: RunState;
+    try {
+      state = this.#state(runId, run);
+    } catch (error) {
+      // As the SQL stores do: a run that cannot be read is stored failed, not claimed.
+      if (!isCorrupt(error)) throw error;
+      const quarantined = quarantine(error);
+      Object.assign(run, { status: 'failed', error: JSON.stringify(quarantined), owner: null, expires: 0, updatedAt: now });
+      return { runId, quarantined };
+    }
+    return { lease: this.#lease(run, runId, owner), state };
   }
 
   #lease(run: StoredRun, runId: string, owner: string): Lease {
@@ -152,13 +162,13 @@ class MemoryStore implements RunStore {
     return true;
   }
 
-  #state(run: StoredRun): RunState {
-    return assembleState(run, run.messages, [...run.calls].map(([id, [entry, held]]) => [id, entry, held] as const), run.hooks);
+  #state(runId: string, run: StoredRun): RunState {
+    return assembleState(runId, run, run.messages, [...run.calls].map(([id, [entry, held]]) => [id, entry, held] as const), run.hooks);
   }
 
   async loadRun(runId: string): Promise<RunState | undefined> {
     const run = this.#runs.get(runId);
-    return run === undefined ? undefined : this.#state(run);
+    return run === undefined ? undefined : this.#state(runId, run);
   }
 
   async sessionHead(sessionId: string): Promise<RunState | undefined> {

@@ -7,6 +7,7 @@ import type { Message, ToolMessage } from '../core/vocabulary/messages.js';
 import { inCallOrder, type LedgerCall, type LedgerEntry, type RunState, type RunStatus, type StopReason } from '../core/vocabulary/state.js';
 import { STATE_VERSION } from '../core/state/state-schema.js';
 import type { RunSummary } from './run-store.js';
+import { messageRow, parseStored } from './stored-rows.js';
 
 /** The parts of a run state that checkpoints write; everything else is its identity, stored once. */
 const CHANGING = new Set(['status', 'segment', 'steps', 'usage', 'stopReason', 'output', 'error', 'pendingApprovals', 'decisions', 'children', 'messages', 'settled', 'ledger', 'hookState']);
@@ -81,53 +82,63 @@ export function applyToRow(row: RunRow, checkpoint: Checkpoint): void {
 }
 
 /**
- * Put a run state together from its stored row, transcript, ledger rows and hook states, in the
- * state format of this version (rows are the same in every format; a run stored by an earlier
- * version has that version in its identity). The ledger lists the calls in the order the
- * transcript has them, as the run did, whatever order the store keeps its rows in.
+ * Put a run state together from its stored row, transcript (message `i` at position `i`), ledger
+ * rows and hook states, in the state format of this version (rows are the same in every format;
+ * a run stored by an earlier version has that version in its identity). The ledger lists the
+ * calls in the order the transcript has them, as the run did, whatever order the store keeps its
+ * rows in. A value that is not JSON is a `corrupt_run` error naming the run, its table and row.
  */
-export function assembleState(row: RunRow, messages: Iterable<string>, calls: Iterable<readonly [string, LedgerEntry, string | null]>, hooks: Iterable<readonly [string, string]>): RunState {
+export function assembleState(runId: string, row: RunRow, messages: Iterable<string>, calls: Iterable<readonly [string, LedgerEntry, string | null]>, hooks: Iterable<readonly [string, string]>): RunState {
+  const column = (name: string, text: string) => parseStored(runId, text, { table: 'koagent_runs', column: name });
   const transcript: Message[] = [];
-  for (const message of messages) transcript.push(JSON.parse(message) as Message);
+  for (const message of messages) transcript.push(parseStored(runId, message, messageRow(transcript.length)) as Message);
   const rows = [...calls].sort(inCallOrder(transcript));
   const ledger: LedgerCall[] = [];
   const settled: ToolMessage[] = [];
   for (const [id, entry, held] of rows) {
     ledger.push({ id, entry });
-    if (held !== null) settled.push(JSON.parse(held) as ToolMessage);
+    if (held !== null) settled.push(parseStored(runId, held, { table: 'koagent_calls', key: `call_id '${id}'`, column: 'held' }) as ToolMessage);
   }
   const hookState: Record<string, unknown> = {};
-  for (const [name, value] of hooks) hookState[name] = JSON.parse(value);
+  for (const [name, value] of hooks) hookState[name] = parseStored(runId, value, { table: 'koagent_hook_state', key: `name '${name}'`, column: 'value' });
   const state = {
-    ...(JSON.parse(row.identity) as Record<string, unknown>),
+    ...(column('identity', row.identity) as Record<string, unknown>),
     version: STATE_VERSION,
     status: row.status,
     segment: row.segment,
     messages: transcript,
     steps: row.steps,
-    usage: JSON.parse(row.usage),
-    pendingApprovals: JSON.parse(row.pending),
-    decisions: JSON.parse(row.decisions),
+    usage: column('usage', row.usage),
+    pendingApprovals: column('pending', row.pending),
+    decisions: column('decisions', row.decisions),
     settled,
     ledger,
     hookState,
-    children: JSON.parse(row.children),
+    children: column('children', row.children),
   } as RunState;
   if (row.stopReason != null) state.stopReason = row.stopReason;
-  if (row.output !== null) state.output = JSON.parse(row.output);
-  if (row.error !== null) state.error = JSON.parse(row.error);
+  if (row.output !== null) state.output = column('output', row.output);
+  if (row.error !== null) state.error = column('error', row.error) as RunState['error'];
   return state;
 }
 
-/** A run summary from its stored row. */
+/**
+ * A run summary from its stored row. A listing is not blocked by one run whose row cannot be
+ * read: that run is listed with no pending approvals and a `corrupt_run` error naming the row.
+ */
 export function summaryOf(runId: string, agentName: string, sessionId: string, row: Pick<RunRow, 'status' | 'segment' | 'steps' | 'stopReason' | 'pending' | 'error'>, times: { createdAt: number; updatedAt: number; leaseExpiresAt: number }): RunSummary {
   const summary: RunSummary = {
     runId, agentName, sessionId, status: row.status, segment: row.segment, steps: row.steps,
-    pendingApprovals: JSON.parse(row.pending), createdAt: times.createdAt, updatedAt: times.updatedAt,
+    pendingApprovals: [], createdAt: times.createdAt, updatedAt: times.updatedAt,
     leaseExpiresAt: row.status === 'running' ? times.leaseExpiresAt : 0,
   };
   if (row.stopReason != null) summary.stopReason = row.stopReason;
-  if (row.error !== null) summary.error = JSON.parse(row.error);
+  try {
+    summary.pendingApprovals = parseStored(runId, row.pending, { table: 'koagent_runs', column: 'pending' }) as RunSummary['pendingApprovals'];
+    if (row.error !== null) summary.error = parseStored(runId, row.error, { table: 'koagent_runs', column: 'error' }) as RunSummary['error'];
+  } catch (error) {
+    summary.error = { code: 'corrupt_run', message: (error as Error).message };
+  }
   return summary;
 }
 

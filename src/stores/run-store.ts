@@ -77,11 +77,23 @@ export type ClaimOutcome = { lease: Lease } | { refused: 'missing' | 'segment' |
 /**
  * A run taken over by recovery: its lease and its state as of its last checkpoint.
  *
- * @example const claimed = await store.claimExpired('teller', 'worker-2'); if (claimed) console.log(claimed.state.ledger);
+ * @example const claimed = await store.claimExpired('teller', 'worker-2'); if (claimed && 'state' in claimed) console.log(claimed.state.ledger);
  */
 export interface ClaimedRun {
   lease: Lease;
   state: RunState;
+}
+
+/**
+ * A run `claimExpired` found but could not read (a row is not JSON, a transcript row is
+ * missing): instead of claiming it, the store stored it failed with this error, in the same
+ * transaction, so recovery goes on with the agent's other runs.
+ *
+ * @example const claimed = await store.claimExpired('teller', 'worker-2'); if (claimed && 'quarantined' in claimed) console.error(claimed.quarantined.message);
+ */
+export interface QuarantinedRun {
+  runId: string;
+  quarantined: { code: 'corrupt_run'; message: string };
 }
 
 /**
@@ -163,13 +175,16 @@ export interface RunStore {
   createRun(run: NewRun): Promise<CreateOutcome>;
   /** Claim a suspended or failed run for its next segment (a resume); the decisions are written with the claim. */
   claimRun(runId: string, claim: ClaimRequest): Promise<ClaimOutcome>;
-  /** Claim one run of `agentName` that is running with an expired lease (its worker died), oldest change first. */
-  claimExpired(agentName: string, owner: string): Promise<ClaimedRun | undefined>;
+  /**
+   * Claim one run of `agentName` that is running with an expired lease (its worker died), oldest
+   * change first. One whose rows cannot be read is stored failed instead (`QuarantinedRun`).
+   */
+  claimExpired(agentName: string, owner: string): Promise<ClaimedRun | QuarantinedRun | undefined>;
   /** Write one checkpoint as one transaction, if `lease` still holds (else it rejects with `lease_lost`). `final` gives the lease back. */
   checkpoint(lease: Lease, checkpoint: Checkpoint, final: boolean): Promise<void>;
   /** Extend the lease by `leaseMs`; false when it was lost. */
   renew(lease: Lease): Promise<boolean>;
-  /** A run's state as of its last checkpoint. */
+  /** A run's state as of its last checkpoint; rejects with `corrupt_run`, naming the row, when its rows cannot be read. */
   loadRun(runId: string): Promise<RunState | undefined>;
   /** The state of the latest run of a session (what `send` continues). */
   sessionHead(sessionId: string): Promise<RunState | undefined>;

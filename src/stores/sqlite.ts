@@ -8,7 +8,7 @@ import { commonAliases, commonStoreOptions, DEFAULT_LEASE_MS, parseStoreOptions 
 import type { RetentionPolicy, RunStore, StoreStats } from './run-store.js';
 import { paramBytes, type Dialect, type Op, type Row, type Sql } from './sql/query.js';
 import { MIGRATIONS, pendingMigrations } from './sql/schema.js';
-import { SqlStore, type SqlRunner } from './sql/sql-store.js';
+import { SqlStore, type SqlRunner, type WriteOptions } from './sql/sql-store.js';
 
 /**
  * Options of `sqliteStore`.
@@ -21,11 +21,17 @@ export interface SqliteStoreOptions {
   /** How long a lease lasts unless renewed (default 30 s). */
   leaseMs?: number;
   /**
-   * `'normal'` (default): with WAL, a committed checkpoint survives the process dying (kill -9)
-   * but the last ones may be lost if the machine loses power; `'full'`: fsync at every commit,
-   * which survives that too and costs more per step.
+   * How far a commit survives (WAL mode throughout):
+   * - `'before-tools'` (default): every checkpoint survives the process dying (kill -9), and the
+   *   one that stores a tool call `running` before its tool is entered is fsynced, so it survives
+   *   a power loss too: a tool with an effect is never run a second time after one (about one
+   *   fsync per tool call, ~2 ms on a VM's disk);
+   * - `'normal'`: no fsync at a commit; after a power loss the last checkpoints may be gone —
+   *   a `running` mark among them, so a tool that had taken effect is run again, whatever its
+   *   `onInterrupted` policy says;
+   * - `'full'`: every commit fsynced; a power loss loses nothing committed.
    */
-  synchronous?: 'normal' | 'full';
+  synchronous?: 'before-tools' | 'normal' | 'full';
   /** How long a write waits for another process's write to finish before failing (default 5000 ms). */
   busyTimeoutMs?: number;
   /** The default policy of `prune()`. */
@@ -34,7 +40,7 @@ export interface SqliteStoreOptions {
 
 const sqliteStoreSchema = optionsSchema({
   path: z.string({ error: "must name the database file, e.g. sqliteStore({ path: 'runs.db' })" }).min(1, { error: "must name the database file, e.g. sqliteStore({ path: 'runs.db' })" }),
-  synchronous: z.enum(['normal', 'full'], { error: "must be 'normal' or 'full'" }).optional(),
+  synchronous: z.enum(['before-tools', 'normal', 'full'], { error: "must be 'before-tools', 'normal' or 'full'" }).optional(),
   busyTimeoutMs: z.number({ error: 'must be a number of milliseconds ≥ 0' }).min(0, { error: 'must be a number of milliseconds ≥ 0' }).optional(),
   ...commonStoreOptions,
 }, { noun: 'an option of sqliteStore', aliases: { ...commonAliases, file: 'path', filename: 'path', database: 'path', db: 'path', sync: 'synchronous', busyTimeout: 'busyTimeoutMs', timeout: 'busyTimeoutMs' } });
@@ -57,19 +63,19 @@ const SQLITE: Dialect = {
 export function sqliteStore(options: SqliteStoreOptions): RunStore {
   parseStoreOptions(sqliteStoreSchema, options, 'sqliteStore(options)');
   const leaseMs = options.leaseMs ?? DEFAULT_LEASE_MS;
-  const synchronous = options.synchronous ?? 'normal';
+  const synchronous = options.synchronous ?? 'before-tools';
   const busy = options.busyTimeoutMs ?? 5000;
   const Database = loadDriver();
   let db: BetterSqlite3.Database;
   try {
     db = new Database(options.path, { timeout: busy });
     db.pragma('journal_mode = WAL');
-    db.pragma(`synchronous = ${synchronous.toUpperCase()}`);
+    db.pragma(`synchronous = ${synchronous === 'full' ? 'FULL' : 'NORMAL'}`);
     db.pragma(`busy_timeout = ${Math.floor(busy)}`);
   } catch (error) {
     throw new Error(`sqliteStore: cannot open ${options.path}: ${(error as Error).message}`, { cause: error });
   }
-  const runner = new SqliteRunner(db);
+  const runner = new SqliteRunner(db, synchronous === 'before-tools');
   try {
     migrate(db, options.path);
   } catch (error) {
@@ -109,12 +115,15 @@ class SqliteRunner implements SqlRunner {
   /** The transactions, made once: better-sqlite3 wraps a function in BEGIN … COMMIT / ROLLBACK. */
   readonly #writing: BetterSqlite3.Transaction<(op: Op<unknown>) => unknown>;
   readonly #reading: BetterSqlite3.Transaction<(op: Op<unknown>) => unknown>;
+  /** Set around a commit that must survive a power loss (`synchronous: 'before-tools'`). */
+  readonly #sync: { full: BetterSqlite3.Statement; normal: BetterSqlite3.Statement } | undefined;
   #writes = 0;
   #bytes = 0;
 
-  constructor(private readonly db: BetterSqlite3.Database) {
+  constructor(private readonly db: BetterSqlite3.Database, syncWhenAsked: boolean) {
     this.#writing = db.transaction((op: Op<unknown>) => this.#drive(op, true));
     this.#reading = db.transaction((op: Op<unknown>) => this.#drive(op, false));
+    if (syncWhenAsked) this.#sync = { full: db.prepare('PRAGMA synchronous = FULL'), normal: db.prepare('PRAGMA synchronous = NORMAL') };
   }
 
   get stats(): StoreStats {
@@ -143,12 +152,19 @@ class SqliteRunner implements SqlRunner {
     return step.value;
   }
 
-  async write<T>(op: () => Op<T>): Promise<T> {
+  async write<T>(op: () => Op<T>, options?: WriteOptions): Promise<T> {
     // BEGIN IMMEDIATE: the write lock is taken at once, so two processes never both read,
     // then both try to write (which SQLite answers with SQLITE_BUSY).
-    const result = this.#writing.immediate(op()) as T;
-    this.#writes++;
-    return result;
+    const sync = options?.durable === true ? this.#sync : undefined;
+    // FULL for this commit only: in WAL mode it fsyncs the log, and with it every earlier commit.
+    sync?.full.run();
+    try {
+      const result = this.#writing.immediate(op()) as T;
+      this.#writes++;
+      return result;
+    } finally {
+      sync?.normal.run();
+    }
   }
 
   async read<T>(op: () => Op<T>): Promise<T> {

@@ -200,7 +200,7 @@ describe('agent.recover()', () => {
     const edited = overriding(store, {
       claimExpired: async (agentName, owner) => {
         const claimed = await store.claimExpired(agentName, owner);
-        const reply = claimed?.state.messages.at(-1) as { toolCalls: { args: Record<string, unknown> }[] } | undefined;
+        const reply = (claimed !== undefined && 'state' in claimed ? claimed.state.messages.at(-1) : undefined) as { toolCalls: { args: Record<string, unknown> }[] } | undefined;
         if (reply !== undefined) reply.toolCalls[0].args = { amount: 30, note: 'x'.repeat(2_000) };
         return claimed;
       },

@@ -3,7 +3,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
 import { createAgent, defineTool, KoagentError, type RunState } from '../../src/index.js';
-import type { Checkpoint, RunStore } from '../../src/store.js';
+import type { Checkpoint, ClaimedRun, RunStore } from '../../src/store.js';
 import { checkState } from '../../src/core/state/state-schema.js';
 import { mockModel } from '../../src/testing/index.js';
 import { storedState } from '../support/durable.js';
@@ -133,7 +133,7 @@ export function runConformance(kind: string, make: StoreFactory): void {
       const created = await store.createRun({ state: newRun('run_fenced'), owner: 'w1' });
       const stale = 'lease' in created ? created.lease : expect.fail('not created');
       await sleep(80);
-      const claimed = await store.claimExpired('teller', 'w2');
+      const claimed = (await store.claimExpired('teller', 'w2')) as ClaimedRun | undefined;
       expect(claimed?.lease).toMatchObject({ runId: 'run_fenced', owner: 'w2' });
       expect(claimed!.lease.token).toBeGreaterThan(stale.token);
       const message = await leaseLost(store.checkpoint(stale, { ...small('completed'), messages: { from: 2, items: [JSON.stringify({ role: 'assistant', content: 'late' })] } }, true));
@@ -163,7 +163,7 @@ export function runConformance(kind: string, make: StoreFactory): void {
       // Connections opened now (a database store's pool), so the claims race each other, not the connecting.
       await Promise.all([store.listRuns(), store.listRuns(), store.listRuns()]);
       await sleep(450);
-      const claims = await Promise.all([store.claimExpired('teller', 'w2'), store.claimExpired('teller', 'w3'), store.claimExpired('teller', 'w4')]);
+      const claims = (await Promise.all([store.claimExpired('teller', 'w2'), store.claimExpired('teller', 'w3'), store.claimExpired('teller', 'w4')])) as (ClaimedRun | undefined)[];
       expect(claims.filter((c) => c !== undefined).map((c) => c!.state.runId)).toEqual(['run_a']);
       expect(claims.find((c) => c !== undefined)!.state).toEqual(newRun('run_a'));
       await store.close();

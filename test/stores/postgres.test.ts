@@ -7,6 +7,7 @@ import { migrate } from '../../src/stores/postgres.js';
 import { startPostgres, type TestPostgres } from '../support/postgres-server.js';
 import { runConformance } from './conformance-runs.js';
 import { sessionConformance } from './conformance-sessions.js';
+import { unreadableConformance } from './conformance-unreadable.js';
 
 let server: TestPostgres;
 beforeAll(async () => {
@@ -19,6 +20,15 @@ afterAll(async () => {
 const make = async (options: { leaseMs?: number } = {}) => postgresStore({ connectionString: await server.database(), ...options });
 runConformance('postgres', make);
 sessionConformance('postgres', make);
+unreadableConformance('postgres', async (options) => {
+  const pool = new pg.Pool({ connectionString: await server.database() });
+  const store = await postgresStore({ pool, ...options });
+  return {
+    store,
+    exec: async (text, ...params) => void (await pool.query(text, params)),
+    close: async () => (await store.close(), await pool.end()),
+  };
+});
 
 describe('postgresStore', () => {
   it('applies only the migrations a database lacks, under a lock, and refuses a newer schema', async () => {

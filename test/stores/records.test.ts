@@ -17,21 +17,21 @@ describe('assembleState', () => {
   it('puts back the state it was given, in the format of this version', () => {
     const state = stored();
     const parts = partsOf(state);
-    expect(assembleState(rowOf(state), parts.messages, parts.calls, parts.hooks)).toEqual(state);
+    expect(assembleState('run_1', rowOf(state), parts.messages, parts.calls, parts.hooks)).toEqual(state);
   });
 
   it('gives a run stored by an earlier version (format 2 in its identity) the format of this one: the rows are the same in both', () => {
     const state = stored();
     const parts = partsOf(state);
     const row = { ...rowOf(state), identity: JSON.stringify({ ...JSON.parse(rowOf(state).identity), version: 2 }) };
-    expect(assembleState(row, parts.messages, parts.calls, parts.hooks)).toMatchObject({ ...state, version: 3 });
+    expect(assembleState('run_1', row, parts.messages, parts.calls, parts.hooks)).toMatchObject({ ...state, version: 3 });
   });
 
   it('lists the calls as the transcript made them, a call it no longer shows (compacted away) first', () => {
     const state = stored();
     const parts = partsOf(state);
     const rows = [...parts.calls, ['old', 'done', null] as [string, 'done', null]].sort(([a], [b]) => a.localeCompare(b));
-    const assembled = assembleState(rowOf(state), parts.messages, rows, parts.hooks);
+    const assembled = assembleState('run_1', rowOf(state), parts.messages, rows, parts.hooks);
     expect(assembled.ledger.map((call) => call.id)).toEqual(['old', 'b', 'a']);
   });
 });

@@ -4,13 +4,16 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
+import { createAgent, defineTool } from '../../src/index.js';
+import { mockModel } from '../../src/testing/index.js';
 import { sqliteStore } from '../../src/sqlite.js';
 import { migrate } from '../../src/stores/sqlite.js';
 import { MIGRATIONS } from '../../src/stores/sql/schema.js';
 import { storedState } from '../support/durable.js';
 import { runConformance } from './conformance-runs.js';
 import { sessionConformance } from './conformance-sessions.js';
+import { unreadableConformance } from './conformance-unreadable.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'koagent-sqlite-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -19,7 +22,45 @@ const file = () => join(dir, `runs-${++files}.db`);
 const make = async (options: { leaseMs?: number } = {}) => sqliteStore({ path: file(), ...options });
 
 runConformance('sqlite', make);
+
+afterEach(() => void vi.restoreAllMocks());
+
+/**
+ * What happens around each tool call of a two-call run on the store `open` makes, in order: the
+ * ledger rows written (`running c1`), the synchronous setting switched (`FULL`, `NORMAL`), the
+ * tool's effect. Seen through better-sqlite3 itself, the module the store loads.
+ */
+async function fsyncJournal(open: () => ReturnType<typeof sqliteStore>): Promise<string[]> {
+  const journal: string[] = [];
+  const prepare = Database.prototype.prepare;
+  vi.spyOn(Database.prototype, 'prepare').mockImplementation(function (this: Database.Database, text: string) {
+    const statement = prepare.call(this, text);
+    const run = statement.run.bind(statement) as (...params: unknown[]) => Database.RunResult;
+    statement.run = (...params: unknown[]) => {
+      if (text.startsWith('PRAGMA synchronous')) journal.push(text.slice('PRAGMA synchronous = '.length));
+      if (text.startsWith('INSERT INTO koagent_calls')) journal.push(`${String(params[2])} ${String(params[1])}`);
+      return run(...params);
+    };
+    return statement;
+  } as typeof prepare);
+  const store = open();
+  const effect = defineTool({ name: 'effect', description: 'Has an effect', execute: (_args, ctx) => void journal.push(`effect ${ctx.toolCallId}`) });
+  const model = mockModel([{ toolCalls: [{ id: 'c1', name: 'effect', args: {} }] }, { toolCalls: [{ id: 'c2', name: 'effect', args: {} }] }, 'done']);
+  expect((await createAgent({ name: 'teller', model, tools: [effect], store }).run('go')).status).toBe('completed');
+  await store.close();
+  return journal;
+}
 sessionConformance('sqlite', make);
+unreadableConformance('sqlite', async (options) => {
+  const path = file();
+  const store = sqliteStore({ path, ...options });
+  const db = new Database(path);
+  return {
+    store,
+    exec: async (text, ...params) => void db.prepare(text.replace(/\$\d+/g, '?')).run(...params),
+    close: async () => (db.close(), store.close()),
+  };
+});
 
 describe('sqliteStore', () => {
   it('opens the file in WAL mode with a busy timeout, and keeps its runs when opened again', async () => {
@@ -61,9 +102,22 @@ describe('sqliteStore', () => {
     db.close();
   });
 
+  it("fsyncs the commit that marks a tool call running before the tool is entered, by default, and no other", async () => {
+    const journal = await fsyncJournal(() => sqliteStore({ path: file() }));
+    expect(journal).toEqual([
+      'FULL', 'running c1', 'NORMAL', 'effect c1', 'done c1',
+      'FULL', 'running c2', 'NORMAL', 'effect c2', 'done c2',
+    ]);
+  });
+
+  it("with synchronous: 'normal', fsyncs no commit (a power loss may take a running mark back)", async () => {
+    const journal = await fsyncJournal(() => sqliteStore({ path: file(), synchronous: 'normal' }));
+    expect(journal).toEqual(['running c1', 'effect c1', 'done c1', 'running c2', 'effect c2', 'done c2']);
+  });
+
   it('refuses bad options, naming them', () => {
     expect(() => sqliteStore({} as never)).toThrow("sqliteStore(options): path must name the database file, e.g. sqliteStore({ path: 'runs.db' }) (got undefined)");
-    expect(() => sqliteStore({ path: file(), synchronous: 'off' as never })).toThrow(`sqliteStore(options): synchronous must be 'normal' or 'full' (got the string "off")`);
+    expect(() => sqliteStore({ path: file(), synchronous: 'off' as never })).toThrow(`sqliteStore(options): synchronous must be 'before-tools', 'normal' or 'full' (got the string "off")`);
     expect(() => sqliteStore({ path: file(), leaseMs: -5 })).toThrow('sqliteStore(options): leaseMs must be a number of milliseconds ≥ 10 (got -5)');
     expect(() => sqliteStore({ path: file(), busyTimeoutMs: Number.NaN })).toThrow('sqliteStore(options): busyTimeoutMs must be a number of milliseconds ≥ 0 (got NaN)');
     expect(() => sqliteStore({ file: file() } as never)).toThrow('sqliteStore(options): file is not an option of sqliteStore; did you mean `path`?');

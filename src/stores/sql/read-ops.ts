@@ -1,11 +1,12 @@
 // Reading runs back: a state from its rows, a session's latest run, summaries for listings.
 import type { LedgerEntry, RunState, RunStatus, StopReason } from '../../core/vocabulary/state.js';
 import { assembleState, filterStatuses, summaryOf, type RunRow } from '../records.js';
+import { checkTranscript } from '../stored-rows.js';
 import type { RunFilter, RunSummary } from '../run-store.js';
 import { num, placeholders, sql, text, type Dialect, type Op, type Row } from './query.js';
 
 /** The columns of `koagent_runs` a state is put together from. */
-const RUN_COLUMNS = 'identity, status, segment, steps, usage, stop_reason, output, error, pending, decisions, children';
+const RUN_COLUMNS = 'identity, status, segment, steps, usage, stop_reason, output, error, pending, decisions, children, message_count';
 
 function runRow(row: Row): RunRow {
   return {
@@ -42,14 +43,20 @@ export function* transcriptRange(runId: string, lo = 0, hi = 2_147_483_647): Op<
   return rows.map((row) => [num(row.seq), String(row.message)]);
 }
 
-/** A run's state as of its last checkpoint, or undefined when the store has no such run. */
+/**
+ * A run's state as of its last checkpoint, or undefined when the store has no such run. Its rows
+ * are checked as they are read (`corrupt_run`, naming the row, when one cannot be read or a
+ * transcript row is missing).
+ */
 export function* loadRun(runId: string): Op<RunState | undefined> {
   const rows = yield sql(`SELECT ${RUN_COLUMNS} FROM koagent_runs WHERE run_id = $1`, runId);
   if (rows.length === 0) return undefined;
   const messages = yield* transcriptRange(runId);
+  checkTranscript(runId, num(rows[0].message_count), messages.map(([seq]) => seq));
   const calls = yield sql('SELECT call_id, entry, held FROM koagent_calls WHERE run_id = $1 ORDER BY call_id', runId);
   const hooks = yield sql('SELECT name, value FROM koagent_hook_state WHERE run_id = $1 ORDER BY name', runId);
   return assembleState(
+    runId,
     runRow(rows[0]),
     messages.map(([, message]) => message),
     calls.map((c) => [String(c.call_id), c.entry as LedgerEntry, text(c.held)] as const),

@@ -1,11 +1,17 @@
 import type { Checkpoint } from '../run-store.js';
 import type { RunState } from '../../core/vocabulary/state.js';
 import { parseFilter, retentionStatuses } from '../store-options.js';
-import type { ClaimedRun, ClaimOutcome, ClaimRequest, CreateOutcome, Lease, NewRun, RetentionPolicy, RunFilter, RunStore, RunSummary, StoreStats } from '../run-store.js';
+import type { ClaimedRun, ClaimOutcome, ClaimRequest, CreateOutcome, Lease, NewRun, QuarantinedRun, RetentionPolicy, RunFilter, RunStore, RunSummary, StoreStats } from '../run-store.js';
 import { deleteRun, deleteSession, PRUNE_BATCH, pruneBatch } from './delete-ops.js';
 import type { Dialect, Op } from './query.js';
 import { listRuns, loadRun, sessionHead } from './read-ops.js';
 import { checkpoint, claimExpired, claimRun, createRun, renew } from './write-ops.js';
+
+/** How a write is to be committed. */
+export interface WriteOptions {
+  /** The commit must survive a power loss, not only the process dying: it stores a tool call `running` before the tool's effect. */
+  durable?: boolean;
+}
 
 /** How a driver runs operations: each in one transaction, a write one that takes the write lock at once. */
 export interface SqlRunner {
@@ -13,12 +19,14 @@ export interface SqlRunner {
    * Run a writing operation in one transaction (all of it, or nothing). `op` makes the
    * operation, so a driver may run it again after a transient conflict (a deadlock).
    */
-  write<T>(op: () => Op<T>): Promise<T>;
+  write<T>(op: () => Op<T>, options?: WriteOptions): Promise<T>;
   /** Run a reading operation on one consistent snapshot. */
   read<T>(op: () => Op<T>): Promise<T>;
   readonly stats: StoreStats;
   close(): Promise<void>;
 }
+
+const DURABLE: WriteOptions = { durable: true };
 
 /** A run store over SQL: the operations of this folder, run by a driver's runner. */
 export class SqlStore implements RunStore {
@@ -42,12 +50,14 @@ export class SqlStore implements RunStore {
     return this.runner.write(() => claimRun(this.dialect, runId, claim, this.leaseMs));
   }
 
-  claimExpired(agentName: string, owner: string): Promise<ClaimedRun | undefined> {
+  claimExpired(agentName: string, owner: string): Promise<ClaimedRun | QuarantinedRun | undefined> {
     return this.runner.write(() => claimExpired(this.dialect, agentName, owner, this.leaseMs));
   }
 
   checkpoint(lease: Lease, cp: Checkpoint, final: boolean): Promise<void> {
-    return this.runner.write(() => checkpoint(this.dialect, lease, cp, final, this.leaseMs));
+    // A `running` mark is what keeps a tool from running twice: it must outlast a power loss.
+    const durable = cp.calls?.some((call) => call.entry === 'running') === true;
+    return this.runner.write(() => checkpoint(this.dialect, lease, cp, final, this.leaseMs), durable ? DURABLE : undefined);
   }
 
   renew(lease: Lease): Promise<boolean> {

@@ -4,7 +4,8 @@
 import type { Checkpoint } from '../run-store.js';
 import type { LedgerEntry } from '../../core/vocabulary/state.js';
 import { leaseLost, partsOf, rowOf } from '../records.js';
-import type { ClaimedRun, ClaimOutcome, ClaimRequest, CreateOutcome, Lease, NewRun } from '../run-store.js';
+import type { ClaimedRun, ClaimOutcome, ClaimRequest, CreateOutcome, Lease, NewRun, QuarantinedRun } from '../run-store.js';
+import { isCorrupt, quarantine } from '../stored-rows.js';
 import { num, sql, type Dialect, type Op } from './query.js';
 import { loadRun, transcriptRange } from './read-ops.js';
 
@@ -90,19 +91,31 @@ export function* claimRun(d: Dialect, runId: string, claim: ClaimRequest, leaseM
   return { lease: { runId, owner: claim.owner, token: num(claimed[0].lease_token) } };
 }
 
-/** Claim the run of `agentName` whose lease expired longest ago, and load it. */
-export function* claimExpired(d: Dialect, agentName: string, owner: string, leaseMs: number): Op<ClaimedRun | undefined> {
+/**
+ * Claim the run of `agentName` whose lease expired longest ago, and load it. A run whose rows
+ * cannot be read is not claimed but stored failed (`corrupt_run`), in the same transaction, so
+ * the next claim takes the next run.
+ */
+export function* claimExpired(d: Dialect, agentName: string, owner: string, leaseMs: number): Op<ClaimedRun | QuarantinedRun | undefined> {
   const picked = yield sql(
     `SELECT run_id FROM koagent_runs WHERE agent_name = $1 AND status = 'running' AND lease_expires < ${d.now} ORDER BY updated_at, run_id LIMIT 1${d.pickRow}`,
     agentName,
   );
   if (picked.length === 0) return undefined;
   const runId = String(picked[0].run_id);
+  let state;
+  try {
+    state = yield* loadRun(runId);
+  } catch (error) {
+    if (!isCorrupt(error)) throw error;
+    const quarantined = quarantine(error);
+    yield sql(`UPDATE koagent_runs SET status = 'failed', error = $2, lease_owner = NULL, lease_expires = 0, updated_at = ${d.now} WHERE run_id = $1`, runId, JSON.stringify(quarantined));
+    return { runId, quarantined };
+  }
   const claimed = yield sql(
     `UPDATE koagent_runs SET lease_owner = $2, lease_token = lease_token + 1, lease_expires = ${d.now} + $3, updated_at = ${d.now} WHERE run_id = $1 RETURNING lease_token`,
     runId, owner, leaseMs,
   );
-  const state = yield* loadRun(runId);
   return { lease: { runId, owner, token: num(claimed[0].lease_token) }, state: state! };
 }
 
