@@ -25,7 +25,7 @@ import { AgentStore } from '../durable/agent-store.js';
 import { runSegment, type SegmentRequest } from './run-segment.js';
 import { extension, toMiddleware, type Extension } from './extensions.js';
 import { claimSegment } from '../durable/resume-claim.js';
-import { checkListOptions, checkRecoverOptions, type PendingApprovalsOptions, type RecoveredRun, type RecoverOptions, type SendOptions } from './durable-options.js';
+import { checkAdoptOptions, checkListOptions, checkRecoverOptions, type AdoptedRun, type AdoptRunsOptions, type PendingApprovalsOptions, type RecoveredRun, type RecoverOptions, type SendOptions } from './durable-options.js';
 import { checkCallOptions, checkOptions, hookList, modelFromString, toolMap, toolsFingerprint, type AgentOptions, type RunCallOptions } from './options.js';
 
 /** Refuses a bare function where a middleware object belongs (the runtime refuses it too). */
@@ -250,6 +250,21 @@ export class Agent<C = unknown, O = unknown> {
     copy.agentId = this.#identity.id;
     copy.toolsFingerprint = this.#identity.toolsFingerprint;
     return copy;
+  }
+
+  /**
+   * `adoptState` for the stored runs of another version of this agent, many at once: after a
+   * deploy that changed its tools (or its id, or — with `filter.agentName` — its name), each
+   * suspended or failed run of the old version is claimed, made this agent's and given back: a
+   * suspended one waits for its approvals, one that `recover` stored failed for belonging to the
+   * old version is `running` again for the next `recover` to continue, other failed ones can be
+   * retried with `resume`. Runs of this version are left alone.
+   *
+   * @example await agent.recover(); await agent.adoptRuns(); await agent.recover();
+   */
+  async adoptRuns(options: AdoptRunsOptions = {}): Promise<AdoptedRun[]> {
+    const { store: given, filter = {} } = checkAdoptOptions(options);
+    return this.#stored.adopt(this.#stored.require({ store: given }, 'agent.adoptRuns()'), filter, (state) => this.adoptState(state));
   }
 
   // async, so every misuse rejects; all checks run before anything else.

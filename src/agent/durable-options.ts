@@ -3,6 +3,7 @@
 import { z } from 'zod';
 import { functionSchema, optionsSchema, parseOptions, wholeNumberSchema } from '../core/vocabulary/options.js';
 import type { RunState } from '../core/vocabulary/state.js';
+import type { AdoptFilter } from '../durable/adopt.js';
 import { assertStore, type RunStore } from '../stores/run-store.js';
 import { runCallOptionsSchema, type RunCallOptions } from './options.js';
 
@@ -39,7 +40,20 @@ export interface PendingApprovalsOptions {
   limit?: number;
 }
 
+/**
+ * Options of `agent.adoptRuns`: which stored runs of another version of this agent to take
+ * over (default: every suspended or failed run under this agent's name that is not this
+ * version's), and the store (default: the agent's).
+ *
+ * @example await agent.adoptRuns({ filter: { status: 'failed' } });
+ */
+export interface AdoptRunsOptions {
+  filter?: AdoptFilter;
+  store?: RunStore;
+}
+
 export type { RecoveredRun } from '../durable/recovery.js';
+export type { AdoptedRun, AdoptFilter } from '../durable/adopt.js';
 
 const { sessionId: _noSession, ...runShape } = runCallOptionsSchema.shape;
 
@@ -68,4 +82,22 @@ export function checkListOptions(options: unknown): PendingApprovalsOptions {
   const parsed = parseOptions(listOptionsSchema, options ?? {}, 'agent.pendingApprovals(options)');
   if (parsed.store !== undefined) assertStore(parsed.store, 'agent.pendingApprovals(options): store');
   return parsed as PendingApprovalsOptions;
+}
+
+const adoptStatus = z.enum(['suspended', 'failed'], { error: "must be 'suspended' or 'failed' (a running run is its worker's)" });
+const adoptOptionsSchema = optionsSchema({
+  store: z.unknown().optional(),
+  filter: optionsSchema({
+    agentName: z.string({ error: 'must be a string' }).optional(),
+    sessionId: z.string({ error: 'must be a string' }).optional(),
+    status: z.union([adoptStatus, z.array(adoptStatus)], { error: "must be 'suspended' or 'failed', or an array of them" }).optional(),
+    limit: wholeNumberSchema(1).optional(),
+  }, { noun: 'a field of the filter', aliases: { agent: 'agentName', session: 'sessionId', statuses: 'status', max: 'limit' } }).optional(),
+}, { aliases: { where: 'filter', runs: 'filter', runStore: 'store', db: 'store' } });
+
+/** Check the options of `agent.adoptRuns`, or throw naming the mistake. */
+export function checkAdoptOptions(options: unknown): AdoptRunsOptions {
+  const parsed = parseOptions(adoptOptionsSchema, options ?? {}, 'agent.adoptRuns(options)');
+  if (parsed.store !== undefined) assertStore(parsed.store, 'agent.adoptRuns(options): store');
+  return parsed as AdoptRunsOptions;
 }

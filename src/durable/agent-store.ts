@@ -4,6 +4,7 @@ import type { Logger } from '../core/vocabulary/contexts.js';
 import type { Message } from '../core/vocabulary/messages.js';
 import type { AgentIdentity, ApprovalDecision, RunState } from '../core/vocabulary/state.js';
 import type { RunStore, RunSummary } from '../stores/run-store.js';
+import { adoptRuns, type AdoptedRun, type AdoptFilter } from './adopt.js';
 import { claimForResume, startRun, startSessionRun } from './claims.js';
 import { storeCall, workerId, type DurableRun } from './durable-run.js';
 import { recoverRuns, type RecoveredRun } from './recovery.js';
@@ -48,6 +49,11 @@ export class AgentStore {
 
   recover(store: RunStore, limit: number | undefined, how: Parameters<typeof recoverRuns>[5]): Promise<RecoveredRun[]> {
     return recoverRuns(store, this.identity, this.owner, this.logger, limit, how);
+  }
+
+  /** Take over the stored runs of another version of this agent that `filter` names. */
+  adopt(store: RunStore, filter: AdoptFilter, adopt: (state: RunState) => RunState): Promise<AdoptedRun[]> {
+    return adoptRuns(store, this.identity, this.owner, this.logger, filter, adopt);
   }
 
   /** The suspended runs of this agent, each with its pending approvals. */

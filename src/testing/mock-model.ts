@@ -65,6 +65,13 @@ export interface MockModelOptions {
   deltaLatencyMs?: number;
   /** What the mock says of itself as `structuredOutputs` (default true: replies are taken as they are scripted). */
   structuredOutputs?: boolean;
+  /**
+   * Pick each reply by the transcript, not by the number of calls: a request that holds `k`
+   * assistant messages gets `script[k]`. A fresh mock in a process that recovers or resumes a
+   * run then answers where the run stands, as a real model would, instead of starting again at
+   * reply 0. (An `{ error }` entry, which adds no message, answers every request made at its point.)
+   */
+  resumable?: boolean;
 }
 
 /**
@@ -74,7 +81,7 @@ export interface MockModelOptions {
  */
 export interface MockModel extends ModelProvider {
   readonly calls: MockCall[];
-  /** Script entries not used yet. */
+  /** Script entries not used yet (with `resumable`: the entries after the furthest one used). */
   readonly remaining: number;
 }
 
@@ -99,7 +106,8 @@ const mockOptionsSchema = optionsSchema({
   streamChunk: z.number().int().min(1).optional(),
   deltaLatencyMs: z.number().min(0).optional(),
   structuredOutputs: z.boolean({ error: 'must be true or false' }).optional(),
-}, { noun: 'an option of mockModel', aliases: { latency: 'latencyMs', delayMs: 'latencyMs', chunk: 'streamChunk', chunkSize: 'streamChunk' } });
+  resumable: z.boolean({ error: 'must be true or false' }).optional(),
+}, { noun: 'an option of mockModel', aliases: { latency: 'latencyMs', delayMs: 'latencyMs', chunk: 'streamChunk', chunkSize: 'streamChunk', fromTranscript: 'resumable', byTranscript: 'resumable' } });
 
 // A rough token estimate (4 characters a token), so usage is never zero in examples.
 const tokens = (text: string) => Math.ceil(text.length / 4);
@@ -131,13 +139,15 @@ export function mockModel(script: MockReply[], options: MockModelOptions = {}): 
   parseOptions(mockOptionsSchema, options, 'mockModel(script, options)');
   const calls: MockCall[] = [];
   let nextId = 1;
+  /** How many entries the script has given, counting from its start (the furthest one used, plus one). */
+  let used = 0;
   const model: MockModel = {
     name: 'mockModel',
     modelId: 'mock',
     structuredOutputs: options.structuredOutputs ?? true,
     calls,
     get remaining() {
-      return Math.max(0, script.length - calls.length);
+      return Math.max(0, script.length - used);
     },
     generate,
     // The same scripted reply as parts: text and reasoning in deltas, then the tool calls, then the finish.
@@ -166,11 +176,16 @@ export function mockModel(script: MockReply[], options: MockModelOptions = {}): 
     const { messages, signal, ...rest } = request;
     calls.push({ messages: snapshot(messages), request: snapshot(rest) });
     const n = calls.length;
+    const index = options.resumable === true ? messages.filter((m) => m.role === 'assistant').length : n - 1;
+    used = Math.max(used, Math.min(index + 1, script.length));
     if (options.latencyMs) await sleep(options.latencyMs, signal);
     signal?.throwIfAborted();
-    const entry = script[n - 1];
+    const entry = script[index];
     if (entry === undefined) {
-      throw new Error(`mockModel: the model was called ${n} time${n === 1 ? '' : 's'}, but the script has only ${script.length} entr${script.length === 1 ? 'y' : 'ies'}; add a reply for call ${n}`);
+      const entries = `the script has only ${script.length} entr${script.length === 1 ? 'y' : 'ies'}`;
+      throw new Error(options.resumable === true
+        ? `mockModel: the request holds ${index} assistant message${index === 1 ? '' : 's'}, but ${entries}; add reply ${index + 1}`
+        : `mockModel: the model was called ${n} time${n === 1 ? '' : 's'}, but ${entries}; add a reply for call ${n}`);
     }
     if (typeof entry === 'object' && 'error' in entry) throw typeof entry.error === 'string' ? new Error(entry.error) : entry.error;
     const message: AssistantMessage = { role: 'assistant', content: scriptedContent(entry) };

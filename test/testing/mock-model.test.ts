@@ -1,10 +1,12 @@
 // mockModel: a scripted provider, used on its own and inside an agent.
 import { describe, expect, it } from 'vitest';
-import { createAgent, type GenerateOptions } from '../../src/index.js';
+import { z } from 'zod';
+import { createAgent, defineTool, memoryStore, type GenerateOptions } from '../../src/index.js';
 import type { ToolMessage } from '../../src/types.js';
 import { MEDIA_TOKENS } from '../../src/media.js';
 import { mockModel } from '../../src/testing/index.js';
 import { add, runFailure } from '../support/core.js';
+import { mortal, settle, testClock } from '../support/durable.js';
 
 const request = (content = 'Hi'): GenerateOptions => ({ messages: [{ role: 'user', content }], tools: [] });
 
@@ -142,5 +144,37 @@ describe('mockModel: reasoning and content parts', () => {
     const model = mockModel(['ok']);
     const { usage } = await model.generate({ messages: [{ role: 'user', content: [{ type: 'image', image: 'A'.repeat(40_000), mediaType: 'image/png' }] }], tools: [] });
     expect(usage.inputTokens).toBe(MEDIA_TOKENS);
+  });
+});
+
+describe('resumable: replies picked by the transcript', () => {
+  const script = () => [{ toolCalls: [{ id: 'c1', name: 'add', args: { a: 1, b: 2 } }] }, 'The sum is 3.'];
+
+  it('gives script[k] to a request that holds k assistant messages, however many calls came before', async () => {
+    const model = mockModel(script(), { resumable: true });
+    const after = { messages: [{ role: 'user' as const, content: 'Add' }, { role: 'assistant' as const, content: '', toolCalls: [{ id: 'c1', name: 'add', args: {} }] }, { role: 'tool' as const, toolCallId: 'c1', name: 'add', content: '3' }], tools: [] };
+    expect((await model.generate(after)).message).toEqual({ role: 'assistant', content: 'The sum is 3.' });
+    expect(model.remaining).toBe(0);
+    expect((await model.generate(request())).message.toolCalls).toEqual([{ id: 'c1', name: 'add', args: { a: 1, b: 2 } }]);
+    await expect(model.generate({ ...after, messages: [...after.messages, { role: 'assistant', content: 'The sum is 3.' }] })).rejects.toThrow('mockModel: the request holds 2 assistant messages, but the script has only 2 entries; add reply 3');
+  });
+
+  it('picks a recovered run up where its transcript stands: a fresh mock in the new worker does not start again', async () => {
+    const clock = testClock();
+    const store = memoryStore({ leaseMs: 1000, now: clock.now });
+    const dying = mortal(store);
+    const sums: number[] = [];
+    // The first worker dies as the tool returns: its call stays `running`, and is run again (idempotent).
+    const dyingAdd = defineTool({ name: 'add', description: 'Add', idempotent: true, input: z.object({ a: z.number(), b: z.number() }), execute: ({ a, b }) => (sums.push(a + b), dying.die(), a + b) });
+    void createAgent({ name: 'adder', model: mockModel(script(), { resumable: true }), tools: [dyingAdd], store: dying.store }).run('Add 1 and 2');
+    await settle();
+    clock.advance(1001);
+    const fresh = mockModel(script(), { resumable: true });
+    const [recovered] = await createAgent({ name: 'adder', model: fresh, tools: [dyingAdd], store }).recover();
+    expect(recovered.result!.output).toBe('The sum is 3.');
+    expect(sums).toEqual([3, 3]);
+    // The new worker's model was asked once, with the run's transcript so far; a plain mock would have asked for the tool again.
+    expect(fresh.calls).toHaveLength(1);
+    expect(fresh.calls[0].messages.map((m) => m.role)).toEqual(['user', 'assistant', 'tool']);
   });
 });
