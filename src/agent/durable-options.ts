@@ -87,12 +87,13 @@ export function checkListOptions(options: unknown): PendingApprovalsOptions {
 const adoptStatus = z.enum(['suspended', 'failed'], { error: "must be 'suspended' or 'failed' (a running run is its worker's)" });
 const adoptOptionsSchema = optionsSchema({
   store: z.unknown().optional(),
+  // The keys of a listRuns filter, so its wording too (wording is kept by the set of keys).
   filter: optionsSchema({
     agentName: z.string({ error: 'must be a string' }).optional(),
     sessionId: z.string({ error: 'must be a string' }).optional(),
     status: z.union([adoptStatus, z.array(adoptStatus)], { error: "must be 'suspended' or 'failed', or an array of them" }).optional(),
     limit: wholeNumberSchema(1).optional(),
-  }, { noun: 'a field of the filter', aliases: { agent: 'agentName', session: 'sessionId', statuses: 'status', max: 'limit' } }).optional(),
+  }, { noun: 'a field of a run filter', aliases: { agent: 'agentName', session: 'sessionId', statuses: 'status', max: 'limit' } }).optional(),
 }, { aliases: { where: 'filter', runs: 'filter', runStore: 'store', db: 'store' } });
 
 /** Check the options of `agent.adoptRuns`, or throw naming the mistake. */
