@@ -66,6 +66,51 @@ export function plainValue<T>(value: T): T {
   return copyOf(rootOf(found[0])) as T;
 }
 
+/**
+ * A copy of `value` the run state alone holds: arrays and plain objects copied at every depth,
+ * views giving way to copies of what they show. What a layer hands in (a message it pushes, a
+ * part it sets) is checked, then kept as this copy, so a change the layer makes later through
+ * its own reference can never reach the state unchecked. Anything else (a string, bytes, a
+ * class instance) is kept as is, for the check to judge. A loop, not a recursion: a model's
+ * arguments may be thousands of levels deep.
+ *
+ * @example const kept = ownedCopy(message); message.content = 42; // kept is unchanged
+ */
+export function ownedCopy<T>(value: T): T {
+  if (!isPlainContainer(value)) return value;
+  const copies = new Map<object, Record<string, unknown>>();
+  const copyOf = (from: object): Record<string, unknown> => {
+    let copy = copies.get(from);
+    if (copy === undefined) {
+      copy = (Array.isArray(from) ? new Array(from.length) : {}) as Record<string, unknown>;
+      copies.set(from, copy);
+      todo.push(from);
+    }
+    return copy;
+  };
+  const todo: object[] = [];
+  const root = copyOf(unwrap(value as object));
+  while (todo.length > 0) {
+    const from = todo.pop()!;
+    const copy = copies.get(from)!;
+    for (const key of Object.keys(from)) {
+      const inner = unwrap((from as Record<string, unknown>)[key]);
+      const kept = isPlainContainer(inner) ? copyOf(inner) : inner;
+      // defineProperty, so a `__proto__` key stays a key.
+      if (key === '__proto__') Object.defineProperty(copy, key, { value: kept, enumerable: true, writable: true, configurable: true });
+      else copy[key] = kept;
+    }
+  }
+  return root as T;
+}
+
+function isPlainContainer(value: unknown): value is object {
+  if (typeof value !== 'object' || value === null) return false;
+  if (Array.isArray(value)) return true;
+  const proto = Object.getPrototypeOf(unwrap(value));
+  return proto === Object.prototype || proto === null;
+}
+
 /** Whether `value` holds a view within `depth` levels; undefined when it goes deeper (or is cyclic) and the scan cannot tell. */
 function holdsView(value: object, depth: number): boolean | undefined {
   for (const key of Object.keys(value)) {
@@ -110,9 +155,9 @@ export function transcriptView(writer: TranscriptWrites, readOnly: boolean): Mes
         if (key === TARGET) return target;
         return wrapped(target, key, (part) => inside(part, root));
       },
-      set: (target, key, given) => edit(target, key, () => Reflect.set(target, key, plainValue(given))),
+      set: (target, key, given) => edit(target, key, () => Reflect.set(target, key, ownedCopy(given))),
       deleteProperty: (target, key) => edit(target, key, () => Reflect.deleteProperty(target, key)),
-      defineProperty: (target, key, descriptor) => edit(target, key, () => Reflect.defineProperty(target, key, 'value' in descriptor ? { ...descriptor, value: plainValue(descriptor.value) } : descriptor)),
+      defineProperty: (target, key, descriptor) => edit(target, key, () => Reflect.defineProperty(target, key, 'value' in descriptor ? { ...descriptor, value: ownedCopy(descriptor.value) } : descriptor)),
       setPrototypeOf: () => refuse('A message of the transcript cannot change its prototype'),
     });
     views.set(value, view);
