@@ -259,13 +259,13 @@ async function listTools(client: Client, timeout: number): Promise<{ tools: McpT
 }
 
 /** Why a listed tool is left out, on one line: which tool, and what is wrong with it. */
-function toolProblem(listed: unknown, issues: readonly z.core.$ZodIssue[]): string {
+function toolProblem(listed: unknown, issues: readonly { path: readonly PropertyKey[]; message: string }[]): string {
   const name = typeof (listed as { name?: unknown } | null)?.name === 'string' ? JSON.stringify((listed as { name: string }).name) : 'without a name';
   const schema = (listed as { inputSchema?: unknown } | null)?.inputSchema;
   if (issues.some((issue) => issue.path[0] === 'inputSchema')) {
     return `its tool ${name} is left out: its inputSchema must be an object schema ({ "type": "object", … }), as MCP requires, got ${preview(schema)}`;
   }
-  return `its tool ${name} is left out: ${issues.map((issue) => `${issue.path.length === 0 ? 'the tool' : issue.path.join('.')}: ${issue.message}`).join('; ')}`;
+  return `its tool ${name} is left out: ${issues.map((issue) => `${issue.path.length === 0 ? 'the tool' : issue.path.map(String).join('.')}: ${issue.message}`).join('; ')}`;
 }
 
 function preview(value: unknown): string {
