@@ -144,20 +144,27 @@ export function transcriptView(writer: TranscriptWrites, readOnly: boolean): Mes
     throw new TypeError(`${what}: this transcript is read-only (ctx.state.messages); change the run's transcript through ctx.messages or ctx.setMessages`);
   };
 
-  /** A view of `value` (a part of `root`, or `root` itself): reads go through, writes go to the writer. */
-  const inside = (value: object, root: Message): object => {
+  /**
+   * A view of `value` (a part of `root`, or `root` itself): reads go through, writes go to the
+   * writer. `checked` says that `value` is within what the message check judges (its content,
+   * its tool calls): what is set there is kept as the state's own copy (see `ownedCopy`), so it
+   * cannot be changed later unchecked. Elsewhere (`metadata`, `providerOptions`) a value is kept
+   * as given, so `(message.metadata ??= {}).seen = true` still changes the run.
+   */
+  const inside = (value: object, root: Message, checked: boolean): object => {
     let view = views.get(value);
     if (view !== undefined) return view;
     const edit = (target: object, key: string | symbol, apply: () => boolean): boolean =>
       readOnly ? refuse('A message of the transcript cannot be changed') : writer.editMessage(root, target, key, apply);
+    const kept = (key: string | symbol, given: unknown): unknown => (checked || (value === root && CHECKED.has(key)) ? ownedCopy(given) : plainValue(given));
     view = new Proxy(value, {
       get(target, key) {
         if (key === TARGET) return target;
-        return wrapped(target, key, (part) => inside(part, root));
+        return wrapped(target, key, (part) => inside(part, root, checked || (target === root && CHECKED.has(key))));
       },
-      set: (target, key, given) => edit(target, key, () => Reflect.set(target, key, ownedCopy(given))),
+      set: (target, key, given) => edit(target, key, () => Reflect.set(target, key, kept(key, given))),
       deleteProperty: (target, key) => edit(target, key, () => Reflect.deleteProperty(target, key)),
-      defineProperty: (target, key, descriptor) => edit(target, key, () => Reflect.defineProperty(target, key, 'value' in descriptor ? { ...descriptor, value: ownedCopy(descriptor.value) } : descriptor)),
+      defineProperty: (target, key, descriptor) => edit(target, key, () => Reflect.defineProperty(target, key, 'value' in descriptor ? { ...descriptor, value: kept(key, descriptor.value) } : descriptor)),
       setPrototypeOf: () => refuse('A message of the transcript cannot change its prototype'),
     });
     views.set(value, view);
@@ -169,7 +176,7 @@ export function transcriptView(writer: TranscriptWrites, readOnly: boolean): Mes
     get(target, key) {
       if (key === TARGET) return target;
       if (typeof key === 'symbol' || !isIndex(key)) return Reflect.get(target, key);
-      return wrapped(target, key, (message) => inside(message, message as Message));
+      return wrapped(target, key, (message) => inside(message, message as Message, false));
     },
     set(_target, key, given) {
       if (readOnly) refuse(`ctx.messages[${String(key)}] cannot be set`);
@@ -188,6 +195,9 @@ export function transcriptView(writer: TranscriptWrites, readOnly: boolean): Mes
     preventExtensions: () => refuse('ctx.messages cannot be frozen or sealed'),
   });
 }
+
+/** The fields of a message the message check judges: what is set inside them is copied. */
+const CHECKED = new Set<string | symbol>(['content', 'toolCalls']);
 
 /** `target[key]`, as a view when it is an object, unless the proxy rules say it must be given as is (a frozen property). */
 function wrapped(target: object, key: string | symbol, view: (value: object) => object): unknown {

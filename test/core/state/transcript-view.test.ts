@@ -127,6 +127,13 @@ describe('what a layer hands in is the state\'s own copy', () => {
     expect(state.messages).toEqual([image('https://example.com/d.png')]);
   });
 
+  it('outside content and tool calls (metadata) a value set is kept as given, so `(m.metadata ??= {}).seen = true` changes the run', () => {
+    const { state, view, at } = setup([{ role: 'tool', toolCallId: 'c1', name: 't', content: 'ok' }]);
+    ((view[0] as { metadata?: Record<string, unknown> }).metadata ??= {}).seen = true;
+    expect(state.messages[0]).toEqual({ role: 'tool', toolCallId: 'c1', name: 't', content: 'ok', metadata: { seen: true } });
+    expect(at()).toEqual([0]);
+  });
+
   it('copies thousands of levels (a tool call\'s arguments) without overflowing the stack, a `__proto__` key kept a key', () => {
     const { state, view } = setup([]);
     const args: Record<string, unknown> = JSON.parse('{"__proto__": {"polluted": true}}');
