@@ -280,7 +280,7 @@ function sizeOf(bytes = DEFAULT_MAX_MESSAGE_BYTES): string {
 }
 
 /** The MCP SDK's limit on one message from a stdio server. */
-export const DEFAULT_MAX_MESSAGE_BYTES = 10 * 1024 * 1024;
+const DEFAULT_MAX_MESSAGE_BYTES = 10 * 1024 * 1024;
 
 /** What to do about a failure to start the server, when the error says. */
 function hintFor(error: unknown): string {
