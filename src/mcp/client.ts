@@ -37,6 +37,11 @@ export interface McpToolsOptions {
   /** Milliseconds to connect and list the tools; default 30 000. */
   connectTimeout?: number;
   /**
+   * stdio: the largest message koagent reads from the server, in bytes; default 10 MiB (the MCP
+   * SDK's). A larger answer (an image, a file) closes the connection, and the call fails saying so.
+   */
+  maxMessageBytes?: number;
+  /**
    * `'run'` (default): a run segment that opened the connection closes it when it ends (when no
    * other segment uses it). `'agent'`: it stays open for the next runs until `agent.close()`.
    */
@@ -55,8 +60,9 @@ const optionsShape = optionsSchema({
   prefix: z.string({ error: 'must be a string such as "fs_"' }).regex(/^[A-Za-z0-9_-]*$/, { error: 'may hold only letters, digits, "_" and "-" (what model APIs accept in tool names)' }).optional(),
   timeout: wholeNumberSchema(1, false, 'must be a whole number of milliseconds ≥ 1').optional(),
   connectTimeout: wholeNumberSchema(1, false, 'must be a whole number of milliseconds ≥ 1').optional(),
+  maxMessageBytes: wholeNumberSchema(1024, false, 'must be a whole number of bytes ≥ 1024, e.g. 64 * 1024 * 1024').optional(),
   lifetime: z.enum(['run', 'agent'], { error: "must be 'run' or 'agent'" }).optional(),
-}, { noun: 'an option of mcpTools', aliases: { cmd: 'command', argv: 'args', endpoint: 'url', serverUrl: 'url', environment: 'env', requestTimeout: 'timeout', timeoutMs: 'timeout', toolPrefix: 'prefix', namePrefix: 'prefix', keepAlive: 'lifetime' } });
+}, { noun: 'an option of mcpTools', aliases: { cmd: 'command', argv: 'args', endpoint: 'url', serverUrl: 'url', environment: 'env', requestTimeout: 'timeout', timeoutMs: 'timeout', toolPrefix: 'prefix', namePrefix: 'prefix', keepAlive: 'lifetime', maxBufferSize: 'maxMessageBytes', maxMessageSize: 'maxMessageBytes', maxBytes: 'maxMessageBytes' } });
 
 /**
  * An MCP server's tools as a toolset: give it to an agent in `tools`.
@@ -71,6 +77,8 @@ export class McpToolset implements Toolset {
   #tools: readonly Tool[] = Object.freeze([]);
   /** Every spec this toolset ever offered, to find its own in a request built before its list changed. */
   readonly #specs = new WeakSet<ToolSpec>();
+  /** Why tools of the server were left out at the last listing, not yet told to the agent's logger. */
+  #untold: string[] = [];
 
   constructor(options: McpToolsOptions) {
     const o = parseOptions(optionsShape, options, 'mcpTools');
@@ -78,6 +86,7 @@ export class McpToolset implements Toolset {
       throw new TypeError(`mcpTools(${JSON.stringify(o.name)}): give either command (a server spawned over stdio) or url (a Streamable HTTP server), ${o.command === undefined ? 'not neither' : 'not both'}`);
     }
     if (o.command === undefined && (o.args ?? o.env ?? o.cwd ?? o.onStderr) !== undefined) throw new TypeError(`mcpTools(${JSON.stringify(o.name)}): args, env, cwd and onStderr belong to a server spawned with command, not to one at a url`);
+    if (o.url !== undefined && o.maxMessageBytes !== undefined) throw new TypeError(`mcpTools(${JSON.stringify(o.name)}): maxMessageBytes limits what a server spawned with command sends over stdio; a server at a url has no such limit`);
     if (o.command !== undefined && o.headers !== undefined) throw new TypeError(`mcpTools(${JSON.stringify(o.name)}): headers belong to a server at a url, not to one spawned with command (use env)`);
     this.name = o.name;
     const prefix = o.prefix ?? '';
@@ -88,7 +97,9 @@ export class McpToolset implements Toolset {
       lifetime: o.lifetime ?? 'run',
       timeout: o.timeout ?? 60_000,
       connectTimeout: o.connectTimeout ?? 30_000,
-      onTools: (list) => {
+      ...(o.maxMessageBytes !== undefined ? { maxMessageBytes: o.maxMessageBytes } : {}),
+      onTools: (list, leftOut) => {
+        this.#untold = leftOut.map((why) => `koagent: MCP server "${o.name}": ${why}; its other tools are offered`);
         const tools = koagentTools(list, { server: o.name, prefix, connection: this.#connection });
         for (const tool of tools) this.#specs.add(tool.spec);
         this.#tools = Object.freeze(tools);
@@ -134,6 +145,7 @@ export class McpToolset implements Toolset {
       scope: 'lead-only',
       run: async (ctx, next) => {
         await connection.acquire();
+        this.#tell(ctx.logger);
         try {
           return await next();
         } finally {
@@ -147,10 +159,18 @@ export class McpToolset implements Toolset {
           const failed = await refreshing;
           if (failed !== undefined) ctx.logger.warn(`koagent: ${failed.message}`);
         }
+        this.#tell(ctx.logger);
         ctx.request.tools = this.#current(ctx.request.tools ?? []);
         return next();
       },
     };
+  }
+
+  /** Warn of the tools left out at the last listing, once (a listing outside a run waits for the next run). */
+  #tell(logger: { warn(message: string): void }): void {
+    if (this.#untold.length === 0) return;
+    for (const warning of this.#untold) logger.warn(warning);
+    this.#untold = [];
   }
 
   /** The request's tools with this toolset's of the moment in place of any older ones. */
@@ -173,7 +193,10 @@ export function mcpTools(options: McpToolsOptions): McpToolset {
 }
 
 function stdioTransport(o: McpToolsOptions & { command: string }): StdioClientTransport & { stderrTail(): string } {
-  const transport = new StdioClientTransport({ command: o.command, args: o.args ?? [], ...(o.env ? { env: o.env } : {}), ...(o.cwd ? { cwd: o.cwd } : {}), stderr: 'pipe' });
+  const transport = new StdioClientTransport({
+    command: o.command, args: o.args ?? [], stderr: 'pipe',
+    ...(o.env ? { env: o.env } : {}), ...(o.cwd ? { cwd: o.cwd } : {}), ...(o.maxMessageBytes !== undefined ? { maxBufferSize: o.maxMessageBytes } : {}),
+  });
   // Read always, so a talkative server never blocks on a full pipe; the end is kept for messages.
   let tail = '';
   transport.stderr?.on('data', (chunk: Buffer) => {

@@ -5,7 +5,16 @@
 import { createRequire } from 'node:module';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import { ErrorCode, McpError, ToolListChangedNotificationSchema, type CallToolResult, type Progress, type Tool as McpTool } from '@modelcontextprotocol/sdk/types.js';
+import { ErrorCode, ListToolsResultSchema, McpError, ToolListChangedNotificationSchema, ToolSchema, type CallToolResult, type Progress, type Tool as McpTool } from '@modelcontextprotocol/sdk/types.js';
+import { z } from 'zod';
+import { KoagentError } from '../api.js';
+
+declare module '../api.js' {
+  interface ErrorCodes {
+    /** An MCP server could not be started or reached, or did not list its tools, when a run (or `toolset.connect()`) needed it. */
+    mcp_connect_failed: true;
+  }
+}
 
 const { version } = createRequire(import.meta.url)('../../package.json') as { version: string };
 
@@ -21,8 +30,10 @@ export interface ConnectionSpec {
   lifetime: 'run' | 'agent';
   timeout: number;
   connectTimeout: number;
-  /** The server's tools, after each listing (at connect, and after it said they changed). */
-  onTools(tools: McpTool[]): void;
+  /** stdio: the largest message koagent reads from the server, in bytes (the SDK refuses larger ones). */
+  maxMessageBytes?: number;
+  /** The server's tools, after each listing (at connect, and after it said they changed), and why any it listed were left out. */
+  onTools(tools: McpTool[], leftOut: string[]): void;
 }
 
 /** Options of one tool call. */
@@ -41,6 +52,8 @@ export class McpConnection {
   #held = false;
   /** Why the last connection ended by itself (the server went away), for the next message. */
   #lost: string | undefined;
+  /** The last connection ended because the server sent a message past `maxMessageBytes`. */
+  #tooBig = false;
   #listing = 0;
   #refreshing: Promise<Error | undefined> | undefined;
 
@@ -116,6 +129,9 @@ export class McpConnection {
     if (code === ErrorCode.RequestTimeout) {
       return new Error(`MCP server "${name}" did not answer ${tool} within ${this.#spec.timeout} ms, so koagent cancelled the call (the server was told; it may have taken effect)`);
     }
+    if ((code === ErrorCode.ConnectionClosed || this.#client !== client) && this.#tooBig) {
+      return new Error(`MCP server "${name}" sent a message larger than ${sizeOf(this.#spec.maxMessageBytes)} while ${tool} was running (most likely its answer), more than koagent reads from a stdio server, so the connection was closed and the server stopped; the call may have taken effect. Raise the toolset's maxMessageBytes, or have the tool return less (a resource link rather than inline data). koagent connects again at the next call`);
+    }
     if (code === ErrorCode.ConnectionClosed || this.#client !== client) {
       return new Error(`MCP server "${name}" closed the connection while ${tool} was running${this.#lost ?? ''}; the call may have taken effect. koagent connects again at the next call`);
     }
@@ -139,20 +155,30 @@ export class McpConnection {
     client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
       if (this.#client === client) this.#refresh(client);
     });
-    client.onclose = () => this.#forget(client, transport.stderrTail === undefined ? '' : lastWords(transport.stderrTail()));
+    let tooBig = false;
+    // The stdio transport reports a message past its limit here, then closes the connection.
+    client.onerror = (error) => {
+      if (/ReadBuffer exceeded maximum size/.test(error.message)) tooBig = true;
+    };
+    client.onclose = () => {
+      if (this.#client === client) this.#tooBig = tooBig;
+      this.#forget(client, transport.stderrTail === undefined ? '' : lastWords(transport.stderrTail()));
+    };
     try {
       await client.connect(transport, { timeout: connectTimeout });
-      const tools = await listTools(client, connectTimeout);
+      const { tools, leftOut } = await listTools(client, connectTimeout);
       this.#client = client;
       this.#transport = transport;
       this.#lost = undefined;
+      this.#tooBig = false;
       this.#listing++;
-      this.#spec.onTools(tools);
+      this.#spec.onTools(tools, leftOut);
       return client;
     } catch (error) {
       await client.close().catch(() => undefined);
       const words = transport.stderrTail === undefined ? '' : lastWords(transport.stderrTail());
-      throw new Error(`could not ${again ? 'reconnect' : 'connect'} to MCP server "${name}" (${target}): ${describe(error)}${words}`, { cause: error });
+      const why = tooBig ? `it sent a message larger than ${sizeOf(this.#spec.maxMessageBytes)}, more than koagent reads from a stdio server; raise the toolset's maxMessageBytes` : describe(error);
+      throw new KoagentError('mcp_connect_failed', `could not ${again ? 'reconnect' : 'connect'} to MCP server "${name}" (${target}): ${why}${hintFor(error)}${words}`, { cause: error });
     }
   }
 
@@ -168,9 +194,9 @@ export class McpConnection {
   #refresh(client: Client): void {
     const listing = ++this.#listing;
     const done: Promise<Error | undefined> = listTools(client, this.#spec.timeout).then(
-      (tools) => {
+      ({ tools, leftOut }) => {
         // Only the newest listing counts: one started later may have finished first.
-        if (this.#client === client && listing === this.#listing) this.#spec.onTools(tools);
+        if (this.#client === client && listing === this.#listing) this.#spec.onTools(tools, leftOut);
         return undefined;
       },
       (error: unknown) => new Error(`MCP server "${this.#spec.name}" said its tools changed, but listing them failed: ${describe(error)}; the last list stays`),
@@ -209,16 +235,59 @@ export function describe(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
 
-/** Every tool of the server, page by page. */
-async function listTools(client: Client, timeout: number): Promise<McpTool[]> {
+// A listing whose tools are checked one by one: the SDK's own check of the whole answer
+// (`client.listTools`) fails every tool of a server for one that is malformed.
+const LenientListing = ListToolsResultSchema.extend({ tools: z.array(z.unknown()) });
+
+/** Every tool of the server, page by page; a tool that breaks the protocol is left out, and `leftOut` says why. */
+async function listTools(client: Client, timeout: number): Promise<{ tools: McpTool[]; leftOut: string[] }> {
   const tools: McpTool[] = [];
+  const leftOut: string[] = [];
   let cursor: string | undefined;
   do {
-    const page = await client.listTools(cursor === undefined ? undefined : { cursor }, { timeout });
-    tools.push(...page.tools);
+    const page = await client.request({ method: 'tools/list', params: cursor === undefined ? {} : { cursor } }, LenientListing, { timeout });
+    for (const listed of page.tools) {
+      const checked = ToolSchema.safeParse(listed);
+      if (checked.success) tools.push(checked.data);
+      else leftOut.push(toolProblem(listed, checked.error.issues));
+    }
     cursor = page.nextCursor;
   } while (cursor !== undefined);
-  return tools;
+  // What `client.listTools` would remember: the output schemas it checks results against.
+  (client as unknown as { cacheToolMetadata(tools: McpTool[]): void }).cacheToolMetadata(tools);
+  return { tools, leftOut };
+}
+
+/** Why a listed tool is left out, on one line: which tool, and what is wrong with it. */
+function toolProblem(listed: unknown, issues: readonly { path: readonly PropertyKey[]; message: string }[]): string {
+  const name = typeof (listed as { name?: unknown } | null)?.name === 'string' ? JSON.stringify((listed as { name: string }).name) : 'without a name';
+  const schema = (listed as { inputSchema?: unknown } | null)?.inputSchema;
+  if (issues.some((issue) => issue.path[0] === 'inputSchema')) {
+    return `its tool ${name} is left out: its inputSchema must be an object schema ({ "type": "object", … }), as MCP requires, got ${preview(schema)}`;
+  }
+  return `its tool ${name} is left out: ${issues.map((issue) => `${issue.path.length === 0 ? 'the tool' : issue.path.map(String).join('.')}: ${issue.message}`).join('; ')}`;
+}
+
+function preview(value: unknown): string {
+  const text = JSON.stringify(value) ?? String(value);
+  return text.length > 120 ? `${text.slice(0, 117)}...` : text;
+}
+
+/** A byte count as messages give it: MiB when it is whole ones. */
+function sizeOf(bytes = DEFAULT_MAX_MESSAGE_BYTES): string {
+  const mib = bytes / (1024 * 1024);
+  return Number.isInteger(mib) ? `${mib} MiB (${bytes} bytes)` : `${bytes} bytes`;
+}
+
+/** The MCP SDK's limit on one message from a stdio server. */
+const DEFAULT_MAX_MESSAGE_BYTES = 10 * 1024 * 1024;
+
+/** What to do about a failure to start the server, when the error says. */
+function hintFor(error: unknown): string {
+  const code = (error as { code?: unknown } | null)?.code;
+  if (code === 'ENOENT') return ' (no such file: the command is not installed or not on the PATH the server gets, which is the SDK\'s default environment plus env, or cwd does not exist; give the command\'s full path)';
+  if (code === 'EACCES') return ' (the command is not executable)';
+  return '';
 }
 
 /** The end of what a server wrote to stderr, for a message about why it went away. */

@@ -2,7 +2,7 @@
 // server gave one; otherwise the content blocks become content parts (text alone becomes text).
 // `isError: true` is the tool's own failure, which the model reads as a `tool_error`.
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { mediaSource, ToolError, type ToolContentPart } from '../api.js';
+import { mediaSource, sniffMediaType, ToolError, type ToolContentPart } from '../api.js';
 
 type Block = CallToolResult['content'][number];
 
@@ -43,14 +43,14 @@ export function partsOf(blocks: readonly Block[]): ToolContentPart[] {
       case 'text':
         return { type: 'text', text: block.text };
       case 'image':
-        return { type: 'image', image: block.data, mediaType: block.mimeType };
+        return mediaPart(block.data, block.mimeType);
       case 'audio':
-        return { type: 'file', data: block.data, mediaType: block.mimeType };
+        return { type: 'file', data: block.data, mediaType: typeOf(block.data, block.mimeType) };
       case 'resource': {
         const { resource } = block;
         if ('text' in resource && typeof resource.text === 'string') return { type: 'text', text: resource.text };
         const blob = (resource as { blob: string }).blob;
-        const mediaType = resource.mimeType ?? 'application/octet-stream';
+        const mediaType = typeOf(blob, resource.mimeType ?? 'application/octet-stream');
         if (mediaType.startsWith('image/')) return { type: 'image', image: blob, mediaType };
         return { type: 'file', data: blob, mediaType, filename: fileName(resource.uri) };
       }
@@ -61,6 +61,20 @@ export function partsOf(blocks: readonly Block[]): ToolContentPart[] {
         return { type: 'text', text: JSON.stringify(block) };
     }
   });
+}
+
+/**
+ * A server's data labelled with the type its first bytes say, where they say one: a server's
+ * `mimeType` can be wrong, and koagent refuses content whose label lies (the model's API would).
+ */
+function typeOf(data: string, mimeType: string): string {
+  return sniffMediaType(data) ?? mimeType;
+}
+
+/** An image block: an image part, or a file part when its bytes are no image (a PDF). */
+function mediaPart(data: string, mimeType: string): ToolContentPart {
+  const mediaType = typeOf(data, mimeType);
+  return mediaType.startsWith('image/') ? { type: 'image', image: data, mediaType } : { type: 'file', data, mediaType };
 }
 
 function fileName(uri: string): string {

@@ -1,6 +1,6 @@
-// What koagent's tool message content becomes for an MCP client: each part as the block MCP has for it.
+// MCP content and koagent's parts, both ways: what a tool message's content becomes for an MCP client, and what a server's blocks become for the model.
 import { describe, expect, it } from 'vitest';
-import { mcpContentOf } from '../../src/mcp/results.js';
+import { mcpContentOf, partsOf } from '../../src/mcp/results.js';
 
 const jpeg = '/9j/4AAQSkZJRgABAQ';
 
@@ -18,6 +18,25 @@ describe('tool message content for an MCP client', () => {
     expect(mcpContentOf([{ type: 'text', text: 'see' }, { type: 'file', data: 'https://x/r.pdf', mediaType: 'application/pdf', filename: 'r.pdf' }])).toEqual([
       { type: 'text', text: 'see' },
       { type: 'resource_link', uri: 'https://x/r.pdf', name: 'r.pdf', mimeType: 'application/pdf' },
+    ]);
+  });
+});
+
+describe('content parts made from an MCP server\'s blocks', () => {
+  const png = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==';
+  const pdf = Buffer.from('%PDF-1.4\n').toString('base64');
+
+  it('label data with the type its bytes have when the server\'s mimeType says another (koagent refuses a label that lies), and keep it when the bytes say nothing', () => {
+    expect(partsOf([
+      { type: 'image', data: png, mimeType: 'image/jpeg' },
+      { type: 'image', data: pdf, mimeType: 'image/png' },
+      { type: 'image', data: 'aGVsbG8=', mimeType: 'image/avif' },
+      { type: 'resource', resource: { uri: 'file:///r/report', mimeType: 'image/png', blob: pdf } },
+    ])).toEqual([
+      { type: 'image', image: png, mediaType: 'image/png' },
+      { type: 'file', data: pdf, mediaType: 'application/pdf' },
+      { type: 'image', image: 'aGVsbG8=', mediaType: 'image/avif' },
+      { type: 'file', data: pdf, mediaType: 'application/pdf', filename: 'report' },
     ]);
   });
 });

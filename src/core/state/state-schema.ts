@@ -37,7 +37,8 @@ const toolCall = z.object({ id: z.string(), name: z.string(), args: z.unknown(),
  */
 const contentOf = <T>(role: 'user' | 'assistant' | 'tool') => z.unknown().superRefine((value, ctx) => {
   // The path is left empty: the issue's own path goes in front of the message.
-  const problem = contentProblem(value, role, '');
+  // Labels are not checked again: a state stored before that check was made stays resumable.
+  const problem = contentProblem(value, role, '', false);
   if (problem !== undefined) ctx.addIssue({ code: 'custom', message: problem, params: { subpath: true } });
 }) as unknown as z.ZodType<T>;
 

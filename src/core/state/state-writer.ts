@@ -3,7 +3,7 @@ import type { TokenUsage } from '../vocabulary/model.js';
 import { errorContent, type NestedRun } from '../vocabulary/outcome.js';
 import type { ApprovalDecision, LedgerCall, LedgerEntry, NestedRunRecord, PendingApproval, RunState, RunStatus, StopReason, Usage } from '../vocabulary/state.js';
 import type { StateObserver, StatePart } from './state-observer.js';
-import { plainValue, unwrap, type TranscriptWrites } from './transcript-view.js';
+import { ownedCopy, unwrap, type TranscriptWrites } from './transcript-view.js';
 
 /**
  * The one writer of a run's state: every change a segment makes to it goes through here — the
@@ -97,7 +97,7 @@ export class StateWriter implements TranscriptWrites {
   append(message: Message): void {
     if (this.#closed) return;
     this.#changed('messages', this.state.messages.length);
-    this.state.messages.push(plainValue(message));
+    this.state.messages.push(keptMessage(message));
   }
 
   // The writes of the transcript's view (`ctx.messages`): each array change a layer makes
@@ -108,7 +108,7 @@ export class StateWriter implements TranscriptWrites {
     if (this.#closed) return;
     const messages = this.state.messages;
     if (index > messages.length) throw new TypeError(`ctx.messages[${index}] cannot be set: the transcript has ${messages.length} messages and no gaps; push a message to add it at the end`);
-    const plain = plainValue(message);
+    const plain = keptMessage(message);
     const problem = messageProblem(plain, `ctx.messages[${index}]`);
     if (problem !== undefined) throw new TypeError(problem);
     this.#changed('messages', index);
@@ -146,12 +146,15 @@ export class StateWriter implements TranscriptWrites {
     if (this.#closed) return true;
     const at = this.state.messages.lastIndexOf(message);
     const before = Reflect.getOwnPropertyDescriptor(target, key);
+    // Setting an index past an array's end (a push) grows its length too: the undo shrinks it back.
+    const length = Array.isArray(target) ? target.length : undefined;
     if (!apply()) return false;
     if (at === -1) return true;
     const problem = messageProblem(message, `ctx.messages[${at}]`);
     if (problem !== undefined) {
       if (before === undefined) Reflect.deleteProperty(target, key);
       else Reflect.defineProperty(target, key, before);
+      if (length !== undefined) (target as unknown[]).length = length;
       throw new TypeError(`${problem} (the change was undone)`);
     }
     this.#changed('messages', at);
@@ -163,7 +166,7 @@ export class StateWriter implements TranscriptWrites {
     const live = this.state.messages;
     if (this.#closed || unwrap(messages) === live) return;
     // Copied first: `messages` may read through to the live array (a view of it).
-    const next = plainValue(messages.slice());
+    const next = messages.map(keptMessage);
     live.length = 0;
     // A loop, not push(...next): spreading a long transcript into arguments can overflow the stack.
     for (const message of next) live.push(message);
@@ -213,7 +216,7 @@ export class StateWriter implements TranscriptWrites {
   keepReply(previous: AssistantMessage | undefined, given: AssistantMessage, bound: (args: unknown) => unknown = (args) => args): AssistantMessage {
     if (this.#closed) return given;
     // The reply already placed is plain; one a layer put in its place may hold views.
-    const message = given === previous ? given : plainValue(given);
+    const message = given === previous ? given : keptMessage(given);
     const calls = message.toolCalls;
     let kept = message;
     if (calls !== undefined) {
@@ -449,6 +452,16 @@ export class StateWriter implements TranscriptWrites {
   }
 }
 
+/**
+ * A message as the transcript keeps it: one of the state's own (a view's target) as it is, so
+ * a message moved by a splice is still itself; any other a copy the state alone holds (see
+ * `ownedCopy`), so its giver cannot change it later behind the checks.
+ */
+function keptMessage<M>(message: M): M {
+  const own = unwrap(message);
+  return own !== message ? own : ownedCopy(message);
+}
+
 const USAGE_KEYS = ['inputTokens', 'outputTokens', 'totalTokens', 'modelCalls', 'toolCalls'] as const;
 
 /**
@@ -466,6 +479,6 @@ export function startingTranscript(history: readonly Message[], added: readonly 
     const error = { kind: 'aborted', message: 'Not run: the run ended before this call' } as const;
     for (const call of last.toolCalls) messages.push({ role: 'tool', toolCallId: call.id, name: call.name, content: errorContent(error), metadata: { error: { ...error } } });
   }
-  for (const message of added) messages.push(plainValue(message));
+  for (const message of added) messages.push(keptMessage(message));
   return messages;
 }

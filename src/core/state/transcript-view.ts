@@ -66,6 +66,51 @@ export function plainValue<T>(value: T): T {
   return copyOf(rootOf(found[0])) as T;
 }
 
+/**
+ * A copy of `value` the run state alone holds: arrays and plain objects copied at every depth,
+ * views giving way to copies of what they show. What a layer hands in (a message it pushes, a
+ * part it sets) is checked, then kept as this copy, so a change the layer makes later through
+ * its own reference can never reach the state unchecked. Anything else (a string, bytes, a
+ * class instance) is kept as is, for the check to judge. A loop, not a recursion: a model's
+ * arguments may be thousands of levels deep.
+ *
+ * @example const kept = ownedCopy(message); message.content = 42; // kept is unchanged
+ */
+export function ownedCopy<T>(value: T): T {
+  if (!isPlainContainer(value)) return value;
+  const copies = new Map<object, Record<string, unknown>>();
+  const copyOf = (from: object): Record<string, unknown> => {
+    let copy = copies.get(from);
+    if (copy === undefined) {
+      copy = (Array.isArray(from) ? new Array(from.length) : {}) as Record<string, unknown>;
+      copies.set(from, copy);
+      todo.push(from);
+    }
+    return copy;
+  };
+  const todo: object[] = [];
+  const root = copyOf(unwrap(value as object));
+  while (todo.length > 0) {
+    const from = todo.pop()!;
+    const copy = copies.get(from)!;
+    for (const key of Object.keys(from)) {
+      const inner = unwrap((from as Record<string, unknown>)[key]);
+      const kept = isPlainContainer(inner) ? copyOf(inner) : inner;
+      // defineProperty, so a `__proto__` key stays a key.
+      if (key === '__proto__') Object.defineProperty(copy, key, { value: kept, enumerable: true, writable: true, configurable: true });
+      else copy[key] = kept;
+    }
+  }
+  return root as T;
+}
+
+function isPlainContainer(value: unknown): value is object {
+  if (typeof value !== 'object' || value === null) return false;
+  if (Array.isArray(value)) return true;
+  const proto = Object.getPrototypeOf(unwrap(value));
+  return proto === Object.prototype || proto === null;
+}
+
 /** Whether `value` holds a view within `depth` levels; undefined when it goes deeper (or is cyclic) and the scan cannot tell. */
 function holdsView(value: object, depth: number): boolean | undefined {
   for (const key of Object.keys(value)) {
@@ -99,20 +144,27 @@ export function transcriptView(writer: TranscriptWrites, readOnly: boolean): Mes
     throw new TypeError(`${what}: this transcript is read-only (ctx.state.messages); change the run's transcript through ctx.messages or ctx.setMessages`);
   };
 
-  /** A view of `value` (a part of `root`, or `root` itself): reads go through, writes go to the writer. */
-  const inside = (value: object, root: Message): object => {
+  /**
+   * A view of `value` (a part of `root`, or `root` itself): reads go through, writes go to the
+   * writer. `checked` says that `value` is within what the message check judges (its content,
+   * its tool calls): what is set there is kept as the state's own copy (see `ownedCopy`), so it
+   * cannot be changed later unchecked. Elsewhere (`metadata`, `providerOptions`) a value is kept
+   * as given, so `(message.metadata ??= {}).seen = true` still changes the run.
+   */
+  const inside = (value: object, root: Message, checked: boolean): object => {
     let view = views.get(value);
     if (view !== undefined) return view;
     const edit = (target: object, key: string | symbol, apply: () => boolean): boolean =>
       readOnly ? refuse('A message of the transcript cannot be changed') : writer.editMessage(root, target, key, apply);
+    const kept = (key: string | symbol, given: unknown): unknown => (checked || (value === root && CHECKED.has(key)) ? ownedCopy(given) : plainValue(given));
     view = new Proxy(value, {
       get(target, key) {
         if (key === TARGET) return target;
-        return wrapped(target, key, (part) => inside(part, root));
+        return wrapped(target, key, (part) => inside(part, root, checked || (target === root && CHECKED.has(key))));
       },
-      set: (target, key, given) => edit(target, key, () => Reflect.set(target, key, plainValue(given))),
+      set: (target, key, given) => edit(target, key, () => Reflect.set(target, key, kept(key, given))),
       deleteProperty: (target, key) => edit(target, key, () => Reflect.deleteProperty(target, key)),
-      defineProperty: (target, key, descriptor) => edit(target, key, () => Reflect.defineProperty(target, key, 'value' in descriptor ? { ...descriptor, value: plainValue(descriptor.value) } : descriptor)),
+      defineProperty: (target, key, descriptor) => edit(target, key, () => Reflect.defineProperty(target, key, 'value' in descriptor ? { ...descriptor, value: kept(key, descriptor.value) } : descriptor)),
       setPrototypeOf: () => refuse('A message of the transcript cannot change its prototype'),
     });
     views.set(value, view);
@@ -124,7 +176,7 @@ export function transcriptView(writer: TranscriptWrites, readOnly: boolean): Mes
     get(target, key) {
       if (key === TARGET) return target;
       if (typeof key === 'symbol' || !isIndex(key)) return Reflect.get(target, key);
-      return wrapped(target, key, (message) => inside(message, message as Message));
+      return wrapped(target, key, (message) => inside(message, message as Message, false));
     },
     set(_target, key, given) {
       if (readOnly) refuse(`ctx.messages[${String(key)}] cannot be set`);
@@ -143,6 +195,9 @@ export function transcriptView(writer: TranscriptWrites, readOnly: boolean): Mes
     preventExtensions: () => refuse('ctx.messages cannot be frozen or sealed'),
   });
 }
+
+/** The fields of a message the message check judges: what is set inside them is copied. */
+const CHECKED = new Set<string | symbol>(['content', 'toolCalls']);
 
 /** `target[key]`, as a view when it is an object, unless the proxy rules say it must be given as is (a frozen property). */
 function wrapped(target: object, key: string | symbol, view: (value: object) => object): unknown {

@@ -128,21 +128,24 @@ const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'obj
 /**
  * What is wrong with `content` as the content of a `role` message, naming it by `path`;
  * undefined when it is fine. A string always is; parts must be of the role's types, with their
- * data as strings (base64 or a URL: bytes would not survive JSON).
+ * data as strings (base64 or a URL: bytes would not survive JSON), and an image or a file whose
+ * bytes are of a known type (PNG, JPEG, GIF, WebP, PDF) must not be labelled another — by its
+ * `mediaType` or its `data:` URL — unless `labels` is false (resume: a state stored before this
+ * check was made stays resumable).
  */
-export function contentProblem(content: unknown, role: 'system' | 'user' | 'assistant' | 'tool', path: string): string | undefined {
+export function contentProblem(content: unknown, role: 'system' | 'user' | 'assistant' | 'tool', path: string, labels = true): string | undefined {
   if (typeof content === 'string') return undefined;
   if (role === 'system') return `${path} must be a string (system messages hold text only)`;
   if (!Array.isArray(content)) return `${path} must be a string or an array of content parts ({ type: 'text', text } …)`;
   const allowed: readonly string[] = PART_TYPES[role];
   for (let i = 0; i < content.length; i++) {
-    const problem = partProblem(content[i], allowed, role, `${path}[${i}]`);
+    const problem = partProblem(content[i], allowed, role, `${path}[${i}]`, labels);
     if (problem !== undefined) return problem;
   }
   return undefined;
 }
 
-function partProblem(part: unknown, allowed: readonly string[], role: string, path: string): string | undefined {
+function partProblem(part: unknown, allowed: readonly string[], role: string, path: string, labels: boolean): string | undefined {
   if (!isObject(part) || typeof part.type !== 'string') return `${path} is not a content part: expected { type: ${allowed.map((t) => `'${t}'`).join(' | ')}, … }`;
   if (!allowed.includes(part.type)) return `${path} is a ${JSON.stringify(part.type)} part, which a ${role} message cannot hold (it may hold ${allowed.join(', ')})`;
   if (part.providerOptions !== undefined && !isObject(part.providerOptions)) return `${path}.providerOptions must be an object keyed by provider`;
@@ -152,11 +155,13 @@ function partProblem(part: unknown, allowed: readonly string[], role: string, pa
       return typeof part.text === 'string' ? undefined : `${path}.text must be a string`;
     case 'image':
       if (typeof part.image !== 'string') return `${path}.image must be a string: a URL or base64 data${bytesHint(part.image)}`;
-      return part.mediaType === undefined || typeof part.mediaType === 'string' ? undefined : `${path}.mediaType must be a string such as 'image/png'`;
+      if (part.mediaType !== undefined && typeof part.mediaType !== 'string') return `${path}.mediaType must be a string such as 'image/png'`;
+      return labels ? labelProblem(part.image, part.mediaType, 'image', path) : undefined;
     case 'file':
       if (typeof part.data !== 'string') return `${path}.data must be a string: a URL or base64 data${bytesHint(part.data)}`;
       if (typeof part.mediaType !== 'string' || part.mediaType === '') return `${path}.mediaType must be the file's media type, e.g. 'application/pdf'`;
-      return part.filename === undefined || typeof part.filename === 'string' ? undefined : `${path}.filename must be a string`;
+      if (part.filename !== undefined && typeof part.filename !== 'string') return `${path}.filename must be a string`;
+      return labels ? labelProblem(part.data, part.mediaType, 'data', path) : undefined;
     default:
       return undefined;
   }
@@ -204,7 +209,7 @@ export function mediaSource(part: ImagePart | FilePart): { url: string; mediaTyp
 }
 
 const SIGNATURES: Array<[string, string]> = [
-  ['iVBORw0KGgo', 'image/png'], ['/9j/', 'image/jpeg'], ['R0lGOD', 'image/gif'], ['UklGR', 'image/webp'], ['JVBERi0', 'application/pdf'],
+  ['iVBORw0KGgo', 'image/png'], ['/9j/', 'image/jpeg'], ['R0lGOD', 'image/gif'], ['JVBERi0', 'application/pdf'],
 ];
 
 /**
@@ -214,8 +219,53 @@ const SIGNATURES: Array<[string, string]> = [
  * @example const mediaType = part.mediaType ?? sniffMediaType(part.image) ?? 'image/png';
  */
 export function sniffMediaType(data: string): string | undefined {
-  for (const [prefix, type] of SIGNATURES) if (data.startsWith(prefix)) return type;
+  return sniffAt(data, 0);
+}
+
+/** `sniffMediaType` of the base64 that starts at `at` (after a data URL's comma), with no copy of it. */
+function sniffAt(data: string, at: number): string | undefined {
+  for (const [prefix, type] of SIGNATURES) if (data.startsWith(prefix, at)) return type;
+  // WebP is a RIFF file ("UklGR") whose bytes 8 to 11 are "WEBP" ("RUJQ" at 12 is "EBP"); WAV and AVI are RIFF too.
+  if (data.startsWith('UklGR', at) && data.startsWith('RUJQ', at + 12)) return 'image/webp';
   return undefined;
+}
+
+/** Other names of the types `sniffMediaType` tells, as a label may give them. */
+const SAME_TYPE: Record<string, string> = {
+  'image/jpg': 'image/jpeg', 'image/pjpeg': 'image/jpeg', 'image/x-png': 'image/png', 'image/apng': 'image/png', 'application/x-pdf': 'application/pdf',
+};
+
+/**
+ * What is wrong with the media type an image's or a file's data is labelled with (the part's
+ * `mediaType`, its `data:` URL's type), when the data's first bytes say it is of another type:
+ * a provider would send the label, and the model's API refuse the part or misread it. A label
+ * that says nothing (`application/octet-stream`, `image/*`) and bytes of a type not told are fine.
+ */
+function labelProblem(data: string, mediaType: string | undefined, field: string, path: string): string | undefined {
+  let start = 0;
+  let urlType: string | undefined;
+  if (data.startsWith('data:')) {
+    const comma = data.indexOf(',');
+    const header = comma === -1 ? '' : data.slice(5, comma);
+    if (!header.includes(';base64')) return undefined;
+    start = comma + 1;
+    urlType = header.slice(0, header.indexOf(';'));
+  } else if (isUrl(data)) return undefined;
+  const bytes = sniffAt(data, start);
+  if (bytes === undefined) return undefined;
+  for (const [label, by] of [[mediaType, 'its mediaType'], [urlType, 'its data: URL']] as const) {
+    if (label === undefined || fits(label, bytes)) continue;
+    const fix = field === 'image' && !bytes.startsWith('image/') ? `; data of type ${bytes} belongs in a file part: { type: 'file', data, mediaType: '${bytes}' }` : `; label it '${bytes}'`;
+    return `${path}.${field} is labelled ${label} (${by}), but its bytes are ${bytes}${fix}`;
+  }
+  return undefined;
+}
+
+function fits(label: string, bytes: string): boolean {
+  const type = label.split(';')[0].trim().toLowerCase();
+  if (type === '' || type === 'application/octet-stream' || type === '*/*') return true;
+  if (type.endsWith('/*')) return bytes.startsWith(type.slice(0, -1));
+  return (SAME_TYPE[type] ?? type) === bytes;
 }
 
 /**

@@ -73,11 +73,13 @@ describe('changes through the view are the writer\'s', () => {
     expect(() => (view.length = 9)).toThrow(/shortened .* not grown/);
   });
 
-  it('keeps the state plain: a view pushed back in, or nested in a new message, becomes what it shows', () => {
+  it('keeps the state plain: a view pushed back in is what it shows; one nested in a new message becomes a copy of its own', () => {
     const { state, view } = setup([{ role: 'user', content: [{ type: 'text', text: 'x' }] }]);
     view.push({ ...view[0] });
     expect(unwrap(state.messages[1].content)).toBe(state.messages[1].content);
-    expect(state.messages[1].content).toBe(state.messages[0].content);
+    expect(state.messages[1].content).toEqual(state.messages[0].content);
+    // Shared, an edit of one message would change the other behind the writer's back.
+    expect(state.messages[1].content).not.toBe(state.messages[0].content);
     expect(() => structuredClone(state)).not.toThrow();
     view.push(view[0]);
     expect(state.messages[2]).toBe(state.messages[0]);
@@ -89,6 +91,63 @@ describe('changes through the view are the writer\'s', () => {
     view.push(user('late'));
     (view[0] as { content: string }).content = 'late';
     expect(state.messages.map((m) => m.content)).toEqual(['one', 'two', 'three']);
+  });
+});
+
+describe('what a layer hands in is the state\'s own copy', () => {
+  // A layer keeps its own reference to what it pushed or set; a change made through that
+  // reference later (after an await, say) would reach the state unchecked, and could leave a
+  // run that resume refuses.
+  const image = (image: unknown) => ({ role: 'user', content: [{ type: 'image', image }] }) as Message;
+
+  it('a pushed message is checked, then copied: changing it afterwards through the giver\'s reference changes nothing', () => {
+    const { state, view } = setup([]);
+    const given = image('https://example.com/cat.png');
+    view.push(given);
+    (given.content as { image: unknown }[])[0].image = new Uint8Array([1, 2, 3]);
+    (given as { role: string }).role = 'robot';
+    expect(state.messages).toEqual([image('https://example.com/cat.png')]);
+  });
+
+  it('so does a part set inside a message, a message assigned by index, and a transcript given to setMessages', () => {
+    const { state, view, writer } = setup([image('https://example.com/a.png')]);
+    const part = { type: 'image', image: 'https://example.com/b.png' };
+    (view[0].content as unknown[])[1] = part;
+    const second = image('https://example.com/c.png');
+    view[1] = second;
+    part.image = 'still checked?';
+    (second.content as { image: unknown }[])[0].image = 12345;
+    expect(state.messages).toEqual([
+      { role: 'user', content: [{ type: 'image', image: 'https://example.com/a.png' }, { type: 'image', image: 'https://example.com/b.png' }] },
+      image('https://example.com/c.png'),
+    ]);
+    const list = [image('https://example.com/d.png')];
+    writer.setMessages(list);
+    (list[0].content as { image: unknown }[])[0].image = 12345;
+    expect(state.messages).toEqual([image('https://example.com/d.png')]);
+  });
+
+  it('outside content and tool calls (metadata) a value set is kept as given, so `(m.metadata ??= {}).seen = true` changes the run', () => {
+    const { state, view, at } = setup([{ role: 'tool', toolCallId: 'c1', name: 't', content: 'ok' }]);
+    ((view[0] as { metadata?: Record<string, unknown> }).metadata ??= {}).seen = true;
+    expect(state.messages[0]).toEqual({ role: 'tool', toolCallId: 'c1', name: 't', content: 'ok', metadata: { seen: true } });
+    expect(at()).toEqual([0]);
+  });
+
+  it('copies thousands of levels (a tool call\'s arguments) without overflowing the stack, a `__proto__` key kept a key', () => {
+    const { state, view } = setup([]);
+    const args: Record<string, unknown> = JSON.parse('{"__proto__": {"polluted": true}}');
+    let deep = args;
+    for (let i = 0; i < 20_000; i++) deep = deep.next = {};
+    view.push({ role: 'assistant', content: '', toolCalls: [{ id: 'c1', name: 'deep', args }] });
+    deep.leaf = 'added later';
+    const kept = (state.messages[0] as { toolCalls: { args: Record<string, unknown> }[] }).toolCalls[0].args;
+    expect(kept === args).toBe(false);
+    expect(Object.getPrototypeOf(kept)).toBe(Object.prototype);
+    expect(Object.keys(kept)).toEqual(['__proto__', 'next']);
+    let leaf = kept;
+    while (leaf.next !== undefined) leaf = leaf.next as Record<string, unknown>;
+    expect(leaf).toEqual({});
   });
 });
 

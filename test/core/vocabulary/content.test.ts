@@ -41,6 +41,46 @@ describe('what each role\'s content may hold', () => {
   });
 });
 
+describe('a media type that lies about the bytes', () => {
+  // A provider sends the label it is given; the model's API then refuses the part, or reads a
+  // PDF as a broken PNG. So the label is checked against the first bytes where content enters.
+  const pdf = Buffer.from('%PDF-1.4\n%âãÏÓ\n').toString('base64');
+  const webp = Buffer.from('RIFF\x24\x00\x00\x00WEBPVP8 ').toString('base64');
+  const wav = Buffer.from('RIFF\x24\x00\x00\x00WAVEfmt ').toString('base64');
+
+  it('is refused, naming the part, the label, where it came from, the bytes\' type and the fix', () => {
+    expect(contentProblem([{ type: 'image', image: `data:image/png;base64,${pdf}` }], 'user', 'input.content')).toBe(
+      "input.content[0].image is labelled image/png (its data: URL), but its bytes are application/pdf; data of type application/pdf belongs in a file part: { type: 'file', data, mediaType: 'application/pdf' }",
+    );
+    expect(contentProblem([{ type: 'image', image: png, mediaType: 'image/jpeg' }], 'tool', 'content')).toBe("content[0].image is labelled image/jpeg (its mediaType), but its bytes are image/png; label it 'image/png'");
+    expect(contentProblem([{ type: 'file', data: `data:application/pdf;base64,${png}`, mediaType: 'application/pdf' }], 'user', 'c')).toMatch(/^c\[0\]\.data is labelled application\/pdf \(its mediaType\), but its bytes are image\/png/);
+  });
+
+  it('a label that says nothing, another name of the same type, or bytes of a type not told are fine', () => {
+    for (const content of [
+      [{ type: 'image', image: `data:application/octet-stream;base64,${png}` }],
+      [{ type: 'image', image: png, mediaType: 'image/*' }],
+      [{ type: 'image', image: `data:image/jpg;base64,/9j/4AAQ` }],
+      [{ type: 'image', image: png, mediaType: 'IMAGE/PNG; charset=binary' }],
+      [{ type: 'image', image: webp, mediaType: 'image/webp' }],
+      // A WAV is a RIFF file too, but not a WebP one.
+      [{ type: 'file', data: wav, mediaType: 'audio/wav' }],
+      [{ type: 'image', image: 'aGVsbG8=', mediaType: 'image/png' }],
+      [{ type: 'image', image: 'https://example.com/report.pdf', mediaType: 'image/png' }],
+    ]) expect(contentProblem(content, 'user', 'c')).toBeUndefined();
+    expect(sniffMediaType(webp)).toBe('image/webp');
+    expect(sniffMediaType(wav)).toBeUndefined();
+  });
+
+  it('fails the run where it enters (run input, a hook\'s write), but does not stop a stored state from resuming', async () => {
+    const lying = { role: 'user', content: [{ type: 'image', image: `data:image/png;base64,${pdf}` }] } as Message;
+    await expect(createAgent({ model: mockModel(['x']) }).run(lying)).rejects.toThrow(/input\.content\[0\]\.image is labelled image\/png \(its data: URL\), but its bytes are application\/pdf/);
+    const error = await createAgent({ model: mockModel(['x']), hooks: [{ name: 'attach', preGenerate: (ctx) => void ctx.messages.push(lying) }] }).run('go').catch((e: unknown) => e);
+    expect(error).toMatchObject({ code: 'hook_failed', layer: 'attach', message: expect.stringMatching(/ctx\.messages\[1\]\.content\[0\]\.image is labelled image\/png/) });
+    expect(() => checkState({ ...createState(), messages: [lying] })).not.toThrow();
+  });
+});
+
 describe('parts in the run state', () => {
   it('survive JSON and a resume, checked by the state schema', async () => {
     const rm = defineTool({ name: 'rm', description: 'Removes', input: z.object({ path: z.string() }), needsApproval: true, execute: () => 'gone' });

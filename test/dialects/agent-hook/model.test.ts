@@ -1,7 +1,8 @@
 // The AgentHook dialect around model calls: preGenerate and postGenerate, the live request and
 // transcript, ctx.emit and ctx.generate. Test names quote the seed (000_…txt) or DESIGN.md §3.
 import { describe, expect, it } from 'vitest';
-import { createAgent, type AgentHook, type GenerateHookContext, type GenerateResult } from '../../../src/index.js';
+import { z } from 'zod';
+import { createAgent, defineTool, RunFailedError, type AgentHook, type GenerateHookContext, type GenerateResult, type Message } from '../../../src/index.js';
 import { mockModel } from '../../../src/testing/index.js';
 import { callTool, eventLog, searchTool } from './fixtures.js';
 import { textOf } from '../../../src/core/vocabulary/content.js';
@@ -145,5 +146,48 @@ describe('ctx.generate', () => {
     await createAgent({ model: mockModel(['hi']), hooks: [hook], onEvent: log.onEvent }).run('go');
     const calls = log.events.filter((e) => e.type === 'model.start' || e.type === 'model.done').map((e) => `${e.type} ${(e as { purpose: string }).purpose}`);
     expect(calls).toEqual(['model.start turn', 'model.start classifier', 'model.done classifier', 'model.done turn']);
+  });
+});
+
+describe('content a hook puts in the transcript', () => {
+  // Every message and part a hook writes is checked where it enters, so no run hands back a
+  // state that resume would refuse.
+  const photo = (image: unknown) => ({ role: 'user', content: [{ type: 'image', image }] }) as Message;
+  const approvedTool = defineTool({ name: 'publish', description: 'Publish it', input: z.object({}), needsApproval: true, execute: () => 'published' });
+
+  it.each([
+    ['pushes a message whose image is a number', (ctx: GenerateHookContext): void => void ctx.messages.push(photo(12345)), /ctx\.messages\[1\]\.content\[0\]\.image must be a string: a URL or base64 data$/],
+    ['pushes a part into a message', (ctx: GenerateHookContext): void => void (ctx.messages[0].content as unknown[]).push({ type: 'image', image: 12345 }), /ctx\.messages\[0\]\.content\[1\]\.image must be a string.*\(the change was undone\)/],
+    ['edits a part in place', (ctx: GenerateHookContext): void => void ((ctx.messages[0].content as { image: unknown }[])[0].image = 12345), /ctx\.messages\[0\]\.content\[0\]\.image must be a string.*\(the change was undone\)/],
+    ['pushes bytes (a Uint8Array)', (ctx: GenerateHookContext): void => void ctx.messages.push(photo(new Uint8Array([1, 2, 3]))), /got bytes: a transcript is JSON, so pass Buffer\.from\(bytes\)\.toString\('base64'\)/],
+  ] as const)('a preGenerate that %s fails the run with hook_failed naming the hook; the model is not called and the state stays resumable', async (_what, write, message) => {
+    const model = mockModel(['never']);
+    const error = await createAgent({ model, hooks: [{ name: 'attach', preGenerate: write }] }).run([photo('https://example.com/cat.png')]).catch((e: unknown) => e as RunFailedError);
+    expect(error).toMatchObject({ code: 'hook_failed', layer: 'attach' });
+    expect((error as RunFailedError).message).toMatch(message);
+    expect(model.calls).toHaveLength(0);
+    expect((error as RunFailedError).state.messages).toEqual([photo('https://example.com/cat.png')]);
+  });
+
+  it('a message a hook pushed is kept as it was checked: a change the hook makes later through its own reference reaches neither the model nor the state, and the suspended run resumes', async () => {
+    const model = mockModel([{ toolCalls: [{ name: 'publish', args: {} }] }, 'done']);
+    const hook: AgentHook = {
+      name: 'attach',
+      async preGenerate(ctx) {
+        if (ctx.step !== 1) return;
+        const mine = photo('https://example.com/dog.png');
+        ctx.messages.push(mine);
+        await Promise.resolve();
+        (mine.content as { image: unknown }[])[0].image = new Uint8Array([1, 2, 3]);
+      },
+    };
+    const agent = createAgent({ model, tools: [approvedTool], hooks: [hook] });
+    const paused = await agent.run('go');
+    expect(paused.status).toBe('suspended');
+    expect(model.calls[0].messages[1]).toEqual(photo('https://example.com/dog.png'));
+    const stored = JSON.parse(JSON.stringify(paused.state));
+    expect(stored.messages[1]).toEqual(photo('https://example.com/dog.png'));
+    const done = await agent.resume(stored, { [paused.pendingApprovals[0].toolCallId]: true });
+    expect(done.text).toBe('done');
   });
 });
