@@ -55,6 +55,19 @@ describe('agent.recoverable(): the runs recover() is waiting on', () => {
   });
 });
 
+describe('agent.recover({ signal })', () => {
+  it('claims no further run once its signal aborts: the run in flight ends aborted, the others stay claimable', async () => {
+    const clock = testClock();
+    const store = memoryStore({ leaseMs: 1000, now: clock.now });
+    const runs = [await abandon(store), await abandon(store)];
+    clock.advance(1001);
+    const controller = new AbortController();
+    const recovered = await recoverer(store).recover({ signal: controller.signal, onEvent: (e) => void (e.type === 'run.start' && controller.abort('shutting down')) });
+    expect(recovered).toEqual([expect.objectContaining({ result: expect.objectContaining({ stopReason: 'aborted' }) })]);
+    expect((await recoverer(store).recoverable()).map((run) => run.runId)).toEqual(runs.filter((id) => id !== recovered[0].runId));
+  });
+});
+
 describe('agent.recover({ wait: true })', () => {
   it("waits for a dead worker's lease to run out, then finishes the run", async () => {
     const store = memoryStore({ leaseMs: 300 });
