@@ -203,10 +203,11 @@ export class Agent<C = unknown, O = unknown> {
   }
 
   #send(input: RunInput, options: unknown, where: string): Promise<RunResult<any>> | AgentStream<RunResult<any>> {
-    if (!wantsStream(options)) return later(() => this.#sendWith(input, this.#request(options, where), where));
+    if (!wantsStream(options)) return later(() => this.#sendWith(inputMessages(input), this.#request(options, where), where));
     const request = this.#request(options, where);
-    this.#sessionStore(request, where); // a misuse throws now, as every refused option of a stream does
-    return streamedCall(request, (streaming) => this.#sendWith(input, streaming, where));
+    this.#sessionStore(request, where); // a misuse throws now, as every refused option or input of a stream does
+    const added = inputMessages(input);
+    return streamedCall(request, (streaming) => this.#sendWith(added, streaming, where));
   }
 
   /** The store a `send` continues its session in; a `sessionId` without one is refused, naming what to use. */
@@ -219,9 +220,8 @@ export class Agent<C = unknown, O = unknown> {
     return store;
   }
 
-  async #sendWith(input: RunInput, request: SegmentRequest, where: string): Promise<RunResult<any>> {
+  async #sendWith(added: Message[], request: SegmentRequest, where: string): Promise<RunResult<any>> {
     const store = this.#sessionStore(request, where);
-    const added = inputMessages(input);
     if (store === undefined) return this.#session.turn(added, (messages) => this.#segment(newState(`run_${randomUUID()}`, this.#session.id, this.#identity, messages), added, request, false));
     const sessionId = request.sessionId ?? this.#session.id;
     const { state, durable } = await this.#stored.startSession(store, sessionId, () => this.#opening(), added);
