@@ -44,5 +44,5 @@ export type { OutputOptions, OutputOptionsOf, OutputSpec } from './features/stru
 export type { SubagentToolOptions } from './features/subagents/subagent-tool.js';
 
 // Durable runs, as the agent's methods see them (a store's own interface is `koagent/store`).
-export type { AdoptedRun, AdoptFilter, AdoptRunsOptions, PendingApprovalsOptions, RecoveredRun, RecoverOptions, SendOptions } from './agent/durable-options.js';
+export type { AdoptedRun, AdoptFilter, AdoptRunsOptions, PendingApprovalsOptions, RecoverableRun, RecoveredRun, RecoverOptions, SendOptions } from './agent/durable-options.js';
 export type { RunSummary } from './stores/run-store.js';

@@ -7,14 +7,14 @@ import type { Middleware, NamedMiddleware } from '../core/vocabulary/middleware.
 import { isModelProvider, type ModelProvider } from '../core/vocabulary/model.js';
 import type { RunResult } from '../core/vocabulary/result.js';
 import { nextSegment } from '../core/state/resume.js';
-import { linkSignal, type AgentCore } from '../core/run/segment.js';
+import type { AgentCore } from '../core/run/segment.js';
 import { newState, type AgentIdentity, type ApprovalDecision, type RunState } from '../core/vocabulary/state.js';
 import { checkState } from '../core/state/state-schema.js';
 import { startingTranscript } from '../core/state/state-writer.js';
 import type { RunStore, RunSummary } from '../stores/run-store.js';
 import type { AgentHook } from '../dialects/agent-hook/agent-hook.js';
 import type { Hook } from '../dialects/criogen/types.js';
-import { AgentStream } from '../features/streaming/agent-stream.js';
+import type { AgentStream } from '../features/streaming/agent-stream.js';
 import { subagentTool, type ChildRunOptions, type SubagentToolOptions } from '../features/subagents/subagent-tool.js';
 import { OUTPUT_STATE, outputPlan, type OutputOptionsOf, type OutputPlan, type OutputSpec } from '../features/structured-output.js';
 import { compactionMiddleware } from '../middleware/compaction-middleware.js';
@@ -25,7 +25,10 @@ import { AgentStore } from '../durable/agent-store.js';
 import { runSegment, type SegmentRequest } from './run-segment.js';
 import { extension, toMiddleware, type Extension } from './extensions.js';
 import { claimSegment } from '../durable/resume-claim.js';
-import { checkAdoptOptions, checkListOptions, checkRecoverOptions, type AdoptedRun, type AdoptRunsOptions, type PendingApprovalsOptions, type RecoveredRun, type RecoverOptions, type SendOptions } from './durable-options.js';
+import { OwnSession } from './own-session.js';
+import type { RecoverableRun } from '../durable/recovery.js';
+import { later, streamedCall, wantsStream } from './streamed-call.js';
+import { checkAdoptOptions, checkListOptions, checkRecoverOptions, type AdoptedRun, type AdoptRunsOptions, type PendingApprovalsOptions, type RecoverBegun, type RecoveredRun, type RecoverOptions, type SendOptions } from './durable-options.js';
 import { checkCallOptions, checkOptions, hookList, modelFromString, toolMap, toolsFingerprint, type AgentOptions, type RunCallOptions } from './options.js';
 
 /** Refuses a bare function where a middleware object belongs (the runtime refuses it too). */
@@ -55,7 +58,7 @@ export class Agent<C = unknown, O = unknown> {
   readonly #identity: AgentIdentity;
   readonly #extensions: Extension[] = [];
   readonly #cores: AgentCores;
-  readonly #session: { id: string; messages: Message[]; busy: boolean; state?: RunState };
+  readonly #session: OwnSession;
   /** Segments this agent object resumed, so it never resumes one twice (unless `claimResume` or a store decides). */
   readonly #resumed = new Set<string>();
   /** Which store each call uses, and this agent object as a worker holding leases in it. */
@@ -83,7 +86,7 @@ export class Agent<C = unknown, O = unknown> {
     this.#cores = new AgentCores((inherited, output) => this.#build(inherited, output), this.#output);
     for (const ext of options.middleware ?? []) this.#add(ext, 'createAgent({ middleware })');
     for (const hook of hookList(options.hooks)) this.#add(hook, 'createAgent({ hooks })');
-    this.#session = { id: `session_${randomUUID()}`, messages: this.#opening(), busy: false };
+    this.#session = new OwnSession(this.#opening());
     this.#cores.for(undefined); // builds the stacks' parts now, so a bad option fails here rather than at the first run
   }
 
@@ -130,18 +133,26 @@ export class Agent<C = unknown, O = unknown> {
 
   /**
    * Start a new run with a fresh transcript. With `{ output }`, this run's final answer must fit
-   * that schema (in place of the agent's `output`), and `result.output` is its value.
+   * that schema (in place of the agent's `output`), and `result.output` is its value. With
+   * `{ stream: true }`, it returns an `AgentStream` of the run (as `agent.stream`).
    */
-  run<S extends z.ZodType>(input: RunInput, options: RunCallOptions<C> & { output: S | OutputOptionsOf<S> }): Promise<RunResult<z.output<S>>>;
-  run(input: RunInput, options?: RunCallOptions<C>): Promise<RunResult<O>>;
-  async run(input: RunInput, options: RunCallOptions<C> & { output?: OutputSpec } = {}): Promise<RunResult<any>> {
-    // async, so bad input rejects the returned promise like every other failure of a run
-    return this.#fresh(input, this.#request(options, 'agent.run(input, options)'));
+  run<S extends z.ZodType>(input: RunInput, options: RunCallOptions<C> & { stream: true; output: S | OutputOptionsOf<S> }): AgentStream<RunResult<z.output<S>>>;
+  run(input: RunInput, options: RunCallOptions<C> & { stream: true }): AgentStream<RunResult<O>>;
+  run<S extends z.ZodType>(input: RunInput, options: RunCallOptions<C> & { stream?: false; output: S | OutputOptionsOf<S> }): Promise<RunResult<z.output<S>>>;
+  run(input: RunInput, options?: RunCallOptions<C> & { stream?: false }): Promise<RunResult<O>>;
+  run(input: RunInput, options: RunCallOptions<C> & { output?: OutputSpec } = {}): Promise<RunResult<any>> | AgentStream<RunResult<any>> {
+    return this.#run(input, options, 'agent.run(input, options)');
+  }
+
+  #run(input: RunInput, options: unknown, where: string): Promise<RunResult<any>> | AgentStream<RunResult<any>> {
+    if (wantsStream(options)) return streamedCall(this.#request(options, where), (request) => this.#fresh(input, request));
+    // Later, so bad input rejects the returned promise like every other failure of a run.
+    return later(() => this.#fresh(input, this.#request(options, where)));
   }
 
   /** The checked options of one call: its context fits `contextSchema`, its output schema is settled. */
   #request(options: unknown, where: string, checkContext = true): SegmentRequest {
-    const { output, ...given } = checkCallOptions(options, where);
+    const { output, stream: _stream, ...given } = checkCallOptions(options, where);
     const request: SegmentRequest = given;
     if (checkContext) request.context = this.#checkedContext(request.context, `${where}: context does not fit the agent's contextSchema`);
     request.output = output === undefined ? this.#output : this.#planFor(output as OutputSpec, where);
@@ -164,61 +175,54 @@ export class Agent<C = unknown, O = unknown> {
 
   /**
    * Start a new run and watch it as it happens: text deltas and every event. Breaking out of
-   * the iteration cancels the run.
+   * the iteration cancels the run. With `sessionId`, the run is that session's next turn, as
+   * `send(input, { sessionId, stream: true })`: the model gets the session's history.
    *
    * @example for await (const e of agent.stream('Hi')) if (e.type === 'text.delta') process.stdout.write(e.delta);
    */
-  stream(input: RunInput, options: RunCallOptions<C> & { output?: OutputSpec } = {}): AgentStream {
-    const request = this.#request(options, 'agent.stream(input, options)');
-    const controller = new AbortController();
-    const unlink = linkSignal(options.signal, (reason) => controller.abort(reason));
-    return new AgentStream(
-      (listener) => {
-        let done: Promise<RunResult<any>>;
-        try {
-          done = this.#fresh(input, { ...request, signal: controller.signal, streaming: true, listeners: [listener] });
-        } catch (error) {
-          unlink(); // refused input: no run will ever stop listening to the caller's signal
-          throw error;
-        }
-        done.finally(unlink).catch(() => undefined);
-        return done;
-      },
-      (reason) => controller.abort(reason),
-    );
+  stream<S extends z.ZodType>(input: RunInput, options: Omit<RunCallOptions<C>, 'stream'> & { output: S | OutputOptionsOf<S> }): AgentStream<RunResult<z.output<S>>>;
+  stream(input: RunInput, options?: Omit<RunCallOptions<C>, 'stream'>): AgentStream<RunResult<O>>;
+  stream(input: RunInput, options: Omit<RunCallOptions<C>, 'stream'> & { output?: OutputSpec } = {}): AgentStream<RunResult<any>> {
+    const where = 'agent.stream(input, options)';
+    if ((options as RunCallOptions | undefined)?.stream === false) throw new TypeError(`${where}: stream: false is for run, send, resume and recover; agent.stream() always streams (use agent.run() for a promise of the result)`);
+    const streaming = { ...options, stream: true };
+    if (typeof options === 'object' && options !== null && options.sessionId !== undefined) return this.#send(input, streaming, where) as AgentStream<RunResult<any>>;
+    return this.#run(input, streaming, where) as AgentStream<RunResult<any>>;
   }
 
   /**
    * Continue a session: its history plus `input`. Without a store, the agent's own session (in
    * this object's memory). With a store, the session `sessionId` (default: the agent's own) as
    * the store holds it: its latest run's transcript, so a conversation survives restarts.
+   * With `{ stream: true }`, it returns an `AgentStream` of the turn.
    */
-  async send(input: RunInput, options: SendOptions<C> & { output?: OutputSpec } = {}): Promise<RunResult<O>> {
-    const request = this.#request(options, 'agent.send(input, options)');
-    const store = this.#stored.for(request);
-    if (store !== undefined) return this.#sendStored(store, input, request);
-    if (request.sessionId !== undefined) {
-      throw new TypeError("agent.send(input, { sessionId }): a stored session needs a run store (createAgent({ store }) or { store } in these options); without one, send() continues the agent's own session, and agent.run(input, { sessionId }) starts a run in another");
-    }
-    const session = this.#session;
-    if (session.busy) throw new KoagentError('session_busy', 'agent.send(): the previous send() has not finished; await it first (or use agent.run() for independent runs)');
-    if (session.state?.status === 'suspended') {
-      throw new KoagentError('session_busy', 'agent.send(): the last run is waiting for approval; finish it with agent.resume(result.state, decisions) first');
-    }
-    const added = inputMessages(input);
-    // A new array per send, so an earlier result's transcript is not changed by this one.
-    const messages = startingTranscript(session.messages, added);
-    session.busy = true;
-    try {
-      const state = newState(`run_${randomUUID()}`, session.id, this.#identity, messages);
-      return await this.#segment(state, added, request, false);
-    } finally {
-      session.busy = false;
-    }
+  send(input: RunInput, options: SendOptions<C> & { stream: true; output?: OutputSpec }): AgentStream<RunResult<O>>;
+  send(input: RunInput, options?: SendOptions<C> & { stream?: false; output?: OutputSpec }): Promise<RunResult<O>>;
+  send(input: RunInput, options: SendOptions<C> & { output?: OutputSpec } = {}): Promise<RunResult<O>> | AgentStream<RunResult<O>> {
+    return this.#send(input, options, 'agent.send(input, options)');
   }
 
-  async #sendStored(store: RunStore, input: RunInput, request: SegmentRequest): Promise<RunResult<O>> {
+  #send(input: RunInput, options: unknown, where: string): Promise<RunResult<any>> | AgentStream<RunResult<any>> {
+    if (!wantsStream(options)) return later(() => this.#sendWith(inputMessages(input), this.#request(options, where), where));
+    const request = this.#request(options, where);
+    this.#sessionStore(request, where); // a misuse throws now, as every refused option or input of a stream does
     const added = inputMessages(input);
+    return streamedCall(request, (streaming) => this.#sendWith(added, streaming, where));
+  }
+
+  /** The store a `send` continues its session in; a `sessionId` without one is refused, naming what to use. */
+  #sessionStore(request: SegmentRequest, where: string): RunStore | undefined {
+    const store = this.#stored.for(request);
+    if (store === undefined && request.sessionId !== undefined) {
+      const streamed = where.startsWith('agent.stream') ? ', and agent.run(input, { sessionId, stream: true }) streams a run with a fresh transcript in it' : '';
+      throw new TypeError(`${where.replace('options)', '{ sessionId })')}: a stored session needs a run store (createAgent({ store }) or { store } in these options); without one, send() continues the agent's own session, and agent.run(input, { sessionId }) starts a run in another${streamed}`);
+    }
+    return store;
+  }
+
+  async #sendWith(added: Message[], request: SegmentRequest, where: string): Promise<RunResult<any>> {
+    const store = this.#sessionStore(request, where);
+    if (store === undefined) return this.#session.turn(added, (messages) => this.#segment(newState(`run_${randomUUID()}`, this.#session.id, this.#identity, messages), added, request, false));
     const sessionId = request.sessionId ?? this.#session.id;
     const { state, durable } = await this.#stored.startSession(store, sessionId, () => this.#opening(), added);
     return this.#segment(state, added, { ...request, sessionId, durable }, false);
@@ -228,10 +232,15 @@ export class Agent<C = unknown, O = unknown> {
    * Continue a run: a suspended one with a decision for each pending approval, or a failed one
    * (a retry, no decisions). Starts a new segment; no completed tool call runs again. With a
    * store, pass the run's id (or its state): the store's copy continues, and the claim goes
-   * through the store, so exactly one resume of a segment goes ahead in any process.
+   * through the store, so exactly one resume of a segment goes ahead in any process. With
+   * `{ stream: true }`, it returns an `AgentStream` of the segment.
    */
-  async resume(state: RunState | string, decisions: Record<string, ApprovalDecision> = {}, options: RunCallOptions<C> & { output?: OutputSpec } = {}): Promise<RunResult<O>> {
-    return this.#resume(state, decisions, this.#request(options, 'agent.resume(state, decisions, options)'));
+  resume(state: RunState | string, decisions: Record<string, ApprovalDecision>, options: RunCallOptions<C> & { stream: true; output?: OutputSpec }): AgentStream<RunResult<O>>;
+  resume(state: RunState | string, decisions?: Record<string, ApprovalDecision>, options?: RunCallOptions<C> & { stream?: false; output?: OutputSpec }): Promise<RunResult<O>>;
+  resume(state: RunState | string, decisions: Record<string, ApprovalDecision> = {}, options: RunCallOptions<C> & { output?: OutputSpec } = {}): Promise<RunResult<O>> | AgentStream<RunResult<O>> {
+    const where = 'agent.resume(state, decisions, options)';
+    if (wantsStream(options)) return streamedCall(this.#request(options, where), (request) => this.#resume(state, decisions, request));
+    return later(() => this.#resume(state, decisions, this.#request(options, where)));
   }
 
   /**
@@ -296,24 +305,53 @@ export class Agent<C = unknown, O = unknown> {
    * checkpoint, one after another, until none is left (or `limit` were). A call the ledger has
    * `done` never runs again; one that was `running` follows its tool's `onInterrupted` policy.
    * The run context is not stored: give it again (`context`, or `contextFor(state)` per run).
+   * A run whose lease has not expired yet is not taken: `recoverable()` lists them with the time
+   * they become claimable, and `{ wait: true }` waits for them. With `{ stream: true }`, it
+   * returns an `AgentStream` of the runs it continues, whose `result` is the list.
    *
    * @example setInterval(() => agent.recover({ contextFor: (state) => contextOf(state.sessionId) }).catch(console.error), 60_000);
    */
-  async recover(options: RecoverOptions<C> & { output?: OutputSpec } = {}): Promise<RecoveredRun[]> {
-    const { limit, contextFor, ...given } = checkRecoverOptions(options);
+  recover(options: RecoverOptions<C> & { stream: true; output?: OutputSpec }): AgentStream<RecoveredRun[]>;
+  recover(options?: RecoverOptions<C> & { stream?: false; output?: OutputSpec }): Promise<RecoveredRun[]>;
+  recover(options: RecoverOptions<C> & { output?: OutputSpec } = {}): Promise<RecoveredRun[]> | AgentStream<RecoveredRun[]> {
+    if (!wantsStream(options)) return later(() => this.#recover(this.#recoverBegun(options)));
+    const begun = this.#recoverBegun(options);
+    return streamedCall(begun.request, (request) => this.#recover({ ...begun, request }));
+  }
+
+  /** The checked options of a `recover` call, and its store: every misuse is refused before anything is claimed. */
+  #recoverBegun(options: unknown): RecoverBegun<C> {
+    const { limit, contextFor, wait, ...given } = checkRecoverOptions(options);
     const store = this.#stored.require(given, 'agent.recover()');
-    const where = 'agent.recover(options)';
     // Checked before anything is claimed; with contextFor, each run's context as its run comes.
-    const request = this.#request(given, where, contextFor === undefined);
+    const request = this.#request(given, 'agent.recover(options)', contextFor === undefined);
+    return { store, limit, wait, contextFor: contextFor as RecoverBegun<C>['contextFor'], request };
+  }
+
+  async #recover({ store, limit, wait, contextFor, request }: RecoverBegun<C>): Promise<RecoveredRun[]> {
     const requestFor = async (state: RunState): Promise<SegmentRequest> => {
       if (contextFor === undefined) return request;
-      const misfit = `${where}: contextFor(state of run ${state.runId}): context does not fit the agent's contextSchema`;
+      const misfit = `agent.recover(options): contextFor(state of run ${state.runId}): context does not fit the agent's contextSchema`;
       return { ...request, context: this.#checkedContext(await contextFor(state), misfit) };
     };
     return this.#stored.recover(store, limit, {
       refuse: (state) => (this.#outputMissing(state, request) === undefined ? undefined : `it was started with an output schema of its own; give it again: agent.resume('${state.runId}', {}, { output }), or agent.recover({ output })`),
       run: async (state, durable) => this.#segment(state, [], { ...(await requestFor(state)), store, durable }, true),
+      signal: request.signal,
+      wait: wait === true,
     });
+  }
+
+  /**
+   * The runs of this agent that are `running` in the store, each with the time (by the store's
+   * clock) its lease runs out: from then on `recover()` takes it, unless its worker renews the
+   * lease first (it is alive). What to look at when `recover()` found nothing to do.
+   *
+   * @example for (const { runId, claimableAt } of await agent.recoverable()) console.log(runId, 'claimable in', claimableAt - Date.now(), 'ms');
+   */
+  async recoverable(options: PendingApprovalsOptions = {}): Promise<RecoverableRun[]> {
+    const { store: given, limit } = checkListOptions(options, 'agent.recoverable(options)');
+    return this.#stored.recoverable(this.#stored.require({ store: given }, 'agent.recoverable()'), limit);
   }
 
   /**
@@ -323,7 +361,7 @@ export class Agent<C = unknown, O = unknown> {
    * @example for (const run of await agent.pendingApprovals()) await agent.resume(run.runId, Object.fromEntries(run.pendingApprovals.map((p) => [p.toolCallId, true])));
    */
   async pendingApprovals(options: PendingApprovalsOptions = {}): Promise<RunSummary[]> {
-    const { store: given, limit } = checkListOptions(options);
+    const { store: given, limit } = checkListOptions(options, 'agent.pendingApprovals(options)');
     return this.#stored.pending(this.#stored.require({ store: given }, 'agent.pendingApprovals()'), limit);
   }
 
@@ -375,15 +413,8 @@ export class Agent<C = unknown, O = unknown> {
     try {
       return await runSegment(this.#cores.for(request.inherited, request.output), state, input, request, resumed, this.#options as AgentOptions);
     } finally {
-      this.#remember(state);
+      this.#session.remember(state);
     }
-  }
-
-  /** Keep the agent's session up to date when a segment of its run ends. */
-  #remember(state: RunState): void {
-    if (state.sessionId !== this.#session.id) return;
-    this.#session.messages = state.messages;
-    this.#session.state = state;
   }
 }
 

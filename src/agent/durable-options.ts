@@ -6,6 +6,7 @@ import type { RunState } from '../core/vocabulary/state.js';
 import type { AdoptFilter } from '../durable/adopt.js';
 import { assertStore, type RunStore } from '../stores/run-store.js';
 import { runCallOptionsSchema, type RunCallOptions } from './options.js';
+import type { SegmentRequest } from './run-segment.js';
 
 /**
  * Options of `agent.send`: those of a run; `sessionId` names the stored session to continue
@@ -27,11 +28,26 @@ export interface RecoverOptions<C = unknown> extends Omit<RunCallOptions<C>, 'se
   limit?: number;
   /** The context of one recovered run, from its stored state (in place of `context`). */
   contextFor?: (state: RunState) => C | Promise<C>;
+  /**
+   * Wait, too, for the runs whose lease has not expired yet: each is recovered once its lease
+   * runs out, and no longer waited for once its worker renews it (it is alive). Resolves when
+   * none is left to wait for (or `signal` aborts).
+   */
+  wait?: boolean;
+}
+
+/** A `recover` call, checked: its store, how many runs, whether to wait, each run's context, the request of its segments. */
+export interface RecoverBegun<C> {
+  store: RunStore;
+  limit: number | undefined;
+  wait: boolean | undefined;
+  contextFor: ((state: RunState) => C | Promise<C>) | undefined;
+  request: SegmentRequest;
 }
 
 /**
- * Options of `agent.pendingApprovals`: the store to read (default: the agent's), and how many
- * runs at most (default 100).
+ * Options of `agent.pendingApprovals` and `agent.recoverable`: the store to read (default: the
+ * agent's), and how many runs at most (default 100).
  *
  * @example await agent.pendingApprovals({ limit: 20 });
  */
@@ -52,7 +68,7 @@ export interface AdoptRunsOptions {
   store?: RunStore;
 }
 
-export type { RecoveredRun } from '../durable/recovery.js';
+export type { RecoverableRun, RecoveredRun } from '../durable/recovery.js';
 export type { AdoptedRun, AdoptFilter } from '../durable/adopt.js';
 
 const { sessionId: _noSession, ...runShape } = runCallOptionsSchema.shape;
@@ -62,7 +78,8 @@ const recoverOptionsSchema = optionsSchema({
   ...runShape,
   limit: wholeNumberSchema(1, true).optional(),
   contextFor: functionSchema('a function (state) => the run context').optional(),
-}, { aliases: { max: 'limit', count: 'limit', ctx: 'context', contextOf: 'contextFor', getContext: 'contextFor', abortSignal: 'signal', listener: 'onEvent', runStore: 'store', db: 'store' } });
+  wait: z.boolean({ error: 'must be true or false' }).optional(),
+}, { aliases: { waitForLeases: 'wait',  max: 'limit', count: 'limit', ctx: 'context', contextOf: 'contextFor', getContext: 'contextFor', abortSignal: 'signal', listener: 'onEvent', runStore: 'store', db: 'store' } });
 
 /** Check the options of `agent.recover`, or throw naming the mistake. */
 export function checkRecoverOptions(options: unknown): RecoverOptions & { output?: unknown } {
@@ -77,10 +94,10 @@ const listOptionsSchema = optionsSchema({
   limit: wholeNumberSchema(1).optional(),
 }, { aliases: { max: 'limit', count: 'limit', runStore: 'store', db: 'store' } });
 
-/** Check the options of `agent.pendingApprovals`, or throw naming the mistake. */
-export function checkListOptions(options: unknown): PendingApprovalsOptions {
-  const parsed = parseOptions(listOptionsSchema, options ?? {}, 'agent.pendingApprovals(options)');
-  if (parsed.store !== undefined) assertStore(parsed.store, 'agent.pendingApprovals(options): store');
+/** Check the options of `agent.pendingApprovals` or `agent.recoverable` (`where`), or throw naming the mistake. */
+export function checkListOptions(options: unknown, where: string): PendingApprovalsOptions {
+  const parsed = parseOptions(listOptionsSchema, options ?? {}, where);
+  if (parsed.store !== undefined) assertStore(parsed.store, `${where}: store`);
   return parsed as PendingApprovalsOptions;
 }
 

@@ -116,7 +116,7 @@ export interface AgentOptions<C = unknown, O = unknown> {
 }
 
 /**
- * Options of one `run`, `send`, `resume` or `stream` call.
+ * Options of one `run`, `send`, `resume`, `recover` or `stream` call.
  *
  * @example await agent.run('Hi', { sessionId: user.id, signal: AbortSignal.timeout(30_000), metadata: { userId: user.id } });
  */
@@ -136,6 +136,14 @@ export interface RunCallOptions<C = unknown> {
   stopWhen?: StopCondition | StopCondition[];
   /** The run store of this run, instead of the agent's `store`. */
   store?: RunStore;
+  /**
+   * Stream this call's segment: the call returns an `AgentStream` (as `agent.stream` does) in
+   * place of a promise, the model is asked through `provider.stream`, and text arrives as
+   * `text.delta` events, under the same hold and retract rules. `run`, `send`, `resume` and `recover` take it.
+   *
+   * @example for await (const e of agent.resume(runId, { [callId]: true }, { stream: true })) if (e.type === 'text.delta') process.stdout.write(e.delta);
+   */
+  stream?: boolean;
 }
 
 const logger = z.custom<Logger>((value) => typeof (value as Logger | null)?.warn === 'function', { error: 'must have a warn(message) method (console does)' });
@@ -197,7 +205,7 @@ export function checkOptions(options: AgentOptions<any, any>): void {
   }
 }
 
-/** The shape of the options of one `run`, `send`, `resume` or `stream` call. */
+/** The shape of the options of one `run`, `send`, `resume`, `recover` or `stream` call. */
 export const runCallOptionsSchema = optionsSchema({
   sessionId: z.string({ error: 'must be a non-empty string' }).min(1, { error: 'must be a non-empty string' }).optional(),
   signal: z.instanceof(AbortSignal, { error: 'must be an AbortSignal' }).optional(),
@@ -207,7 +215,8 @@ export const runCallOptionsSchema = optionsSchema({
   output: z.unknown().optional(),
   stopWhen: z.union([functionSchema(), z.array(functionSchema())], { error: 'must be a stop condition (state) => boolean | stopReason, or an array of them' }).optional(),
   store: z.unknown().optional(),
-}, { aliases: { ctx: 'context', runContext: 'context', outputSchema: 'output', schema: 'output', session: 'sessionId', abortSignal: 'signal', listener: 'onEvent', stopIf: 'stopWhen', runStore: 'store', db: 'store' } });
+  stream: z.boolean({ error: 'must be true or false' }).optional(),
+}, { aliases: { streaming: 'stream', ctx: 'context', runContext: 'context', outputSchema: 'output', schema: 'output', session: 'sessionId', abortSignal: 'signal', listener: 'onEvent', stopIf: 'stopWhen', runStore: 'store', db: 'store' } });
 
 /** Check the options of one call (`where` names it), or throw naming the mistake. */
 export function checkCallOptions(options: unknown, where: string): RunCallOptions & { output?: unknown } {

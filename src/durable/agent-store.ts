@@ -7,7 +7,7 @@ import type { RunStore, RunSummary } from '../stores/run-store.js';
 import { adoptRuns, type AdoptedRun, type AdoptFilter } from './adopt.js';
 import { claimForResume, startRun, startSessionRun } from './claims.js';
 import { storeCall, workerId, type DurableRun } from './durable-run.js';
-import { recoverRuns, type RecoveredRun } from './recovery.js';
+import { leasedRuns, recoverRuns, type RecoverableRun, type RecoveredRun, type RecoveryPlan } from './recovery.js';
 
 /**
  * An agent's side of run stores: which store a call uses, and the agent object as a worker that
@@ -47,13 +47,18 @@ export class AgentStore {
     return claimForResume(store, given, decisions, this.identity, this.owner, this.logger, refuse);
   }
 
-  recover(store: RunStore, limit: number | undefined, how: Parameters<typeof recoverRuns>[5]): Promise<RecoveredRun[]> {
+  recover(store: RunStore, limit: number | undefined, how: RecoveryPlan): Promise<RecoveredRun[]> {
     return recoverRuns(store, this.identity, this.owner, this.logger, limit, how);
   }
 
   /** Take over the stored runs of another version of this agent that `filter` names. */
   adopt(store: RunStore, filter: AdoptFilter, adopt: (state: RunState) => RunState): Promise<AdoptedRun[]> {
     return adoptRuns(store, this.identity, this.owner, this.logger, filter, adopt);
+  }
+
+  /** The running runs of this agent, each with the time `recover` may claim it. */
+  recoverable(store: RunStore, limit: number | undefined): Promise<RecoverableRun[]> {
+    return leasedRuns(store, this.identity.name, limit);
   }
 
   /** The suspended runs of this agent, each with its pending approvals. */

@@ -26,6 +26,29 @@ export interface RecoveredRun {
 }
 
 /**
+ * A run of the agent that is `running` in the store: `recover()` takes it from `claimableAt`
+ * (milliseconds since the epoch, by the store's clock; 0 when nobody holds it) — unless its
+ * worker renews the lease before then, being alive.
+ *
+ * @example for (const { runId, claimableAt } of await agent.recoverable()) console.log(runId, new Date(claimableAt));
+ */
+export interface RecoverableRun {
+  runId: string;
+  sessionId: string;
+  claimableAt: number;
+}
+
+/** How `recoverRuns` goes about it: which runs it refuses, how it continues one, whether it waits for leases, and until when. */
+export interface RecoveryPlan {
+  refuse: (state: RunState) => string | undefined;
+  run: (state: RunState, durable: DurableRun) => Promise<RunResult>;
+  /** Once it aborts, no further run is claimed (and no lease waited for). */
+  signal?: AbortSignal;
+  /** Wait for the runs whose lease has not expired yet (see `RecoverOptions.wait`). */
+  wait?: boolean;
+}
+
+/**
  * Claim the runs of `agent` whose lease expired, one at a time, and continue each with `run`
  * until none is left or `limit` were. A run whose segment fails is reported with its error,
  * and the next one is taken. A stored run this agent cannot continue — its state does not pass
@@ -33,16 +56,34 @@ export interface RecoveredRun {
  * tools) — is stored as failed (`invalid_resume`), so it is not claimed again: take it over on
  * purpose with `agent.adoptRuns()` or `agent.resume(agent.adoptState(state))`. A run whose rows
  * cannot be read is stored failed by the store itself (`corrupt_run`), and recovery goes on.
+ * With `wait`, the runs still leased when the claims ran out are waited for, each until it is
+ * claimed or its lease is renewed.
  */
-export async function recoverRuns(
-  store: RunStore, agent: AgentIdentity, owner: string, logger: Logger, limit: number | undefined,
-  how: { refuse: (state: RunState) => string | undefined; run: (state: RunState, durable: DurableRun) => Promise<RunResult> },
-): Promise<RecoveredRun[]> {
+export async function recoverRuns(store: RunStore, agent: AgentIdentity, owner: string, logger: Logger, limit: number | undefined, how: RecoveryPlan): Promise<RecoveredRun[]> {
   const most = limit ?? Infinity;
   const recovered: RecoveredRun[] = [];
-  while (recovered.length < most) {
+  // The leases waited for, by run: the expiry each had when first seen. One that moves was renewed.
+  let waited: Map<string, number> | undefined;
+  for (;;) {
+    await claimExpired(store, agent, owner, logger, most, how, recovered);
+    if (how.wait !== true || recovered.length >= most || how.signal?.aborted === true) return recovered;
+    const leased = await leasedRuns(store, agent.name, WAIT_LISTS_AT_MOST);
+    waited ??= new Map(leased.map((run) => [run.runId, run.claimableAt]));
+    const still = leased.filter((run) => waited!.get(run.runId) === run.claimableAt);
+    waited = new Map(still.map((run) => [run.runId, run.claimableAt]));
+    if (still.length === 0) return recovered;
+    await pause(untilClaimable(store, still), how.signal);
+  }
+}
+
+/** How many running runs a waiting `recover` looks at, at most, each time it looks. */
+const WAIT_LISTS_AT_MOST = 1000;
+
+/** Claim and continue expired runs until none is left, `most` were, or the signal aborted. */
+async function claimExpired(store: RunStore, agent: AgentIdentity, owner: string, logger: Logger, most: number, how: RecoveryPlan, recovered: RecoveredRun[]): Promise<void> {
+  while (recovered.length < most && how.signal?.aborted !== true) {
     const claimed = await storeCall(() => store.claimExpired(agent.name, owner), `looking for runs of ${agent.name} to recover`);
-    if (claimed === undefined) break;
+    if (claimed === undefined) return;
     if ('quarantined' in claimed) {
       const { runId, quarantined } = claimed;
       logger.warn(`koagent: agent.recover(): ${quarantined.message}`);
@@ -63,7 +104,37 @@ export async function recoverRuns(
       recovered.push({ runId, error });
     }
   }
-  return recovered;
+}
+
+/** The running runs of agent `agentName`, each with the time its lease runs out. */
+export async function leasedRuns(store: RunStore, agentName: string, limit: number | undefined): Promise<RecoverableRun[]> {
+  const running = await storeCall(() => store.listRuns({ agentName, status: 'running', limit }), `listing running runs of ${agentName}`);
+  return running.map((run) => ({ runId: run.runId, sessionId: run.sessionId, claimableAt: run.leaseExpiresAt }));
+}
+
+/**
+ * How long to wait for the first of `runs` to become claimable. The store's clock may not be
+ * this host's: never longer than one lease (no lease outlasts that without a renewal), and
+ * never so short that a clock behind the store's makes this spin.
+ */
+function untilClaimable(store: RunStore, runs: RecoverableRun[]): number {
+  const first = Math.min(...runs.map((run) => run.claimableAt));
+  const slack = Math.max(10, Math.floor(store.leaseMs / 20));
+  return Math.min(store.leaseMs, Math.max(0, first - Date.now())) + slack;
+}
+
+/** Wait `ms`, or less if `signal` aborts. */
+function pause(ms: number, signal: AbortSignal | undefined): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal?.aborted === true) return resolve();
+    const done = () => {
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', done);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    signal?.addEventListener('abort', done, { once: true });
+  });
 }
 
 /** Why this agent may not continue a stored run, or undefined when it may. */

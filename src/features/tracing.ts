@@ -91,6 +91,8 @@ export const toolSpanLayer: Layer<ToolContext, ToolOutcome> = {
       endToolSpan(span, undefined, error);
       throw error;
     }
+    // A call that waits for a human did not run: its span says so, and its execution gets a span of its own after the resume.
+    if (outcome.requiresApproval === true && span?.isRecording()) span.setAttribute('koagent.tool.approval_requested', true);
     endToolSpan(span, outcome.error);
     return outcome;
   },

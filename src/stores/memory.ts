@@ -97,7 +97,7 @@ class MemoryStore implements RunStore {
     if (run.status !== 'suspended' && run.status !== 'failed') return { refused: 'status', status: run.status, segment: run.segment };
     if (run.segment !== claim.segment) return { refused: 'segment', status: run.status, segment: run.segment };
     const row = rowOf(claim.state);
-    Object.assign(run, { status: 'running', pending: row.pending, decisions: row.decisions, children: row.children, error: row.error, identity: row.identity, agentName: claim.state.agentName });
+    Object.assign(run, { status: 'running', stopReason: null, pending: row.pending, decisions: row.decisions, children: row.children, error: row.error, identity: row.identity, agentName: claim.state.agentName });
     return { lease: this.#lease(run, runId, claim.owner) };
   }
 

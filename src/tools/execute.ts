@@ -36,6 +36,10 @@ export function executeStep(ctx: ToolContext): Promise<ToolOutcome> {
 }
 
 function execute(ctx: ToolContext, run: Execution): Promise<ToolOutcome> {
+  // Here, not as the call enters the pipeline: one `tool.start` per execution, none for a call
+  // that only waits for a human (`approval.requested`) or that a layer settled.
+  const segment = segmentOf(ctx);
+  if (segment.listening) segment.publish({ type: 'tool.start', toolCallId: ctx.toolCallId, toolName: ctx.toolCall.name, args: ctx.toolCall.args });
   let value: unknown;
   try {
     value = ctx.tool!.execute(ToolCallContext.parsedArgs(ctx), ctx);

@@ -103,6 +103,9 @@ describe('span parentage', () => {
     const runs = named('invoke_agent ops');
     expect(runs.map((s) => [s.attributes['koagent.run.segment'], s.attributes['koagent.run.status'], s.attributes['koagent.run.stop_reason']])).toEqual([[1, 'suspended', 'approval'], [2, 'completed', 'final']]);
     expect(runs.every((s) => s.attributes['koagent.run.id'] === first.runId)).toBe(true);
+    // The call that waited says so on its span (segment 1); its execution is a plain span of segment 2.
+    const deploys = named('execute_tool deploy');
+    expect(deploys.map((s) => [parentOf(s) === idOf(runs[0]) ? 1 : 2, s.attributes['koagent.tool.approval_requested']])).toEqual([[1, true], [2, undefined]]);
   });
 });
 

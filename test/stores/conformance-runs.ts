@@ -196,6 +196,42 @@ export function runConformance(kind: string, make: StoreFactory): void {
       await store.close();
     });
 
+    it('says a claimed run is running with no stop reason: the last segment\'s is not kept beside it', async () => {
+      const store = await make();
+      const created = await store.createRun({ state: newRun('run_c'), owner: 'w1' });
+      const pending = [{ toolCallId: 'p', toolName: 'pay', args: {} }];
+      await store.checkpoint((created as { lease: never }).lease, { ...small('suspended'), stopReason: 'approval', pendingApprovals: JSON.stringify(pending) }, true);
+      expect((await store.listRuns({ sessionId: 's_run_c' }))[0]).toMatchObject({ status: 'suspended', stopReason: 'approval' });
+      const next = { ...newRun('run_c'), segment: 1, status: 'suspended' as const, stopReason: 'approval' as const, decisions: { p: { approved: true, toolName: 'pay', args: {} } } };
+      expect(await store.claimRun('run_c', { owner: 'w2', segment: 1, state: next })).toHaveProperty('lease');
+      const [summary] = await store.listRuns({ sessionId: 's_run_c' });
+      expect(summary.status).toBe('running');
+      expect(summary).not.toHaveProperty('stopReason');
+      expect((await store.loadRun('run_c'))!.stopReason).toBeUndefined();
+      await store.close();
+    });
+
+    it('shows a resumed run, while its segment runs, as running with no stop reason', async () => {
+      const store = await make();
+      let release!: () => void;
+      const released = new Promise<void>((resolve) => (release = resolve));
+      const pay = defineTool({ name: 'pay', description: 'Pay', needsApproval: true, execute: async () => (await released, 'paid') });
+      const agent = createAgent({ name: 'teller', model: mockModel([{ toolCalls: [{ id: 'p', name: 'pay', args: {} }] }, 'Paid.']), tools: [pay], store });
+      const first = await agent.run('Pay Alice');
+      expect(first).toMatchObject({ status: 'suspended', stopReason: 'approval' });
+      let entered!: () => void;
+      const running = new Promise<void>((resolve) => (entered = resolve));
+      const resumed = agent.resume(first.runId, { p: true }, { onEvent: (e) => void (e.type === 'tool.start' && entered()) });
+      await running;
+      const [summary] = await store.listRuns({ sessionId: first.sessionId });
+      expect(summary.status).toBe('running');
+      expect(summary).not.toHaveProperty('stopReason');
+      release();
+      expect(await resumed).toMatchObject({ status: 'completed', stopReason: 'final' });
+      expect((await store.listRuns({ sessionId: first.sessionId }))[0]).toMatchObject({ status: 'completed', stopReason: 'final' });
+      await store.close();
+    });
+
     it('refuses a claim for a segment the run has moved past', async () => {
       const store = await make();
       const created = await store.createRun({ state: newRun('run_m'), owner: 'w1' });

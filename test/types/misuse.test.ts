@@ -18,6 +18,12 @@ describe('misuse the types refuse', () => {
     expect(() => defineTool({ name: 'echo', description: 'Echo', input: z.string(), execute: (text: string) => text })).toThrow(/input must be an object schema/);
   });
 
+  it('stream: false given to agent.stream(), which always streams (run() is the promise)', () => {
+    const agent = createAgent({ model: mockModel([]) });
+    // @ts-expect-error agent.stream() takes no `stream` option
+    expect(() => agent.stream('Hi', { stream: false })).toThrow(/agent\.stream\(\) always streams/);
+  });
+
   it('a misspelled option (the runtime names the one meant)', () => {
     // @ts-expect-error there is no `systemPrompt`: the instructions are `instructions`
     expect(() => createAgent({ model: mockModel([]), systemPrompt: 'Be brief.' })).toThrow('createAgent: systemPrompt is not an option; did you mean `instructions`?');

@@ -130,7 +130,6 @@ export function callOutcome(segment: Segment, call: AssistantToolCall, bounded: 
   if (segment.aborted) return toolError('aborted', 'The run was cancelled before this call ran');
   const denied = humanDenial(decision);
   if (denied !== undefined) return denied;
-  if (segment.listening) segment.publish({ type: 'tool.start', toolCallId: call.id, toolName: call.name, args: call.args });
   const given = startingArgs(decision, call.name, call.args);
   const args = bounded && given === call.args && isArgsObject(given) ? given : argsObject(given, segment.agent.argumentBounds);
   if (typeof args === 'string') return toolError('validation', `Invalid arguments for ${call.name}: ${args}`);

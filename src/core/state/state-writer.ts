@@ -62,12 +62,14 @@ export class StateWriter implements TranscriptWrites {
 
   // --- segments and status ---------------------------------------------------------------
 
-  /** A segment starts: count it, mark the run running, forget the last segment's error. */
+  /** A segment starts: count it, mark the run running, forget the last segment's error and stop reason. */
   beginSegment(): number {
     const { state } = this;
     state.segment++;
     state.status = 'running';
     delete state.error;
+    // A running run has not stopped: a summary must never show `running` beside the last segment's reason.
+    delete state.stopReason;
     this.#changed('run');
     return state.segment;
   }

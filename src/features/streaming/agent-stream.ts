@@ -5,15 +5,17 @@ import type { RunResult } from '../../core/vocabulary/result.js';
  * A run as it happens: iterate its events (the `onEvent` events plus `text.delta` and
  * `text.retract`), and await `result` for the `RunResult`. Breaking out of the loop early
  * cancels the run; the run still ends cleanly (`run.end` and `onEnd` fire once) before the
- * loop exits.
+ * loop exits. Every kind of segment streams alike: `agent.stream`, and `run`, `send` and
+ * `resume` with `{ stream: true }`; `recover({ stream: true })` streams each run it continues,
+ * one after another, and its `result` is the list `recover` resolves with (`R`).
  *
  * @example const stream = agent.stream('Tell me a story');
  *          for await (const e of stream) if (e.type === 'text.delta') process.stdout.write(e.delta);
  *          const { usage } = await stream.result;
  */
-export class AgentStream implements AsyncIterable<AgentEvent> {
-  /** Settles when the run segment ends; rejects with a `RunFailedError` if it fails. */
-  readonly result: Promise<RunResult>;
+export class AgentStream<R = RunResult> implements AsyncIterable<AgentEvent> {
+  /** Settles when the run segment ends (with `recover`, when the last run does); rejects with a `RunFailedError` if it fails. */
+  readonly result: Promise<R>;
   #queue: AgentEvent[] = [];
   #head = 0;
   #wake?: () => void;
@@ -23,7 +25,7 @@ export class AgentStream implements AsyncIterable<AgentEvent> {
   readonly #cancel: (reason: string) => void;
 
   /** @internal `start` begins the run with the listener that feeds this stream. */
-  constructor(start: (listener: EventListener) => Promise<RunResult>, cancel: (reason: string) => void) {
+  constructor(start: (listener: EventListener) => Promise<R>, cancel: (reason: string) => void) {
     this.#cancel = cancel;
     this.result = start((event) => {
       this.#queue.push(event);

@@ -34,7 +34,7 @@ describe('events: the life of a run', () => {
     expect(summary(log.events)).toEqual([
       'run.start segment=1 resumed=false',
       'model.start 1', 'model.done 1 tool_calls',
-      'tool.start r', 'permission.decision r allow/default', 'tool.done r',
+      'permission.decision r allow/default', 'tool.start r', 'tool.done r',
       'model.start 2', 'model.done 2 stop',
       'run.end completed/final',
     ]);
@@ -55,7 +55,8 @@ describe('events: the life of a run', () => {
     await agent.resume(paused.state, { p: true });
     expect(summary(log.events)).toEqual([
       'run.start segment=1 resumed=false', 'model.start 1', 'model.done 1 tool_calls',
-      'tool.start p', 'permission.decision p allow/default', 'approval.requested p',
+      // A call that only waits for a human has no tool.start: it runs, and starts, once, after the resume.
+      'permission.decision p allow/default', 'approval.requested p',
       'run.end suspended/approval',
       'run.start segment=2 resumed=true', 'permission.decision p allow/approval',
       'tool.start p', 'tool.done p', 'model.start 2', 'model.done 2 stop', 'run.end completed/final',
@@ -86,6 +87,8 @@ describe('events: tool outcomes', () => {
     const result = await agent.run('go');
     expect(read.runs).toHaveLength(0);
     expect(log.of('tool.done')).toEqual([expect.objectContaining({ toolCallId: 'r', result: 'from cache', replacedBy: 'cache' })]);
+    // The tool never ran, so nothing started.
+    expect(log.of('tool.start')).toEqual([]);
     expect(answerTo(result.messages, 'r').metadata).toMatchObject({ replacedBy: 'cache' });
   });
 
@@ -110,6 +113,8 @@ describe('events: tool outcomes', () => {
     const { agent, log } = watched([strict, boom, guarded.tool, denied.tool], [{ toolCalls: calls }, 'ok'], { permissions: [{ tool: 'denied', decision: 'deny' }], toolConcurrency: 1 });
     const result = await agent.run('go');
     expect(log.of('tool.error').map((e) => [e.toolCallId, e.kind])).toEqual([['v', 'validation'], ['nf', 'not_found'], ['e', 'execution'], ['g', 'guardrail'], ['d', 'denied']]);
+    // tool.start says a tool is entered: only the one that ran (and threw) started.
+    expect(log.of('tool.start').map((e) => e.toolCallId)).toEqual(['e']);
     for (const event of log.of('tool.error')) {
       expect(answerTo(result.messages, event.toolCallId).content).toBe(`Error (${event.kind}): ${event.message}`);
     }

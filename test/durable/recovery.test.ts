@@ -1,0 +1,105 @@
+// Runs still under lease: recover() takes a run only once its dead worker's lease expired, so it
+// says which runs it is waiting on (recoverable()) and can wait for them (recover({ wait: true })),
+// without ever taking a run whose worker is alive and renewing its lease.
+import { describe, expect, it } from 'vitest';
+import { createAgent, defineTool, memoryStore, type ModelProvider } from '../../src/index.js';
+import type { RunStore } from '../../src/store.js';
+import { mockModel } from '../../src/testing/index.js';
+import { gate } from '../support/core.js';
+import { mortal, settle, testClock } from '../support/durable.js';
+
+const add = defineTool({ name: 'add', description: 'Add', execute: () => 3 });
+
+/** Asks for `add`, then (its worker dead) never answers again. */
+function dyingModel(die: () => void): ModelProvider {
+  return {
+    async generate(request) {
+      if (request.messages.some((m) => m.role === 'tool')) return (die(), new Promise(() => undefined));
+      return { message: { role: 'assistant', content: '', toolCalls: [{ id: 'a1', name: 'add', args: {} }] }, usage: { inputTokens: 1, outputTokens: 1 }, finishReason: 'tool_calls' };
+    },
+  };
+}
+
+/** A run of agent `teller` in `store` whose worker died after its tool call: its id. */
+async function abandon(store: RunStore): Promise<string> {
+  const worker = mortal(store);
+  let runId: string | undefined;
+  void createAgent({ name: 'teller', model: dyingModel(() => worker.die()), tools: [add], store: worker.store, onEvent: (e) => void (runId ??= e.runId) }).run('Add');
+  await settle();
+  expect(worker.dead).toBe(true);
+  return runId!;
+}
+
+const recoverer = (store: RunStore) => createAgent({ name: 'teller', model: mockModel(['Three.']), tools: [add], store });
+
+describe('agent.recoverable(): the runs recover() is waiting on', () => {
+  it("lists a dead worker's run with the time its lease runs out, by the store's clock; recover() takes it from then", async () => {
+    const clock = testClock();
+    const store = memoryStore({ leaseMs: 1000, now: clock.now });
+    const runId = await abandon(store);
+    const agent = recoverer(store);
+    expect(await agent.recover()).toEqual([]);
+    const [leased] = await agent.recoverable();
+    const [summary] = await store.listRuns({ agentName: 'teller' });
+    expect(leased).toEqual({ runId, sessionId: summary.sessionId, claimableAt: summary.leaseExpiresAt });
+    expect(leased.claimableAt).toBeGreaterThan(clock.now());
+    clock.advance(1001);
+    const [recovered] = await agent.recover();
+    expect(recovered).toMatchObject({ runId, result: { status: 'completed', text: 'Three.' } });
+    expect(await agent.recoverable()).toEqual([]);
+  });
+
+  it('needs a store, and refuses what is not an option', async () => {
+    await expect(createAgent({ model: mockModel([]) }).recoverable()).rejects.toThrow(/agent\.recoverable\(\) needs a run store/);
+    await expect(recoverer(memoryStore()).recoverable({ limt: 3 } as never)).rejects.toThrow('agent.recoverable(options): limt is not an option; did you mean `limit`?');
+  });
+});
+
+describe('agent.recover({ signal })', () => {
+  it('claims no further run once its signal aborts: the run in flight ends aborted, the others stay claimable', async () => {
+    const clock = testClock();
+    const store = memoryStore({ leaseMs: 1000, now: clock.now });
+    const runs = [await abandon(store), await abandon(store)];
+    clock.advance(1001);
+    const controller = new AbortController();
+    const recovered = await recoverer(store).recover({ signal: controller.signal, onEvent: (e) => void (e.type === 'run.start' && controller.abort('shutting down')) });
+    expect(recovered).toEqual([expect.objectContaining({ result: expect.objectContaining({ stopReason: 'aborted' }) })]);
+    expect((await recoverer(store).recoverable()).map((run) => run.runId)).toEqual(runs.filter((id) => id !== recovered[0].runId));
+  });
+});
+
+describe('agent.recover({ wait: true })', () => {
+  it("waits for a dead worker's lease to run out, then finishes the run", async () => {
+    const store = memoryStore({ leaseMs: 300 });
+    const runId = await abandon(store);
+    const agent = recoverer(store);
+    expect((await agent.recoverable()).map((run) => run.runId)).toEqual([runId]);
+    const recovered = await agent.recover({ wait: true });
+    expect(recovered).toEqual([expect.objectContaining({ runId, result: expect.objectContaining({ status: 'completed', text: 'Three.' }) })]);
+  });
+
+  it('does not wait for a run whose worker is alive: once its lease is renewed, recover resolves without it', async () => {
+    const store = memoryStore({ leaseMs: 300 });
+    const held = gate();
+    const slow = defineTool({ name: 'add', description: 'Add', execute: async () => (await held.promise, 3) });
+    const started = gate();
+    const alive = createAgent({ name: 'teller', model: mockModel([{ toolCalls: [{ id: 'a1', name: 'add', args: {} }] }, 'Three.']), tools: [slow], store, onEvent: (e) => void (e.type === 'tool.start' && started.open()) });
+    const running = alive.run('Add');
+    await started.promise;
+    expect(await recoverer(store).recover({ wait: true })).toEqual([]);
+    held.open();
+    expect(await running).toMatchObject({ status: 'completed', text: 'Three.' });
+  });
+
+  it('stops waiting when its signal aborts, and claims nothing after', async () => {
+    const clock = testClock();
+    const store = memoryStore({ leaseMs: 60_000, now: clock.now });
+    await abandon(store);
+    const controller = new AbortController();
+    const waiting = recoverer(store).recover({ wait: true, signal: controller.signal });
+    await settle();
+    controller.abort('shutting down');
+    expect(await waiting).toEqual([]);
+    expect((await store.listRuns({ agentName: 'teller' }))[0].status).toBe('running');
+  });
+});
