@@ -1,7 +1,11 @@
 // What the loopback server writes: `chat.completion` objects and `chat.completion.chunk` SSE
 // events, field for field as OpenAI's API reference shows them, built from a scripted reply.
 
-/** One tool call of a scripted reply. */
+/**
+ * One tool call of a scripted reply.
+ *
+ * @example const call: ScriptedToolCall = { name: 'get_weather', arguments: { city: 'Paris' } };
+ */
 export interface ScriptedToolCall {
   /** The call's id; `call_<n>_<i>` when not given (`n` the response's number, `i` the call's place). */
   id?: string;
@@ -10,7 +14,11 @@ export interface ScriptedToolCall {
   arguments: string | Record<string, unknown>;
 }
 
-/** What the model says in one scripted reply. */
+/**
+ * What the model says in one scripted reply of an `openAiCompatibleServer`.
+ *
+ * @example const reply: ScriptedReply = { reasoning: 'The user greets me.', text: 'Hello!', usage: { prompt_tokens: 12, completion_tokens: 3 } };
+ */
 export interface ScriptedReply {
   text?: string;
   /** The model's reasoning, sent before the text in `reasoningField`. */
