@@ -1,7 +1,8 @@
 // The API reference (`npm run docs`, into docs/api/): the README as its landing page, one module
 // per entry point named as users import it (`@module` in each entry file), categories from the
-// `@category` tags, the guides of docs/ as documents, and links to the source. A warning fails
-// the build (test/docs/api-reference.test.ts builds it).
+// `@category` tags (typedoc-export-categories.mjs), the guides of docs/ as documents, and links
+// to the source at the commit built (TypeDoc finds it with git in a clone; a git worktree, whose
+// `.git` is a file, gets no links). A warning fails the build (test/docs/api-reference.test.ts).
 
 /**
  * Headings keep their inline code in their anchors, as GitHub makes them
