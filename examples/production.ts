@@ -9,7 +9,8 @@
 // 3. this process recovers the run from the file: the calls done before the crash do not run
 //    again, and the interrupted announcement (idempotent) runs again with the same key and
 //    announces once.
-// Every phase prints the run's events as they come, through one printer.
+// Every phase prints the run's events as they come, through one printer (`eventPrinter`): the
+// fresh run's from `agent.stream`, the resume's and the recovery's from their `onEvent` listener.
 import { spawn } from 'node:child_process';
 import { appendFileSync, linkSync, mkdirSync, mkdtempSync, readFileSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
