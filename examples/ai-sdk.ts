@@ -5,9 +5,9 @@
 // Completions server on 127.0.0.1: real HTTP through the AI SDK's own code, no network needed.
 import { createOpenAI } from '@ai-sdk/openai';
 import { z } from 'zod';
-import { createAgent, defineTool, retryMiddleware } from '../src/index.js';
-import { aiSdk } from '../src/providers/ai-sdk.js';
-import { startChatServer, type ChatServer } from '../test/fixtures/chat-completions-server.js';
+import { createAgent, defineTool, retryMiddleware } from 'koagent';
+import { aiSdk } from 'koagent/ai-sdk';
+import { openAiCompatibleServer, type OpenAiCompatibleServer } from 'koagent/testing';
 
 const convert = defineTool({
   name: 'convert_currency',
@@ -16,16 +16,16 @@ const convert = defineTool({
   execute: ({ amount, from, to }) => ({ amount: Math.round(amount * (from === 'EUR' && to === 'USD' ? 1.08 : 1) * 100) / 100, currency: to }),
 });
 
-let server: ChatServer | undefined;
+let server: OpenAiCompatibleServer | undefined;
 let provider;
 if (process.env.OPENAI_API_KEY) {
   provider = createOpenAI();
   console.log('model: @ai-sdk/openai chat model gpt-5-mini (a real model, over the network)');
 } else {
-  server = await startChatServer([
+  server = await openAiCompatibleServer({ responses: [
     { reply: { toolCalls: [{ id: 'call_1', name: 'convert_currency', arguments: '{"amount":50,"from":"EUR","to":"USD"}' }] } },
     { reply: { text: '50 EUR is about 54 USD.' } },
-  ]);
+  ] });
   provider = createOpenAI({ baseURL: server.baseURL, apiKey: 'sk-loopback' });
   console.log(`No OPENAI_API_KEY: the AI SDK provider talks to a scripted Chat Completions server at ${server.baseURL} (real HTTP on loopback, no network).`);
 }

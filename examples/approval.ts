@@ -4,8 +4,8 @@
 // Offline: the model is scripted with mockModel.
 import { pathToFileURL } from 'node:url';
 import { z } from 'zod';
-import { createAgent, defineTool, type RunResult } from '../src/index.js';
-import { mockModel } from '../src/testing/index.js';
+import { createAgent, defineTool, type RunResult } from 'koagent';
+import { mockModel } from 'koagent/testing';
 
 /** Run the example; `print` gets each line it would print. Returns the finished run. */
 export async function main(approve = true, print: (line: string) => void = console.log): Promise<RunResult> {

@@ -4,8 +4,8 @@
 // over budget. A tool result is never parted from the call that asked for it.
 import { pathToFileURL } from 'node:url';
 import { z } from 'zod';
-import { createAgent, defineTool, type GenerateOptions, type GenerateResult, type Message, type ModelProvider, type RunResult, textOf } from '../src/index.js';
-import { mockModel } from '../src/testing/index.js';
+import { createAgent, defineTool, type GenerateOptions, type GenerateResult, type Message, type ModelProvider, type RunResult, textOf } from 'koagent';
+import { mockModel } from 'koagent/testing';
 
 const PAGES = 6;
 

@@ -13,9 +13,9 @@ import { dirname, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { z } from 'zod';
-import { createAgent, defineTool, type Agent, type GenerateResult, type ModelProvider, type RunResult } from '../src/index.js';
-import type { LedgerCall, RunStore } from '../src/store.js';
-import { sqliteStore } from '../src/sqlite.js';
+import { createAgent, defineTool, type Agent, type GenerateResult, type ModelProvider, type RunResult } from 'koagent';
+import type { LedgerCall, RunStore } from 'koagent/store';
+import { sqliteStore } from 'koagent/sqlite';
 
 const LEASE_MS = 500;
 

@@ -2,8 +2,8 @@
 // scripted (mockModel), so no API key or network is needed — unless KOAGENT_MODEL names a real
 // one (e.g. KOAGENT_MODEL=openai:gpt-5-mini with OPENAI_API_KEY set): then the same run uses it.
 import { z } from 'zod';
-import { createAgent, defineMiddleware, defineTool, type ModelProvider } from '../src/index.js';
-import { mockModel } from '../src/testing/index.js';
+import { createAgent, defineMiddleware, defineTool, type ModelProvider } from 'koagent';
+import { mockModel } from 'koagent/testing';
 
 const depth = { n: 0 };
 const say = (line: string) => console.log(`${'  '.repeat(depth.n)}${line}`);

@@ -8,9 +8,9 @@ import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, isAbsolute, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { createAgent, type RunResult } from '../src/index.js';
-import { mcpTools } from '../src/mcp/index.js';
-import { mockModel } from '../src/testing/index.js';
+import { createAgent, type RunResult } from 'koagent';
+import { mcpTools } from 'koagent/mcp';
+import { mockModel } from 'koagent/testing';
 
 /** The filesystem server's entry file, from its package (run with this Node, no npx needed). */
 function filesystemServer(): string {

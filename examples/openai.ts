@@ -4,8 +4,8 @@
 // string, e.g. ollama:llama3.2); without a key it starts a scripted Chat Completions server on
 // 127.0.0.1 and talks to that: the same HTTP and SSE code path, no network needed.
 import { z } from 'zod';
-import { createAgent, defineTool, openai, resolveModel, retryMiddleware, type ModelProvider } from '../src/index.js';
-import { startChatServer, type ChatServer } from '../test/fixtures/chat-completions-server.js';
+import { createAgent, defineTool, openai, resolveModel, retryMiddleware, type ModelProvider } from 'koagent';
+import { openAiCompatibleServer, type OpenAiCompatibleServer } from 'koagent/testing';
 
 const weather = defineTool({
   name: 'get_weather',
@@ -14,18 +14,18 @@ const weather = defineTool({
   execute: ({ city }) => ({ city, forecast: city === 'Paris' ? 'sunny, 24°C' : 'rain, 12°C' }),
 });
 
-let server: ChatServer | undefined;
+let server: OpenAiCompatibleServer | undefined;
 let model: ModelProvider;
 if (process.env.OPENAI_API_KEY || process.env.KOAGENT_MODEL) {
   const spec = process.env.KOAGENT_MODEL ?? 'openai:gpt-5-mini';
   model = resolveModel(spec);
   console.log(`model: ${spec} (a real model, over the network)`);
 } else {
-  server = await startChatServer([
+  server = await openAiCompatibleServer({ responses: [
     { reply: { toolCalls: [{ id: 'call_1', name: 'get_weather', arguments: '{"city":"Paris"}' }] } },
     { reply: { text: 'Paris is sunny today, 24°C.' } },
     { reply: { text: 'Sunny skies over the Seine — café weather, ça va!' }, splitInside: ['é', '—'] },
-  ]);
+  ] });
   model = openai({ model: 'gpt-5-mini', baseURL: server.baseURL, apiKey: 'sk-loopback' });
   console.log(`No OPENAI_API_KEY: talking to a scripted Chat Completions server at ${server.baseURL} (real HTTP on loopback, no network).`);
 }

@@ -6,8 +6,8 @@
 //  3. breaking out of the loop cancels the run, which still ends cleanly, exactly once.
 import { pathToFileURL } from 'node:url';
 import { z } from 'zod';
-import { createAgent, defineTool, type AgentEvent, type AgentStream, type Middleware, mapText, textOf } from '../src/index.js';
-import { mockModel } from '../src/testing/index.js';
+import { createAgent, defineTool, type AgentEvent, type AgentStream, type Middleware, mapText, textOf } from 'koagent';
+import { mockModel } from 'koagent/testing';
 
 const CARD = '4111 1111 1111 1111';
 

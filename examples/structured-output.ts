@@ -4,8 +4,8 @@
 // answers with JSON that fits. The tool reads a typed run context (a "database" and the user),
 // which the run is given and the run state never holds.
 import { z } from 'zod';
-import { createAgent, defineTool, type ToolContext } from '../src/index.js';
-import { mockModel } from '../src/testing/index.js';
+import { createAgent, defineTool, type ToolContext } from 'koagent';
+import { mockModel } from 'koagent/testing';
 
 interface AppContext {
   userId: string;

@@ -5,8 +5,8 @@
 // approval pause pauses the editor, which is resumed from JSON with the prefixed call id.
 import { pathToFileURL } from 'node:url';
 import { z } from 'zod';
-import { createAgent, defineTool, type AgentHook, type Middleware, type PendingApproval, type RunResult } from '../src/index.js';
-import { mockModel } from '../src/testing/index.js';
+import { createAgent, defineTool, type AgentHook, type Middleware, type PendingApproval, type RunResult } from 'koagent';
+import { mockModel } from 'koagent/testing';
 
 const search = defineTool({
   name: 'search',

@@ -4,9 +4,9 @@
 // server on 127.0.0.1, which records each request so the example can check the wire body;
 // then through mockModel, which shows the same transcript offline.
 import { z } from 'zod';
-import { createAgent, defineTool, openai, type Message, type ModelProvider } from '../src/index.js';
-import { mockModel } from '../src/testing/index.js';
-import { startChatServer } from '../test/fixtures/chat-completions-server.js';
+import { createAgent, defineTool, openai, type Message, type ModelProvider } from 'koagent';
+import { mockModel } from 'koagent/testing';
+import { openAiCompatibleServer } from 'koagent/testing';
 
 // Two 1×1 PNGs, base64: a "photo" the user sends and a "chart" the tool renders.
 const photo = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==';
@@ -38,10 +38,10 @@ function describeTranscript(messages: Message[]): string[] {
 }
 
 // 1. Over HTTP, checking what went on the wire.
-const server = await startChatServer([
+const server = await openAiCompatibleServer({ responses: [
   { reply: { toolCalls: [{ id: 'call_1', name: 'render_chart', arguments: '{"values":[3,5,2]}' }] } },
   { reply: { text: 'The photo shows three bars; the chart plots 3, 5 and 2.' } },
-]);
+] });
 try {
   const result = await agentOn(openai({ model: 'gpt-5-mini', baseURL: server.baseURL, apiKey: 'sk-loopback' })).run(question);
   console.log(`OpenAI-compatible provider (a scripted server at ${server.baseURL}):`);

@@ -1,7 +1,20 @@
+/**
+ * What writing a run store of your own takes: the `RunStore` interface and the records its
+ * methods take and give. Picking one of koagent's stores never needs it.
+ *
+ * @example
+ * ```ts
+ * import type { RunStore } from 'koagent/store';
+ * ```
+ *
+ * @packageDocumentation
+ * @module koagent/store
+ */
 // The `koagent/store` entry: what writing a run store takes — the `RunStore` interface and the
 // records its methods take and give (leases, claims, checkpoints, filters). Code that only
 // picks a store (`memoryStore()` from the root, `sqliteStore()` from `koagent/sqlite`,
 // `postgresStore()` from `koagent/postgres`) does not need it.
+/** @category Stores */
 export type {
   Checkpoint,
   CheckpointCall,
@@ -18,4 +31,5 @@ export type {
   StoreStats,
 } from './stores/run-store.js';
 // The ledger a checkpoint's calls and a stored state's `ledger` are made of.
+/** @category Stores */
 export type { LedgerCall, LedgerEntry } from './api.js';

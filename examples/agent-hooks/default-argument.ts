@@ -2,8 +2,8 @@
 // arguments, checked against its schema first. Run: npx tsx examples/agent-hooks/default-argument.ts
 import { pathToFileURL } from 'node:url';
 import { z } from 'zod';
-import { createAgent, defineTool, type AgentHook } from '../../src/index.js';
-import { mockModel } from '../../src/testing/index.js';
+import { createAgent, defineTool, type AgentHook } from 'koagent';
+import { mockModel } from 'koagent/testing';
 
 /** Returns the arguments the tool actually ran with. */
 export async function defaultArgumentExample(print: (line: string) => void = console.log): Promise<{ query: string; limit?: number }[]> {

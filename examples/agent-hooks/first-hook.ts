@@ -2,8 +2,8 @@
 // after it settles. Run: npx tsx examples/agent-hooks/first-hook.ts (offline, scripted model).
 import { pathToFileURL } from 'node:url';
 import { z } from 'zod';
-import { createAgent, defineTool, type AgentHook } from '../../src/index.js';
-import { mockModel } from '../../src/testing/index.js';
+import { createAgent, defineTool, type AgentHook } from 'koagent';
+import { mockModel } from 'koagent/testing';
 
 /** Runs one question through an agent with an audit hook; returns the lines the hook wrote. */
 export async function auditExample(print: (line: string) => void = console.log): Promise<string[]> {

@@ -2,8 +2,8 @@
 // a pushed message is sent (and stays in the transcript), a changed field is sent as changed.
 // Run: npx tsx examples/agent-hooks/inject-context.ts
 import { pathToFileURL } from 'node:url';
-import { createAgent, type AgentHook } from '../../src/index.js';
-import { mockModel, type MockModel } from '../../src/testing/index.js';
+import { createAgent, type AgentHook } from 'koagent';
+import { mockModel, type MockModel } from 'koagent/testing';
 
 /** Returns the scripted model, whose `calls` show what each request carried, and the transcript. */
 export async function injectContextExample(print: (line: string) => void = console.log): Promise<{ model: MockModel; transcriptRoles: string[]; today: string }> {

@@ -2,9 +2,9 @@
 // that shortens long results, all in one hook. Run: npx tsx examples/agent-hooks/outcomes.ts
 import { pathToFileURL } from 'node:url';
 import { z } from 'zod';
-import { createAgent, defineTool, type AgentHook } from '../../src/index.js';
-import type { ToolMessage } from '../../src/types.js';
-import { mockModel } from '../../src/testing/index.js';
+import { createAgent, defineTool, type AgentHook } from 'koagent';
+import type { ToolMessage } from 'koagent/types';
+import { mockModel } from 'koagent/testing';
 
 /** One hook that keeps the agent off the shell, caps searches at 10 hits and trims text results. */
 export const gatekeeper: AgentHook = {

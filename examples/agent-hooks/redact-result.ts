@@ -3,8 +3,8 @@
 // Run: npx tsx examples/agent-hooks/redact-result.ts
 import { pathToFileURL } from 'node:url';
 import { z } from 'zod';
-import { createAgent, defineTool, type AgentHook, type Message } from '../../src/index.js';
-import { mockModel } from '../../src/testing/index.js';
+import { createAgent, defineTool, type AgentHook, type Message } from 'koagent';
+import { mockModel } from 'koagent/testing';
 
 /** Returns the raw text the tool produced and the tool message the model was sent next. */
 export async function redactResultExample(print: (line: string) => void = console.log): Promise<{ raw: string; seen: Message | undefined }> {

@@ -1,7 +1,7 @@
 // HookRegistry: an ordered, named collection of AgentHooks (the executor-API style). An agent
 // given a registry sees later changes to it. Run: npx tsx examples/agent-hooks/registry.ts
 import { pathToFileURL } from 'node:url';
-import { HookRegistry, type AgentHook } from '../../src/hooks.js';
+import { HookRegistry, type AgentHook } from 'koagent/hooks';
 
 /** Registers one hook and returns the names the registry lists, and its size. */
 export function registryExample(print: (value: unknown) => void = console.log): { names: string[]; size: number } {

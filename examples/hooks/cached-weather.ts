@@ -3,8 +3,8 @@
 // Run offline: npx tsx examples/hooks/cached-weather.ts
 import { pathToFileURL } from 'node:url';
 import { z } from 'zod';
-import { createAgent, defineTool, ToolResult, type Hook } from '../../src/index.js';
-import { mockModel } from '../../src/testing/index.js';
+import { createAgent, defineTool, ToolResult, type Hook } from 'koagent';
+import { mockModel } from 'koagent/testing';
 
 export async function cachedWeather() {
   const lookups: string[] = [];

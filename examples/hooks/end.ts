@@ -3,8 +3,8 @@
 // calling the model again, and says why in the output.
 // Run offline: npx tsx examples/hooks/end.ts
 import { pathToFileURL } from 'node:url';
-import { createAgent, defineTool, type Hook } from '../../src/index.js';
-import { mockModel } from '../../src/testing/index.js';
+import { createAgent, defineTool, type Hook } from 'koagent';
+import { mockModel } from 'koagent/testing';
 
 export async function modelCallBudget(allowed = 2) {
   const budget: Hook = {

@@ -3,8 +3,8 @@
 // Run offline: npx tsx examples/hooks/log-tools.ts
 import { pathToFileURL } from 'node:url';
 import { z } from 'zod';
-import { Agent, defineTool, type Hook } from '../../src/index.js';
-import { mockModel } from '../../src/testing/index.js';
+import { Agent, defineTool, type Hook } from 'koagent';
+import { mockModel } from 'koagent/testing';
 
 export async function logTools(print: (line: string) => void = console.log) {
   const lines: string[] = [];

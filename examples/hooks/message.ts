@@ -3,8 +3,8 @@
 // sees them.
 // Run offline: npx tsx examples/hooks/message.ts
 import { pathToFileURL } from 'node:url';
-import { createAgent, mapText, textOf, type Hook } from '../../src/index.js';
-import { mockModel } from '../../src/testing/index.js';
+import { createAgent, mapText, textOf, type Hook } from 'koagent';
+import { mockModel } from 'koagent/testing';
 
 const EMAIL = /[\w.+-]+@[\w-]+(?:\.[\w-]+)+/g;
 

@@ -3,8 +3,8 @@
 // the last few messages. The model is sent only that, and the run's transcript becomes it.
 // Run offline: npx tsx examples/hooks/messages.ts
 import { pathToFileURL } from 'node:url';
-import { createAgent, type Hook, type Message } from '../../src/index.js';
-import { mockModel } from '../../src/testing/index.js';
+import { createAgent, type Hook, type Message } from 'koagent';
+import { mockModel } from 'koagent/testing';
 
 export async function shortMemory(keep = 3) {
   const window: Hook = {

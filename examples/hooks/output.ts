@@ -3,8 +3,8 @@
 // object instead of text.
 // Run offline: npx tsx examples/hooks/output.ts
 import { pathToFileURL } from 'node:url';
-import { createAgent, textOf, type Hook } from '../../src/index.js';
-import { mockModel } from '../../src/testing/index.js';
+import { createAgent, textOf, type Hook } from 'koagent';
+import { mockModel } from 'koagent/testing';
 
 export interface Invoice {
   vendor: string;

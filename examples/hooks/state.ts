@@ -5,8 +5,8 @@
 // Run offline: npx tsx examples/hooks/state.ts
 import { pathToFileURL } from 'node:url';
 import { z } from 'zod';
-import { createAgent, defineTool, type Hook, type HookContext, type RunState } from '../../src/index.js';
-import { mockModel, type MockReply } from '../../src/testing/index.js';
+import { createAgent, defineTool, type Hook, type HookContext, type RunState } from 'koagent';
+import { mockModel, type MockReply } from 'koagent/testing';
 
 interface Notes {
   replies: number;

@@ -1,3 +1,16 @@
+/**
+ * Any AI SDK language model (LanguageModelV2 or V3) as a koagent provider. Needs `ai` and an AI
+ * SDK provider package, optional peer dependencies.
+ *
+ * @example
+ * ```ts
+ * import { aiSdk } from 'koagent/ai-sdk';
+ * ```
+ *
+ * @packageDocumentation
+ * @module koagent/ai-sdk
+ * @category Providers
+ */
 // koagent/ai-sdk: any AI SDK language model (LanguageModelV2 or V3) as a koagent provider.
 // Nothing here imports `ai` or `@ai-sdk/provider` at run time: the adapter speaks the
 // specification's object shapes, declared below, so both stay optional peer dependencies.
@@ -9,6 +22,7 @@ import { ReplyAssembler } from '../core/vocabulary/reply-parts.js';
 import { callOptions, type AiSdkCallOptions, type PromptTarget } from './ai-sdk-prompt.js';
 import { parseArguments } from './openai-wire.js';
 
+/** @category Providers */
 export type { AiSdkCallOptions, AiSdkPromptMessage } from './ai-sdk-prompt.js';
 
 type V2Usage = { inputTokens?: number; outputTokens?: number };

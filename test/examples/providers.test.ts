@@ -1,7 +1,7 @@
 // The provider examples run offline (against a loopback server, and say so), and `npm start`
 // picks a real model when KOAGENT_MODEL names one. Each runs as its own Node process.
 import { afterEach, describe, expect, it } from 'vitest';
-import { startChatServer, type ChatServer } from '../fixtures/chat-completions-server.js';
+import { openAiCompatibleServer, type OpenAiCompatibleServer } from '../../src/testing/index.js';
 import { runExample as run } from '../support/examples.js';
 
 /** The environment of a machine with no model configured. */
@@ -11,7 +11,7 @@ function offlineEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
   return env;
 }
 
-let server: ChatServer | undefined;
+let server: OpenAiCompatibleServer | undefined;
 afterEach(async () => {
   await server?.close();
   server = undefined;
@@ -46,10 +46,10 @@ describe('npm start (examples/main.ts) chooses its model from the environment', 
   });
 
   it('uses the model KOAGENT_MODEL names, over HTTP', async () => {
-    server = await startChatServer([
+    server = await openAiCompatibleServer({ responses: [
       { reply: { toolCalls: [{ id: 'c1', name: 'get_weather', arguments: '{"city":"Paris"}' }] } },
       { reply: { text: 'Paris is sunny, said the real model.' } },
-    ]);
+    ] });
     const { code, stdout } = await run('examples/main.ts', { env: offlineEnv({ KOAGENT_MODEL: 'openai:gpt-5-mini', OPENAI_API_KEY: 'sk-test', OPENAI_BASE_URL: server.baseURL }) });
     expect(code).toBe(0);
     expect(stdout).toMatch(/^model: openai:gpt-5-mini \(from KOAGENT_MODEL\)/);

@@ -10,7 +10,7 @@ import { z } from 'zod';
 import { createAgent, defineTool, ProviderError, retryMiddleware } from '../../src/index.js';
 import type { StreamPart } from '../../src/types.js';
 import { aiSdk } from '../../src/providers/ai-sdk.js';
-import { startChatServer, type ChatServer } from '../fixtures/chat-completions-server.js';
+import { openAiCompatibleServer, type OpenAiCompatibleServer } from '../../src/testing/index.js';
 import { rejection } from '../support/core.js';
 import { collectParts } from '../support/chat-server.js';
 
@@ -186,17 +186,17 @@ describe('aiSdk(model): a LanguageModelV2 (AI SDK 5) model', () => {
 });
 
 describe('aiSdk(model): @ai-sdk/openai over real HTTP', () => {
-  let server: ChatServer | undefined;
+  let server: OpenAiCompatibleServer | undefined;
   afterEach(async () => {
     await server?.close();
     server = undefined;
   });
 
   it('runs an agent with a tool call through the AI SDK\'s OpenAI provider against the loopback server', async () => {
-    server = await startChatServer([
+    server = await openAiCompatibleServer({ responses: [
       { reply: { toolCalls: [{ id: 'call_1', name: 'get_weather', arguments: '{"city":"Lima"}' }], usage: { prompt_tokens: 20, completion_tokens: 7 } } },
       { reply: { text: 'Lima is sunny.', usage: { prompt_tokens: 35, completion_tokens: 4 } } },
-    ]);
+    ] });
     const provider = createOpenAI({ baseURL: server.baseURL, apiKey: 'sk-test' });
     const result = await createAgent({ model: aiSdk(provider.chat('gpt-5-mini')), tools: [weather] }).run('Weather in Lima?');
     expect(result.text).toBe('Lima is sunny.');
@@ -209,10 +209,10 @@ describe('aiSdk(model): @ai-sdk/openai over real HTTP', () => {
   });
 
   it('streams through the AI SDK\'s OpenAI provider, and maps its HTTP errors', async () => {
-    server = await startChatServer([
+    server = await openAiCompatibleServer({ responses: [
       { reply: { text: 'Grüße 🌍' }, splitInside: ['ü', '🌍'] },
       { status: 429, headers: { 'retry-after': '1' }, body: { error: { message: 'Rate limit reached.', type: 'requests', param: null, code: 'rate_limit_exceeded' } } },
-    ]);
+    ] });
     const model = aiSdk(createOpenAI({ baseURL: server.baseURL, apiKey: 'sk-test' }).chat('gpt-5-mini'));
     const parts = await collectParts(model.stream!({ messages: [{ role: 'user', content: 'Hi' }], tools: [] }));
     expect(parts.filter((p) => p.type === 'text').map((p) => (p as { delta: string }).delta).join('')).toBe('Grüße 🌍');

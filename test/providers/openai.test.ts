@@ -3,7 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { createAgent, defineTool, openai } from '../../src/index.js';
-import type { ChatServer } from '../fixtures/chat-completions-server.js';
+import type { OpenAiCompatibleServer } from '../../src/testing/index.js';
 import { chatServerPerTest, collectParts } from '../support/chat-server.js';
 
 const weather = defineTool({
@@ -15,7 +15,7 @@ const weather = defineTool({
 
 const serve = chatServerPerTest();
 
-const model = (s: ChatServer, extra: Partial<Parameters<typeof openai>[0]> = {}) => openai({ model: 'gpt-5-mini', baseURL: s.baseURL, apiKey: 'sk-test', ...extra });
+const model = (s: OpenAiCompatibleServer, extra: Partial<Parameters<typeof openai>[0]> = {}) => openai({ model: 'gpt-5-mini', baseURL: s.baseURL, apiKey: 'sk-test', ...extra });
 
 describe('openai provider: a full agent run over HTTP', () => {
   it('round-trips tool calls and results, sending messages, tools (zod JSON schema), temperature, max tokens and headers exactly', async () => {
@@ -145,9 +145,7 @@ describe('openai provider: streaming over SSE', () => {
   });
 
   it('streams a whole completion as parts when the server ignores stream: true', async () => {
-    const { completion } = await import('../fixtures/chat-completions-server.js');
-    const body = JSON.stringify(completion({ text: 'whole', toolCalls: [{ id: 'c9', name: 'get_weather', arguments: '{"city":"Oslo"}' }], usage: { prompt_tokens: 1, completion_tokens: 2 } }, 'x', { model: 'm' }));
-    const s = await serve({ rawBody: body });
+    const s = await serve({ reply: { text: 'whole', toolCalls: [{ id: 'c9', name: 'get_weather', arguments: '{"city":"Oslo"}' }], usage: { prompt_tokens: 1, completion_tokens: 2 } }, ignoreStream: true });
     expect(await collectParts(model(s).stream({ messages: [{ role: 'user', content: 'Hi' }], tools: [] }))).toEqual([
       { type: 'text', delta: 'whole' },
       { type: 'tool-call', id: 'c9', name: 'get_weather', args: { city: 'Oslo' } },
