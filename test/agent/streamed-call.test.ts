@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { createAgent, defineTool, mapText, memoryStore, openai, type AgentEvent, type Message, type ModelProvider, type RunResult } from '../../src/index.js';
 import { mockModel } from '../../src/testing/index.js';
-import type { ChatServer } from '../fixtures/chat-completions-server.js';
+import type { OpenAiCompatibleServer as ChatServer } from '../../src/testing/index.js';
 import { chatServerPerTest } from '../support/chat-server.js';
 import { mortal, settle, testClock } from '../support/durable.js';
 
