@@ -9,8 +9,8 @@
 // 3. this process recovers the run from the file: the calls done before the crash do not run
 //    again, and the interrupted announcement (idempotent) runs again with the same key and
 //    announces once.
-// Every phase prints the run's events as they come, through one printer (`eventPrinter`): the
-// fresh run's from `agent.stream`, the resume's and the recovery's from their `onEvent` listener.
+// Every phase streams: the fresh run from `agent.stream`, the resume and the recovery with
+// `{ stream: true }`, each event printed as it comes through one printer (`eventPrinter`).
 import { spawn } from 'node:child_process';
 import { appendFileSync, linkSync, mkdirSync, mkdtempSync, readFileSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -159,7 +159,9 @@ export async function main(print: (line: string) => void = console.log): Promise
     print('3. This process recovers the run from the file:');
     // A run is recovered once its lease expired (its process stopped renewing it).
     await sleep(LEASE_MS + 50);
-    const [recovered] = await releaseAgent(dir, 'the recoverer').recover({ onEvent: show });
+    const recovery = releaseAgent(dir, 'the recoverer').recover({ stream: true });
+    for await (const event of recovery) show(event);
+    const [recovered] = await recovery.result;
     if (recovered?.result === undefined) throw recovered?.error ?? new Error('no run to recover');
     print(`   answer: ${recovered.result.text}`);
 
@@ -201,10 +203,13 @@ async function approver(dir: string): Promise<void> {
     process.stdout.write('announcing\n');
     await sleep(60_000);
   });
+  const show = eventPrinter(console.log);
   for (const run of await agent.pendingApprovals()) {
     console.log(`run ${run.runId.slice(0, 8)}… waits for ${run.pendingApprovals.map((p) => p.toolName).join(', ')}: approving each`);
     const decisions = Object.fromEntries(run.pendingApprovals.map((p) => [p.toolCallId, true]));
-    await agent.resume(run.runId, decisions, { onEvent: eventPrinter(console.log) });
+    const resumed = agent.resume(run.runId, decisions, { stream: true });
+    for await (const event of resumed) show(event);
+    await resumed.result;
   }
 }
 
