@@ -28,8 +28,18 @@ import { claimSegment } from '../durable/resume-claim.js';
 import { checkListOptions, checkRecoverOptions, type PendingApprovalsOptions, type RecoveredRun, type RecoverOptions, type SendOptions } from './durable-options.js';
 import { checkCallOptions, checkOptions, hookList, modelFromString, toolMap, toolsFingerprint, type AgentOptions, type RunCallOptions } from './options.js';
 
-/** Refuses a bare function where a middleware object belongs (the runtime refuses it too). */
-type NotAFunction<M> = M extends (...args: never[]) => unknown ? { 'a middleware is an object { name, tool(ctx, next) }, not a function': never } : unknown;
+/** The fields of one kind of extension that the others do not have (all of them have `name`). */
+type OwnFields<T> = Exclude<keyof T, 'name'>;
+
+/**
+ * What `use()` holds its argument to. A bare function is refused (the runtime refuses it too). An
+ * object is checked against the kind its fields name: with `run`, `model` or `tool` it must be a
+ * whole `Middleware`, with AgentHook methods an `AgentHook`, with criogen methods a `Hook`, so a
+ * middleware whose layer returns the wrong thing cannot pass as an AgentHook that has a name only.
+ */
+type ExtensionShape<M, C> = M extends (...args: never[]) => unknown ? { 'a middleware is an object { name, tool(ctx, next) }, not a function': never }
+  : [keyof M & OwnFields<Middleware<C>>] extends [never] ? [keyof M & OwnFields<AgentHook>] extends [never] ? [keyof M & OwnFields<Hook>] extends [never] ? unknown : Hook : AgentHook
+  : Middleware<C>;
 
 /**
  * An agent: its options and its composed stacks. It starts run segments, keeps its own session
@@ -91,7 +101,7 @@ export class Agent<C = unknown, O = unknown> {
    * Add a middleware, or a hook of either dialect (innermost so far). Returns the agent, so calls
    * chain. A middleware is an object (`{ name, tool(ctx, next) { … } }`), never a bare function.
    */
-  use<M extends Middleware<C> | AgentHook | Hook>(middleware: M & NotAFunction<M>): this {
+  use<M extends Middleware<C> | AgentHook | Hook>(middleware: M & ExtensionShape<M, C>): this {
     this.#add(middleware, 'agent.use()');
     return this;
   }
