@@ -93,10 +93,13 @@ describe('a project that installs the package', () => {
     expect(compileErrors('bundler')).toEqual([]);
   }, 60_000);
 
-  it(`loads with require() on the Node versions engines names (${pkg.engines.node}), through require(esm)`, async () => {
-    const script = "const k = require('koagent'); const t = require('koagent/testing'); process.stdout.write(typeof k.createAgent + ' ' + typeof t.mockModel);";
+  it(`loads with require(), every entry point, on the Node versions engines names (${pkg.engines.node}), through require(esm)`, async () => {
+    const entries = Object.keys(pkg.exports).filter((e) => e !== './package.json').map((e) => e.replace(/^\./, 'koagent'));
+    const script = `process.stdout.write(JSON.stringify(${JSON.stringify(entries)}.map((e) => [e, typeof require(e)])));`;
     const { stdout } = await run(process.execPath, ['--no-warnings', '--input-type=commonjs', '-e', script], { cwd: project });
-    expect(stdout).toBe('function function');
+    expect(JSON.parse(stdout)).toEqual(entries.map((e) => [e, 'object']));
+    const { stdout: root } = await run(process.execPath, ['--no-warnings', '--input-type=commonjs', '-e', "process.stdout.write(typeof require('koagent').createAgent)"], { cwd: project });
+    expect(root).toBe('function');
   });
 });
 
