@@ -30,6 +30,8 @@ import { checkCallOptions, checkOptions, hookList, modelFromString, toolMap, too
 
 /** The fields of one kind of extension that the others do not have (all of them have `name`). */
 type OwnFields<T> = Exclude<keyof T, 'name'>;
+/** The keys of `M` that hold functions: what tells the kinds apart at run time too (a hook's own `model: 'gpt'` field does not). */
+type FunctionFields<M> = { [K in keyof M]-?: M[K] extends ((...args: never[]) => unknown) | undefined ? K : never }[keyof M];
 
 /**
  * What `use()` holds its argument to. A bare function is refused (the runtime refuses it too). An
@@ -38,7 +40,7 @@ type OwnFields<T> = Exclude<keyof T, 'name'>;
  * middleware whose layer returns the wrong thing cannot pass as an AgentHook that has a name only.
  */
 type ExtensionShape<M, C> = M extends (...args: never[]) => unknown ? { 'a middleware is an object { name, tool(ctx, next) }, not a function': never }
-  : [keyof M & OwnFields<Middleware<C>>] extends [never] ? [keyof M & OwnFields<AgentHook>] extends [never] ? [keyof M & OwnFields<Hook>] extends [never] ? unknown : Hook : AgentHook
+  : [FunctionFields<M> & OwnFields<Middleware<C>>] extends [never] ? [FunctionFields<M> & OwnFields<AgentHook>] extends [never] ? [FunctionFields<M> & OwnFields<Hook>] extends [never] ? unknown : Hook : AgentHook
   : Middleware<C>;
 
 /**

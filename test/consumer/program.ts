@@ -54,6 +54,10 @@ const agent = createAgent({
 agent.use(noShell).use(criogen).use({ name: 'inline', async tool(ctx, next) { return ctx.toolName === 'x' ? deny('x') : next(); } });
 agent.use({ name: 'pre', preToolCall: (ctx) => (ctx.toolName === 'rm' ? { deny: 'no' } : undefined) });
 agent.use({ name: 'start', onStart: () => undefined });
+// A field that is not a function names no kind, as at run time: this is an AgentHook with a field of its own.
+agent.use({ name: 'audit-shell', tool: 'shell', preToolCall: () => undefined });
+class KeepModelName implements Hook { model = 'gpt-5-mini'; afterModel() { return undefined; } }
+agent.use(new KeepModelName());
 // @ts-expect-error a tool layer resolves to the call's outcome, not its result: this is not an AgentHook with a name either
 agent.use({ name: 'unwrap', async tool(_ctx, next) { return (await next()).result; } });
 
