@@ -1,8 +1,9 @@
 // What the published package holds and what a project that installs it gets: the tarball `npm
 // pack` makes is unpacked into a project of its own, beside its dependencies and nothing else of
 // this repository, and a program using the main APIs (test/consumer/program.ts) is compiled
-// against it with the strictest options, under nodenext and under bundler resolution; the same
-// package is then loaded with `require()`.
+// against it with the strictest options, under nodenext and under bundler resolution; a second
+// project with zod alone beside it compiles a program of the root; the package is then loaded
+// with `require()`.
 import { execFile } from 'node:child_process';
 import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -18,6 +19,7 @@ const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'));
 const work = mkdtempSync(join(tmpdir(), 'koagent-pack-'));
 const stage = join(work, 'stage');
 const project = join(work, 'project');
+const bare = join(work, 'bare');
 afterAll(() => rmSync(work, { recursive: true, force: true }));
 
 interface Packed { filename: string; unpackedSize: number; files: { path: string; size: number }[] }
@@ -33,32 +35,47 @@ beforeAll(async () => {
   await run(process.execPath, [join(root, 'node_modules/typescript/bin/tsc'), '-p', join(root, 'tsconfig.build.json'), '--outDir', join(stage, 'dist')], { cwd: root });
   const { stdout } = await run('npm', ['pack', '--json', '--ignore-scripts', '--pack-destination', work], { cwd: stage, env: { ...process.env, npm_config_update_notifier: 'false' } });
   [packed] = JSON.parse(stdout) as Packed[];
-  const installed = join(project, 'node_modules', 'koagent');
-  mkdirSync(installed, { recursive: true });
-  await run('tar', ['-xzf', join(work, packed.filename), '-C', installed, '--strip-components=1']);
-  for (const name of [...Object.keys(pkg.dependencies), ...Object.keys(pkg.peerDependencies), '@types/node']) {
-    mkdirSync(dirname(join(project, 'node_modules', name)), { recursive: true });
-    symlinkSync(join(root, 'node_modules', name), join(project, 'node_modules', name), 'dir');
-  }
-  writeFileSync(join(project, 'package.json'), JSON.stringify({ name: 'consumer', private: true, type: 'module' }));
-  mkdirSync(join(project, 'src'));
+  await install(project, [...Object.keys(pkg.dependencies), ...Object.keys(pkg.peerDependencies), '@types/node']);
   copyFileSync(join(root, 'test/consumer/program.ts'), join(project, 'src/program.ts'));
+  // A second project with zod alone beside koagent's own dependencies: no optional peer installed.
+  await install(bare, [...Object.keys(pkg.dependencies), 'zod', '@types/node']);
+  writeFileSync(join(bare, 'src/program.ts'), [
+    "import { z } from 'zod';",
+    "import { createAgent, defineTool, memoryStore, type AgentHook } from 'koagent';",
+    "import { mockModel } from 'koagent/testing';",
+    "const echo = defineTool({ name: 'echo', description: 'Echo', input: z.object({ text: z.string() }), execute: ({ text }) => text });",
+    "const audit: AgentHook = { name: 'audit', postToolCall(ctx) { console.log(ctx.toolName); } };",
+    "export const agent = createAgent({ model: mockModel(['ok']), tools: [echo], hooks: [audit], store: memoryStore() });",
+  ].join('\n'));
 }, 180_000);
 
-/** The compile errors of the project's program and of koagent's declarations (other packages' own are theirs). */
-function compileErrors(resolution: 'nodenext' | 'bundler'): string[] {
+/** A project with the tarball unpacked as node_modules/koagent and links to this repository's copies of `packages`. */
+async function install(dir: string, packages: string[]): Promise<void> {
+  const installed = join(dir, 'node_modules', 'koagent');
+  mkdirSync(installed, { recursive: true });
+  await run('tar', ['-xzf', join(work, packed.filename), '-C', installed, '--strip-components=1']);
+  for (const name of packages) {
+    mkdirSync(dirname(join(dir, 'node_modules', name)), { recursive: true });
+    symlinkSync(join(root, 'node_modules', name), join(dir, 'node_modules', name), 'dir');
+  }
+  writeFileSync(join(dir, 'package.json'), JSON.stringify({ name: 'consumer', private: true, type: 'module' }));
+  mkdirSync(join(dir, 'src'));
+}
+
+/** The compile errors of a project's program and of koagent's declarations (other packages' own are theirs). */
+function compileErrors(resolution: 'nodenext' | 'bundler', dir = project): string[] {
   const strictest = { strict: true, exactOptionalPropertyTypes: true, noUncheckedIndexedAccess: true, skipLibCheck: false, noEmit: true, target: 'es2022', types: ['node'] };
   const options = resolution === 'nodenext' ? { module: 'nodenext', moduleResolution: 'nodenext' } : { module: 'esnext', moduleResolution: 'bundler' };
-  const configFile = join(project, `tsconfig.${resolution}.json`);
+  const configFile = join(dir, `tsconfig.${resolution}.json`);
   writeFileSync(configFile, JSON.stringify({ compilerOptions: { ...strictest, ...options }, include: ['src'] }, null, 2));
   const config = ts.getParsedCommandLineOfConfigFile(configFile, {}, { ...ts.sys, onUnRecoverableConfigFileDiagnostic: (d) => { throw new Error(ts.flattenDiagnosticMessageText(d.messageText, '\n')); } });
   if (config === undefined) throw new Error(`cannot read ${configFile}`);
   const program = ts.createProgram(config.fileNames, config.options);
   // The dependencies are links, so their files lie outside the project: only the program and
   // koagent's declarations are checked (what skipLibCheck: false checks of them, at a tenth of the time).
-  const ours = program.getSourceFiles().filter((file) => !relative(project, file.fileName).startsWith('..'));
+  const ours = program.getSourceFiles().filter((file) => !relative(dir, file.fileName).startsWith('..'));
   const diagnostics = [...program.getOptionsDiagnostics(), ...program.getGlobalDiagnostics(), ...ours.flatMap((file) => [...program.getSyntacticDiagnostics(file), ...program.getSemanticDiagnostics(file)])];
-  return diagnostics.map((d) => `${d.file ? relative(project, d.file.fileName) : ''}: ${ts.flattenDiagnosticMessageText(d.messageText, '\n')}`);
+  return diagnostics.map((d) => `${d.file ? relative(dir, d.file.fileName) : ''}: ${ts.flattenDiagnosticMessageText(d.messageText, '\n')}`);
 }
 
 describe('the package', () => {
@@ -91,6 +108,10 @@ describe('a project that installs the package', () => {
 
   it('compiles the same program under bundler resolution', () => {
     expect(compileErrors('bundler')).toEqual([]);
+  }, 60_000);
+
+  it('compiles a program of the root and koagent/testing with zod alone installed beside koagent (no optional peer)', () => {
+    expect(compileErrors('nodenext', bare)).toEqual([]);
   }, 60_000);
 
   it(`loads with require(), every entry point, on the Node versions engines names (${pkg.engines.node}), through require(esm)`, async () => {
