@@ -52,8 +52,11 @@ export interface PostgresPoolConfig {
  * @example import pg from 'pg'; await postgresStore({ pool: new pg.Pool({ max: 10 }) });
  */
 export interface PostgresPool {
+  /** A connection of the pool, for one transaction. */
   connect(): Promise<PostgresClient>;
+  /** Close the pool (the store does so only for a pool it made). */
   end(): Promise<void>;
+  /** Told when an idle connection fails (the store listens on a pool it made, so that does not crash the process). */
   on(event: 'error', listener: (error: Error) => void): unknown;
 }
 
@@ -63,7 +66,9 @@ export interface PostgresPool {
  * @example const client = await pool.connect(); try { await client.query('SELECT 1'); } finally { client.release(); }
  */
 export interface PostgresClient {
+  /** Run a statement: its text with `$1`, `$2` … and their values, or a named (prepared) statement. */
   query(query: string | { name: string; text: string; values: unknown[] }, values?: unknown[]): Promise<{ rows: unknown[] }>;
+  /** Give the connection back to the pool. */
   release(): void;
 }
 
