@@ -75,7 +75,7 @@ export default {
     'AnyFinish',
     'V2Usage',
     'V3Usage',
-    'NotAFunction',
+    'ExtensionShape',
     'NestedRunRecord',
     'NestedRun'
   ],

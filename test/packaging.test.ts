@@ -1,19 +1,82 @@
-// What the published package holds: a licence, where its sources live, source maps that carry
-// their sources (so a stack trace points into code the tarball has), and declarations that give
-// a program importing the root every field of a middleware, the ones features declare included.
+// What the published package holds and what a project that installs it gets: the tarball `npm
+// pack` makes is unpacked into a project of its own, beside its dependencies and nothing else of
+// this repository, and a program using the main APIs (test/consumer/program.ts) is compiled
+// against it with the strictest options, under nodenext and under bundler resolution; a second
+// project with zod alone beside it compiles a program of the root; the package is then loaded
+// with `require()`.
 import { execFile } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import ts from 'typescript';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
+const run = promisify(execFile);
 const root = fileURLToPath(new URL('..', import.meta.url));
 const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'));
-const out = mkdtempSync(join(tmpdir(), 'koagent-build-'));
-afterAll(() => rmSync(out, { recursive: true, force: true }));
+const work = mkdtempSync(join(tmpdir(), 'koagent-pack-'));
+const stage = join(work, 'stage');
+const project = join(work, 'project');
+const bare = join(work, 'bare');
+afterAll(() => rmSync(work, { recursive: true, force: true }));
+
+interface Packed { filename: string; unpackedSize: number; files: { path: string; size: number }[] }
+let packed: Packed;
+
+// Build into a staging copy of the package (the repository's own dist/ is left alone), pack it,
+// and unpack the tarball as node_modules/koagent of a fresh project. Its dependencies are links to
+// this repository's copies: only the packages koagent names (dependencies and peers) and Node's
+// types, so a declaration that needs anything else (a driver's @types) fails to compile.
+beforeAll(async () => {
+  mkdirSync(stage, { recursive: true });
+  for (const file of ['package.json', 'README.md', 'CHANGELOG.md', 'LICENSE']) copyFileSync(join(root, file), join(stage, file));
+  await run(process.execPath, [join(root, 'node_modules/typescript/bin/tsc'), '-p', join(root, 'tsconfig.build.json'), '--outDir', join(stage, 'dist')], { cwd: root });
+  const { stdout } = await run('npm', ['pack', '--json', '--ignore-scripts', '--pack-destination', work], { cwd: stage, env: { ...process.env, npm_config_update_notifier: 'false' } });
+  [packed] = JSON.parse(stdout) as Packed[];
+  await install(project, [...Object.keys(pkg.dependencies), ...Object.keys(pkg.peerDependencies), '@types/node']);
+  copyFileSync(join(root, 'test/consumer/program.ts'), join(project, 'src/program.ts'));
+  // A second project with zod alone beside koagent's own dependencies: no optional peer installed.
+  await install(bare, [...Object.keys(pkg.dependencies), 'zod', '@types/node']);
+  writeFileSync(join(bare, 'src/program.ts'), [
+    "import { z } from 'zod';",
+    "import { createAgent, defineTool, memoryStore, type AgentHook } from 'koagent';",
+    "import { mockModel } from 'koagent/testing';",
+    "const echo = defineTool({ name: 'echo', description: 'Echo', input: z.object({ text: z.string() }), execute: ({ text }) => text });",
+    "const audit: AgentHook = { name: 'audit', postToolCall(ctx) { console.log(ctx.toolName); } };",
+    "export const agent = createAgent({ model: mockModel(['ok']), tools: [echo], hooks: [audit], store: memoryStore() });",
+  ].join('\n'));
+}, 180_000);
+
+/** A project with the tarball unpacked as node_modules/koagent and links to this repository's copies of `packages`. */
+async function install(dir: string, packages: string[]): Promise<void> {
+  const installed = join(dir, 'node_modules', 'koagent');
+  mkdirSync(installed, { recursive: true });
+  await run('tar', ['-xzf', join(work, packed.filename), '-C', installed, '--strip-components=1']);
+  for (const name of packages) {
+    mkdirSync(dirname(join(dir, 'node_modules', name)), { recursive: true });
+    symlinkSync(join(root, 'node_modules', name), join(dir, 'node_modules', name), 'dir');
+  }
+  writeFileSync(join(dir, 'package.json'), JSON.stringify({ name: 'consumer', private: true, type: 'module' }));
+  mkdirSync(join(dir, 'src'));
+}
+
+/** The compile errors of a project's program and of koagent's declarations (other packages' own are theirs). */
+function compileErrors(resolution: 'nodenext' | 'bundler', dir = project): string[] {
+  const strictest = { strict: true, exactOptionalPropertyTypes: true, noUncheckedIndexedAccess: true, skipLibCheck: false, noEmit: true, target: 'es2022', types: ['node'] };
+  const options = resolution === 'nodenext' ? { module: 'nodenext', moduleResolution: 'nodenext' } : { module: 'esnext', moduleResolution: 'bundler' };
+  const configFile = join(dir, `tsconfig.${resolution}.json`);
+  writeFileSync(configFile, JSON.stringify({ compilerOptions: { ...strictest, ...options }, include: ['src'] }, null, 2));
+  const config = ts.getParsedCommandLineOfConfigFile(configFile, {}, { ...ts.sys, onUnRecoverableConfigFileDiagnostic: (d) => { throw new Error(ts.flattenDiagnosticMessageText(d.messageText, '\n')); } });
+  if (config === undefined) throw new Error(`cannot read ${configFile}`);
+  const program = ts.createProgram(config.fileNames, config.options);
+  // The dependencies are links, so their files lie outside the project: only the program and
+  // koagent's declarations are checked (what skipLibCheck: false checks of them, at a tenth of the time).
+  const ours = program.getSourceFiles().filter((file) => !relative(dir, file.fileName).startsWith('..'));
+  const diagnostics = [...program.getOptionsDiagnostics(), ...program.getGlobalDiagnostics(), ...ours.flatMap((file) => [...program.getSyntacticDiagnostics(file), ...program.getSemanticDiagnostics(file)])];
+  return diagnostics.map((d) => `${d.file ? relative(dir, d.file.fileName) : ''}: ${ts.flattenDiagnosticMessageText(d.messageText, '\n')}`);
+}
 
 describe('the package', () => {
   it('ships the MIT licence its package.json names, and says where its repository is', () => {
@@ -23,31 +86,48 @@ describe('the package', () => {
     expect(pkg.repository).toMatchObject({ type: 'git', url: expect.stringMatching(/\.git$/) });
   });
 
-  it('builds source maps that carry the sources they map', async () => {
-    const tsc = fileURLToPath(new URL('../node_modules/typescript/bin/tsc', import.meta.url));
-    await promisify(execFile)(process.execPath, [tsc, '-p', 'tsconfig.build.json', '--outDir', out], { cwd: root });
-    const map = JSON.parse(readFileSync(join(out, 'core', 'stacks', 'compose.js.map'), 'utf8'));
-    expect(map.sourcesContent?.[0]).toContain('export function compose');
-    expect(existsSync(join(out, 'index.d.ts'))).toBe(true);
-  }, 120_000);
-
-  it('declares, for a program that imports only the root, the middleware fields features add (holdStream, scope)', () => {
-    // Beside the built declarations, which find their dependencies through this link.
-    symlinkSync(join(root, 'node_modules'), join(out, 'node_modules'), 'dir');
-    const file = join(out, 'consumer.mts');
-    writeFileSync(file, [
-      "import { defineMiddleware, type Middleware } from './index.js';",
-      "export const held: Middleware = { name: 'redact', holdStream: true, scope: 'lead-only', model: (_ctx, next) => next() };",
-      "export const defined = defineMiddleware({ scope: 'inherit', rawCalls: true, tool: (_ctx, next) => next() });",
-      "// @ts-expect-error a scope is 'inherit' or 'lead-only'",
-      "export const misnamed: Middleware = { scope: 'everywhere' };",
-    ].join('\n'));
-    const program = ts.createProgram([file], { module: ts.ModuleKind.NodeNext, moduleResolution: ts.ModuleResolutionKind.NodeNext, target: ts.ScriptTarget.ES2022, strict: true, noEmit: true, skipLibCheck: true, types: [] });
-    const problems = ts.getPreEmitDiagnostics(program).map((d) => ts.flattenDiagnosticMessageText(d.messageText, '\n'));
-    expect(problems).toEqual([]);
-  }, 60_000);
+  it('holds the code and its declarations without source maps, which would more than double it (under 1 MB unpacked)', () => {
+    const paths = packed.files.map((f) => f.path);
+    expect(paths).toEqual(expect.arrayContaining(['dist/index.js', 'dist/index.d.ts', 'LICENSE', 'README.md', 'package.json']));
+    expect(paths.filter((p) => p.endsWith('.map'))).toEqual([]);
+    expect(packed.unpackedSize).toBeLessThan(1_000_000);
+  });
 
   it('keeps built tarballs out of git', () => {
     expect(readFileSync(join(root, '.gitignore'), 'utf8').split('\n')).toContain('*.tgz');
+  });
+});
+
+describe('a project that installs the package', () => {
+  // program.ts uses the agent, tools, middleware (with the fields features declare: holdStream,
+  // scope), both hook dialects, the stores, an AI SDK model (MockLanguageModelV3), MCP and
+  // mockModel, and holds `@ts-expect-error`s for misuse the types must refuse.
+  it('compiles a program using the main APIs under nodenext resolution, strictest options, declarations checked', () => {
+    expect(compileErrors('nodenext')).toEqual([]);
+  }, 60_000);
+
+  it('compiles the same program under bundler resolution', () => {
+    expect(compileErrors('bundler')).toEqual([]);
+  }, 60_000);
+
+  it('compiles a program of the root and koagent/testing with zod alone installed beside koagent (no optional peer)', () => {
+    expect(compileErrors('nodenext', bare)).toEqual([]);
+  }, 60_000);
+
+  it(`loads with require(), every entry point, on the Node versions engines names (${pkg.engines.node}), through require(esm)`, async () => {
+    const entries = Object.keys(pkg.exports).filter((e) => e !== './package.json').map((e) => e.replace(/^\./, 'koagent'));
+    const script = `process.stdout.write(JSON.stringify(${JSON.stringify(entries)}.map((e) => [e, typeof require(e)])));`;
+    const { stdout } = await run(process.execPath, ['--no-warnings', '--input-type=commonjs', '-e', script], { cwd: project });
+    expect(JSON.parse(stdout)).toEqual(entries.map((e) => [e, 'object']));
+    const { stdout: root } = await run(process.execPath, ['--no-warnings', '--input-type=commonjs', '-e', "process.stdout.write(typeof require('koagent').createAgent)"], { cwd: project });
+    expect(root).toBe('function');
+  });
+});
+
+describe('the lockfile', () => {
+  it('has no runtime dependency, direct or indirect, that npm marked deprecated when it was installed', () => {
+    const lock = JSON.parse(readFileSync(join(root, 'package-lock.json'), 'utf8')) as { packages: Record<string, { dev?: boolean; deprecated?: string; version?: string }> };
+    const deprecated = Object.entries(lock.packages).filter(([, entry]) => entry.dev !== true && entry.deprecated !== undefined).map(([path, entry]) => `${path}@${entry.version}: ${entry.deprecated}`);
+    expect(deprecated).toEqual([]);
   });
 });

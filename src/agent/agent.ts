@@ -31,8 +31,20 @@ import { later, streamedCall, wantsStream } from './streamed-call.js';
 import { checkAdoptOptions, checkListOptions, checkRecoverOptions, type AdoptedRun, type AdoptRunsOptions, type PendingApprovalsOptions, type RecoverBegun, type RecoveredRun, type RecoverOptions, type SendOptions } from './durable-options.js';
 import { checkCallOptions, checkOptions, hookList, modelFromString, toolMap, toolsFingerprint, type AgentOptions, type RunCallOptions } from './options.js';
 
-/** Refuses a bare function where a middleware object belongs (the runtime refuses it too). */
-type NotAFunction<M> = M extends (...args: never[]) => unknown ? { 'a middleware is an object { name, tool(ctx, next) }, not a function': never } : unknown;
+/** The fields of one kind of extension that the others do not have (all of them have `name`). */
+type OwnFields<T> = Exclude<keyof T, 'name'>;
+/** The keys of `M` that hold functions: what tells the kinds apart at run time too (a hook's own `model: 'gpt'` field does not). */
+type FunctionFields<M> = { [K in keyof M]-?: M[K] extends ((...args: never[]) => unknown) | undefined ? K : never }[keyof M];
+
+/**
+ * What `use()` holds its argument to. A bare function is refused (the runtime refuses it too). An
+ * object is checked against the kind its fields name: with `run`, `model` or `tool` it must be a
+ * whole `Middleware`, with AgentHook methods an `AgentHook`, with criogen methods a `Hook`, so a
+ * middleware whose layer returns the wrong thing cannot pass as an AgentHook that has a name only.
+ */
+type ExtensionShape<M, C> = M extends (...args: never[]) => unknown ? { 'a middleware is an object { name, tool(ctx, next) }, not a function': never }
+  : [FunctionFields<M> & OwnFields<Middleware<C>>] extends [never] ? [FunctionFields<M> & OwnFields<AgentHook>] extends [never] ? [FunctionFields<M> & OwnFields<Hook>] extends [never] ? unknown : Hook : AgentHook
+  : Middleware<C>;
 
 /**
  * An agent: its options and its composed stacks. It starts run segments, keeps its own session
@@ -94,7 +106,7 @@ export class Agent<C = unknown, O = unknown> {
    * Add a middleware, or a hook of either dialect (innermost so far). Returns the agent, so calls
    * chain. A middleware is an object (`{ name, tool(ctx, next) { … } }`), never a bare function.
    */
-  use<M extends Middleware<C> | AgentHook | Hook>(middleware: M & NotAFunction<M>): this {
+  use<M extends Middleware<C> | AgentHook | Hook>(middleware: M & ExtensionShape<M, C>): this {
     this.#add(middleware, 'agent.use()');
     return this;
   }

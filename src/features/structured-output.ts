@@ -100,9 +100,10 @@ interface OutputRecord {
 export const OUTPUT_STATE = 'koagent:output';
 
 const isZodSchema = (value: unknown) => typeof value === 'object' && value !== null && '_zod' in value && typeof (value as z.ZodType).safeParse === 'function';
-const zodSchema = z.custom<z.ZodType>(isZodSchema, { error: 'must be a zod (v4) schema, e.g. z.object({ answer: z.string() })' });
-const outputOptionsSchema = optionsSchema({
-  schema: zodSchema,
+// Made when an agent first gives { schema, … }: a program that asks for no output never pays for it.
+let outputOptionsSchema: ReturnType<typeof buildOutputOptionsSchema> | undefined;
+const buildOutputOptionsSchema = () => optionsSchema({
+  schema: z.custom<z.ZodType>(isZodSchema, { error: 'must be a zod (v4) schema, e.g. z.object({ answer: z.string() })' }),
   mode: z.enum(['auto', 'native', 'tool'], { error: "must be 'auto', 'native' or 'tool'" }).optional(),
   repairs: wholeNumberSchema(0, false, 'must be a whole number ≥ 0').optional(),
   name: z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, { error: 'must be 1-64 letters, digits, "_" or "-"' }).optional(),
@@ -112,7 +113,7 @@ const outputOptionsSchema = optionsSchema({
 /** Check an output spec and settle its mode for `provider`; `where` names the option in errors. */
 export function outputPlan(spec: unknown, provider: ModelProvider, where: string): OutputPlan {
   if (!isZodSchema(spec) && (typeof spec !== 'object' || spec === null)) throw new TypeError(`${where}: output must be a zod schema or { schema, mode?, repairs? }`);
-  const options: OutputOptions = isZodSchema(spec) ? { schema: spec as z.ZodType } : parseOptions(outputOptionsSchema, spec, where) as OutputOptions;
+  const options: OutputOptions = isZodSchema(spec) ? { schema: spec as z.ZodType } : parseOptions((outputOptionsSchema ??= buildOutputOptionsSchema()), spec, where) as OutputOptions;
   const mode = options.mode === 'native' || options.mode === 'tool' ? options.mode : provider.structuredOutputs === false ? 'tool' : 'native';
   let described: Record<string, unknown>;
   try {

@@ -25,9 +25,11 @@ import { parseArguments } from './openai-wire.js';
 /** @category Providers */
 export type { AiSdkCallOptions, AiSdkPromptMessage } from './ai-sdk-prompt.js';
 
-type V2Usage = { inputTokens?: number; outputTokens?: number };
-type V3Usage = { inputTokens: { total?: number }; outputTokens: { total?: number } };
-type AnyFinish = string | { unified: string; raw?: string };
+// The specification's own shapes spell absent values `T | undefined`: so do these, or a real
+// model would not fit them in a program compiled with `exactOptionalPropertyTypes`.
+type V2Usage = { inputTokens?: number | undefined; outputTokens?: number | undefined };
+type V3Usage = { inputTokens: { total?: number | undefined }; outputTokens: { total?: number | undefined } };
+type AnyFinish = string | { unified: string; raw?: string | undefined };
 type AnyPart = { type: string; [field: string]: any };
 
 /**

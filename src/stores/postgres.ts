@@ -20,20 +20,63 @@ export interface PostgresStoreOptions {
   /** e.g. `postgres://user:password@host:5432/db`. */
   connectionString?: string;
   /** Settings of the pool the store makes (`max` connections, ssl …), merged with `connectionString`. */
-  poolConfig?: pg.PoolConfig;
-  /** A pool of yours (then `close()` leaves it open). */
-  pool?: pg.Pool;
+  poolConfig?: PostgresPoolConfig;
+  /** A pool of yours, a `pg.Pool` (then `close()` leaves it open). */
+  pool?: PostgresPool;
   /** How long a lease lasts unless renewed (default 30 s). Leases are timed by the database server's clock. */
   leaseMs?: number;
   /** The default policy of `prune()`. */
   retention?: RetentionPolicy;
 }
 
+// The driver's shapes the store's types name are declared here, as far as the store uses them, so
+// that koagent's declarations compile without `@types/pg`; a `pg.Pool` and its settings fit them.
+
+/**
+ * Settings of a `pg.Pool`, handed to pg as they are (pg checks them); the common ones are typed.
+ *
+ * @example postgresStore({ poolConfig: { host: 'db', database: 'runs', max: 10, ssl: true } })
+ */
+export interface PostgresPoolConfig {
+  connectionString?: string | undefined;
+  max?: number | undefined;
+  idleTimeoutMillis?: number | null | undefined;
+  connectionTimeoutMillis?: number | undefined;
+  /** Any other setting of `pg.PoolConfig` (host, user, password, ssl, statement_timeout …). */
+  [setting: string]: any;
+}
+
+/**
+ * A connection pool, as the store uses it: a `pg.Pool` fits.
+ *
+ * @example import pg from 'pg'; await postgresStore({ pool: new pg.Pool({ max: 10 }) });
+ */
+export interface PostgresPool {
+  /** A connection of the pool, for one transaction. */
+  connect(): Promise<PostgresClient>;
+  /** Close the pool (the store does so only for a pool it made). */
+  end(): Promise<void>;
+  /** Told when an idle connection fails (the store listens on a pool it made, so that does not crash the process). */
+  on(event: 'error', listener: (error: Error) => void): unknown;
+}
+
+/**
+ * One connection taken from a `PostgresPool` (a `pg.PoolClient`), as the store uses it.
+ *
+ * @example const client = await pool.connect(); try { await client.query('SELECT 1'); } finally { client.release(); }
+ */
+export interface PostgresClient {
+  /** Run a statement: its text with `$1`, `$2` … and their values, or a named (prepared) statement. */
+  query(query: string | { name: string; text: string; values: unknown[] }, values?: unknown[]): Promise<{ rows: unknown[] }>;
+  /** Give the connection back to the pool. */
+  release(): void;
+}
+
 const postgresStoreSchema = optionsSchema({
   connectionString: z.string({ error: "must be a string, e.g. 'postgres://user:password@host:5432/db'" }).min(1, { error: "must be a string, e.g. 'postgres://user:password@host:5432/db'" }).optional(),
   // pg checks its own settings.
   poolConfig: z.record(z.string(), z.unknown(), { error: 'must be an object of pg.Pool settings' }).optional(),
-  pool: z.custom<pg.Pool>((value) => typeof (value as pg.Pool | null)?.connect === 'function' && typeof (value as pg.Pool).query === 'function', { error: 'must be a pg.Pool' }).optional(),
+  pool: z.custom<PostgresPool>((value) => typeof (value as PostgresPool | null)?.connect === 'function' && typeof (value as { query?: unknown }).query === 'function', { error: 'must be a pg.Pool' }).optional(),
   ...commonStoreOptions,
 }, { noun: 'an option of postgresStore', aliases: { ...commonAliases, url: 'connectionString', uri: 'connectionString', databaseUrl: 'connectionString', connection: 'connectionString', config: 'poolConfig', poolOptions: 'poolConfig', client: 'pool' } });
 
@@ -85,7 +128,7 @@ function loadDriver(): typeof pg {
 }
 
 /** Bring the schema to the latest version, under a lock so two processes starting at once do not both migrate. */
-export async function migrate(pool: pg.Pool, migrations = MIGRATIONS.postgres): Promise<void> {
+export async function migrate(pool: PostgresPool, migrations = MIGRATIONS.postgres): Promise<void> {
   const client = await pool.connect();
   try {
     await client.query('BEGIN');
@@ -115,7 +158,7 @@ class PostgresRunner implements SqlRunner {
   #writes = 0;
   #bytes = 0;
 
-  constructor(private readonly pool: pg.Pool, private readonly own: boolean) {}
+  constructor(private readonly pool: PostgresPool, private readonly own: boolean) {}
 
   get stats(): StoreStats {
     return { writes: this.#writes, bytes: this.#bytes };
@@ -127,7 +170,7 @@ class PostgresRunner implements SqlRunner {
     return name;
   }
 
-  async #drive<T>(client: pg.PoolClient, op: Op<T>, counted: boolean): Promise<T> {
+  async #drive<T>(client: PostgresClient, op: Op<T>, counted: boolean): Promise<T> {
     let step = op.next();
     while (step.done !== true) {
       const { text, params } = step.value;

@@ -93,8 +93,18 @@ function loadDriver(): typeof BetterSqlite3 {
   }
 }
 
+/**
+ * The part of a better-sqlite3 `Database` that `migrate` uses, declared here so that koagent's
+ * declarations compile without `@types/better-sqlite3`.
+ */
+interface MigratedDatabase {
+  transaction(fn: () => void): { immediate(): void };
+  pragma(source: string, options?: { simple?: boolean }): unknown;
+  exec(source: string): unknown;
+}
+
 /** Bring the file's schema to the latest version (its version is SQLite's `user_version`). */
-export function migrate(db: BetterSqlite3.Database, where: string, migrations = MIGRATIONS.sqlite): void {
+export function migrate(db: MigratedDatabase, where: string, migrations = MIGRATIONS.sqlite): void {
   db.transaction(() => {
     const version = db.pragma('user_version', { simple: true }) as number;
     for (const { version: next, statements } of pendingMigrations(migrations, version, `sqliteStore(${where})`)) {

@@ -13,84 +13,95 @@ export const STATE_VERSION = 3;
 /** Deeper than this, a value in a state is refused: it could not be written as JSON again. */
 export const MAX_STATE_DEPTH = 256;
 
-const count = z.number().int().min(0);
-const tokens = z.number().min(0).refine(Number.isFinite, { error: 'must be a finite number' });
-
 /**
- * A record of the state. zod passes over a `__proto__` key of a record without checking what it
- * holds, which koagent would then read (`state.children` as `{ "__proto__": false }`, say), so
- * such a key is refused; no state koagent writes has one.
+ * The schemas of a run state, made when a state is first checked: most programs never resume a
+ * run, and building them is a good part of what importing koagent would otherwise cost.
  */
-const record = <V extends z.ZodType>(value: V) => z.preprocess((input, ctx) => {
-  if (typeof input === 'object' && input !== null && Object.prototype.hasOwnProperty.call(input, '__proto__')) {
-    ctx.issues.push({ code: 'custom', message: 'has a "__proto__" key, which is refused', input });
-  }
-  return input;
-}, z.record(z.string(), value));
+function buildSchemas() {
+  const count = z.number().int().min(0);
+  const tokens = z.number().min(0).refine(Number.isFinite, { error: 'must be a finite number' });
 
-const providerOptions = record(record(z.unknown())).optional();
-const toolCall = z.object({ id: z.string(), name: z.string(), args: z.unknown(), providerOptions });
+  /**
+   * A record of the state. zod passes over a `__proto__` key of a record without checking what it
+   * holds, which koagent would then read (`state.children` as `{ "__proto__": false }`, say), so
+   * such a key is refused; no state koagent writes has one.
+   */
+  const record = <V extends z.ZodType>(value: V) => z.preprocess((input, ctx) => {
+    if (typeof input === 'object' && input !== null && Object.prototype.hasOwnProperty.call(input, '__proto__')) {
+      ctx.issues.push({ code: 'custom', message: 'has a "__proto__" key, which is refused', input });
+    }
+    return input;
+  }, z.record(z.string(), value));
 
-/**
- * A role's content, checked by the same rule as content entering a run (`contentProblem`), so a
- * bad part is named the same way: `state.messages[2].content[0].image must be a string …`.
- */
-const contentOf = <T>(role: 'user' | 'assistant' | 'tool') => z.unknown().superRefine((value, ctx) => {
-  // The path is left empty: the issue's own path goes in front of the message.
-  // Labels are not checked again: a state stored before that check was made stays resumable.
-  const problem = contentProblem(value, role, '', false);
-  if (problem !== undefined) ctx.addIssue({ code: 'custom', message: problem, params: { subpath: true } });
-}) as unknown as z.ZodType<T>;
+  const providerOptions = record(record(z.unknown())).optional();
+  const toolCall = z.object({ id: z.string(), name: z.string(), args: z.unknown(), providerOptions });
 
-const toolMessage = z.object({ role: z.literal('tool'), toolCallId: z.string(), name: z.string(), content: contentOf<ToolMessage['content']>('tool'), metadata: record(z.unknown()).optional() });
+  /**
+   * A role's content, checked by the same rule as content entering a run (`contentProblem`), so a
+   * bad part is named the same way: `state.messages[2].content[0].image must be a string …`.
+   */
+  const contentOf = <T>(role: 'user' | 'assistant' | 'tool') => z.unknown().superRefine((value, ctx) => {
+    // The path is left empty: the issue's own path goes in front of the message.
+    // Labels are not checked again: a state stored before that check was made stays resumable.
+    const problem = contentProblem(value, role, '', false);
+    if (problem !== undefined) ctx.addIssue({ code: 'custom', message: problem, params: { subpath: true } });
+  }) as unknown as z.ZodType<T>;
 
-const message = z.discriminatedUnion('role', [
-  z.object({ role: z.literal('system'), content: z.string() }),
-  z.object({ role: z.literal('user'), content: contentOf<UserMessage['content']>('user') }),
-  z.object({ role: z.literal('assistant'), content: contentOf<AssistantMessage['content']>('assistant'), toolCalls: z.array(toolCall).optional() }),
-  toolMessage,
-], { error: "must be a message { role: 'system' | 'user' | 'assistant' | 'tool', content, … }" }) satisfies z.ZodType<Message>;
+  const toolMessage = z.object({ role: z.literal('tool'), toolCallId: z.string(), name: z.string(), content: contentOf<ToolMessage['content']>('tool'), metadata: record(z.unknown()).optional() });
 
-const decision = z.union([z.boolean(), z.object({ approved: z.boolean(), reason: z.string().optional() })]);
+  const message = z.discriminatedUnion('role', [
+    z.object({ role: z.literal('system'), content: z.string() }),
+    z.object({ role: z.literal('user'), content: contentOf<UserMessage['content']>('user') }),
+    z.object({ role: z.literal('assistant'), content: contentOf<AssistantMessage['content']>('assistant'), toolCalls: z.array(toolCall).optional() }),
+    toolMessage,
+  ], { error: "must be a message { role: 'system' | 'user' | 'assistant' | 'tool', content, … }" }) satisfies z.ZodType<Message>;
 
-const pendingApproval = z.object({ toolCallId: z.string(), toolName: z.string(), args: z.unknown(), reason: z.string().optional(), path: z.array(z.string()).optional() });
+  const decision = z.union([z.boolean(), z.object({ approved: z.boolean(), reason: z.string().optional() })]);
 
-const ledgerEntry = z.enum(['pending', 'running', 'done']);
+  const pendingApproval = z.object({ toolCallId: z.string(), toolName: z.string(), args: z.unknown(), reason: z.string().optional(), path: z.array(z.string()).optional() });
 
-/** A list whose items each name a call (`idOf`): a call listed twice is refused, naming both places. */
-const callList = <T extends z.ZodType>(item: T, idOf: (item: z.infer<T>) => string, key: string) => z.array(item).superRefine((items, ctx) => {
-  const seen = new Map<string, number>();
-  items.forEach((value, i) => {
-    const id = idOf(value);
-    const first = seen.get(id);
-    if (first === undefined) seen.set(id, i);
-    else ctx.addIssue({ code: 'custom', path: [i, key], message: `${JSON.stringify(id)} is listed twice (first at [${first}])` });
+  const ledgerEntry = z.enum(['pending', 'running', 'done']);
+
+  /** A list whose items each name a call (`idOf`): a call listed twice is refused, naming both places. */
+  const callList = <T extends z.ZodType>(item: T, idOf: (item: z.infer<T>) => string, key: string) => z.array(item).superRefine((items, ctx) => {
+    const seen = new Map<string, number>();
+    items.forEach((value, i) => {
+      const id = idOf(value);
+      const first = seen.get(id);
+      if (first === undefined) seen.set(id, i);
+      else ctx.addIssue({ code: 'custom', path: [i, key], message: `${JSON.stringify(id)} is listed twice (first at [${first}])` });
+    });
   });
-});
 
-/** The schema of a run state (format version 3). */
-export const runStateSchema = z.object({
-  version: z.literal(STATE_VERSION),
-  runId: z.string().min(1),
-  sessionId: z.string().min(1),
-  agentName: z.string().min(1),
-  agentId: z.string().min(1),
-  toolsFingerprint: z.string(),
-  status: z.enum(['running', 'completed', 'suspended', 'failed']),
-  segment: count,
-  stopReason: z.string().optional() as z.ZodType<RunState['stopReason']>,
-  output: z.unknown().optional(),
-  messages: z.array(message),
-  steps: count,
-  usage: z.object({ inputTokens: tokens, outputTokens: tokens, totalTokens: tokens, modelCalls: count, toolCalls: count }),
-  pendingApprovals: z.array(pendingApproval),
-  decisions: record(z.object({ approved: z.boolean(), reason: z.string().optional(), toolName: z.string().optional(), args: z.unknown() })),
-  settled: callList(toolMessage, (m) => m.toolCallId, 'toolCallId'),
-  ledger: callList(z.object({ id: z.string(), entry: ledgerEntry }), (call) => call.id, 'id'),
-  hookState: record(z.unknown()),
-  children: record(z.object({ state: z.unknown(), approvals: record(z.string()), decisions: record(decision).optional() })),
-  error: z.object({ code: z.string(), message: z.string(), layer: z.string().optional() }).optional(),
-}) satisfies z.ZodType<RunState>;
+  /** The schema of a run state (format version 3). */
+  const state = z.object({
+    version: z.literal(STATE_VERSION),
+    runId: z.string().min(1),
+    sessionId: z.string().min(1),
+    agentName: z.string().min(1),
+    agentId: z.string().min(1),
+    toolsFingerprint: z.string(),
+    status: z.enum(['running', 'completed', 'suspended', 'failed']),
+    segment: count,
+    stopReason: z.string().optional() as z.ZodType<RunState['stopReason']>,
+    output: z.unknown().optional(),
+    messages: z.array(message),
+    steps: count,
+    usage: z.object({ inputTokens: tokens, outputTokens: tokens, totalTokens: tokens, modelCalls: count, toolCalls: count }),
+    pendingApprovals: z.array(pendingApproval),
+    decisions: record(z.object({ approved: z.boolean(), reason: z.string().optional(), toolName: z.string().optional(), args: z.unknown() })),
+    settled: callList(toolMessage, (m) => m.toolCallId, 'toolCallId'),
+    ledger: callList(z.object({ id: z.string(), entry: ledgerEntry }), (call) => call.id, 'id'),
+    hookState: record(z.unknown()),
+    children: record(z.object({ state: z.unknown(), approvals: record(z.string()), decisions: record(decision).optional() })),
+    error: z.object({ code: z.string(), message: z.string(), layer: z.string().optional() }).optional(),
+  }) satisfies z.ZodType<RunState>;
+  /** Format 2: as format 3, but for the ledger and the held results, which it kept by call id. */
+  const version2 = state.extend({ version: z.literal(2), settled: record(toolMessage), ledger: record(ledgerEntry) });
+  return { state, version2 };
+}
+
+let schemas: ReturnType<typeof buildSchemas> | undefined;
 
 const refuse = (what: string) => new KoagentError('invalid_resume', `resume(state): ${what}; pass the \`state\` of a RunResult or of a RunFailedError, unchanged`);
 
@@ -105,12 +116,13 @@ export function checkState(value: unknown): RunState {
   if (version !== STATE_VERSION && version !== 2) throw refuse(`state.version is ${JSON.stringify(version)}, expected ${STATE_VERSION} (the run state format this koagent writes; it reads 2 as well)`);
   const tooDeep = deepestPath(value, MAX_STATE_DEPTH);
   if (tooDeep !== undefined) throw refuse(`${tooDeep} is nested deeper than ${MAX_STATE_DEPTH} levels`);
+  schemas ??= buildSchemas();
   if (version === 2) {
     // Checked in its own format, so a bad field is named as the state has it, then listed.
-    check(version2Schema, value);
+    check(schemas.version2, value);
     value = fromVersion2(value as Version2State);
   }
-  check(runStateSchema, value);
+  check(schemas.state, value);
   return value as RunState;
 }
 
@@ -122,9 +134,7 @@ function check(schema: z.ZodType, value: unknown): void {
   throw refuse(`${pathOf(issue.path)} ${describe(issue, valueAt(value, issue.path))}`);
 }
 
-/** Format 2: as format 3, but for the ledger and the held results, which it kept by call id. */
-const version2Schema = runStateSchema.extend({ version: z.literal(2), settled: record(toolMessage), ledger: record(ledgerEntry) });
-type Version2State = z.infer<typeof version2Schema>;
+type Version2State = z.infer<ReturnType<typeof buildSchemas>['version2']>;
 
 /**
  * A format 2 state as format 3 (a new object; the caller's is left as it was): the ledger and

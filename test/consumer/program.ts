@@ -1,0 +1,89 @@
+// A program written against the packed koagent as an application would write it, compiled by
+// test/packaging.test.ts with the strictest options (exactOptionalPropertyTypes,
+// noUncheckedIndexedAccess, skipLibCheck off) under both nodenext and bundler resolution.
+// It is not compiled with the repository (tsconfig.json excludes this folder): `koagent` here is
+// the installed package, not src/.
+import { z } from 'zod';
+import { MockLanguageModelV3 } from 'ai/test';
+import {
+  createAgent, defineMiddleware, defineTool, deny, memoryStore, retryMiddleware, timeoutMiddleware, toolError,
+  type AgentHook, type Hook, type Middleware, type RunResult, type ToolContext,
+} from 'koagent';
+import { aiSdk, type AiSdkLanguageModel } from 'koagent/ai-sdk';
+import { HookRegistry } from 'koagent/hooks';
+import { mcpTools, serveMcp } from 'koagent/mcp';
+import { postgresStore, type PostgresStoreOptions } from 'koagent/postgres';
+import { sqliteStore } from 'koagent/sqlite';
+import type { RunStore } from 'koagent/store';
+import { mockModel } from 'koagent/testing';
+
+const weather = defineTool({
+  name: 'get_weather',
+  description: 'The forecast for a city',
+  input: z.object({ city: z.string() }),
+  execute: async ({ city }) => ({ city, forecast: 'sunny' }),
+});
+const shell = defineTool({ name: 'shell', description: 'Runs a command', input: z.object({ cmd: z.string() }), needsApproval: true, execute: async ({ cmd }) => (cmd === '' ? toolError('validation', 'empty command') : cmd) });
+
+const logTools = defineMiddleware({
+  name: 'log-tools',
+  async tool(ctx, next) {
+    const outcome = await next();
+    console.log(ctx.toolName, outcome.error ?? outcome.result);
+    return outcome;
+  },
+});
+const noShell: Middleware = { name: 'no-shell', tool: (ctx: ToolContext, next) => (ctx.toolName === 'shell' ? deny('no shell') : next()) };
+// Fields features declare on Middleware reach a program that imports the root only.
+export const held: Middleware = { name: 'redact', holdStream: true, scope: 'lead-only', model: (_ctx, next) => next() };
+export const inherited = defineMiddleware({ scope: 'inherit', rawCalls: true, tool: (_ctx, next) => next() });
+// @ts-expect-error a scope is 'inherit' or 'lead-only'
+export const misnamed: Middleware = { scope: 'everywhere' };
+const audit: AgentHook = { name: 'audit', postToolCall(ctx, r) { console.log(ctx.toolName, r.error ?? 'ok'); } };
+const criogen: Hook = { name: 'trim', afterTool: (_call, result) => (typeof result === 'string' ? result.slice(0, 100) : undefined) };
+
+const store: RunStore = memoryStore();
+const agent = createAgent({
+  instructions: 'You report the weather.',
+  model: mockModel([{ toolCalls: [{ name: 'get_weather', args: { city: 'Paris' } }] }, 'Sunny in Paris.']),
+  tools: [weather, shell],
+  middleware: [logTools, retryMiddleware({ maxRetries: 2 }), timeoutMiddleware({ model: 30_000 })],
+  hooks: new HookRegistry().register(audit),
+  store,
+});
+agent.use(noShell).use(criogen).use({ name: 'inline', async tool(ctx, next) { return ctx.toolName === 'x' ? deny('x') : next(); } });
+agent.use({ name: 'pre', preToolCall: (ctx) => (ctx.toolName === 'rm' ? { deny: 'no' } : undefined) });
+agent.use({ name: 'start', onStart: () => undefined });
+// A field that is not a function names no kind, as at run time: this is an AgentHook with a field of its own.
+agent.use({ name: 'audit-shell', tool: 'shell', preToolCall: () => undefined });
+class KeepModelName implements Hook { model = 'gpt-5-mini'; afterModel() { return undefined; } }
+agent.use(new KeepModelName());
+// @ts-expect-error a tool layer resolves to the call's outcome, not its result: this is not an AgentHook with a name either
+agent.use({ name: 'unwrap', async tool(_ctx, next) { return (await next()).result; } });
+
+export async function main(): Promise<RunResult> {
+  const { text, usage } = await agent.send('Weather in Paris?');
+  console.log(text, usage.inputTokens);
+  for await (const event of agent.stream('Again?')) if (event.type === 'text.delta') process.stdout.write(event.delta);
+  const typed = await agent.run('Typed?', { output: z.object({ answer: z.string() }) });
+  console.log(typed.output?.answer);
+  return agent.run('Once more');
+}
+
+// Any AI SDK v3 model fits aiSdk(), the SDK's own test model included.
+const sdkModel = new MockLanguageModelV3({
+  doGenerate: async () => ({
+    content: [{ type: 'text', text: 'hi' }],
+    finishReason: { unified: 'stop', raw: undefined },
+    usage: { inputTokens: { total: 1, noCache: undefined, cacheRead: undefined, cacheWrite: undefined }, outputTokens: { total: 1, text: undefined, reasoning: undefined } },
+    warnings: [],
+  }),
+});
+export const sdkAgent = createAgent({ model: aiSdk(sdkModel) });
+export const asModel: AiSdkLanguageModel = sdkModel;
+
+export const mcp = createAgent({ model: mockModel(['ok']), tools: [mcpTools({ name: 'fs', command: 'npx', args: ['-y', 'server'] })] });
+export const served = serveMcp(agent, { expose: 'tools' });
+export const durable = createAgent({ model: mockModel(['ok']), store: sqliteStore({ path: 'runs.db' }) });
+const pgOptions: PostgresStoreOptions = { connectionString: 'postgres://localhost/db', poolConfig: { max: 4 } };
+export const pgStore = postgresStore(pgOptions);
