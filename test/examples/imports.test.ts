@@ -5,6 +5,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
 import { entryPoints } from '../support/entry-points.js';
 
@@ -31,7 +32,8 @@ describe('the examples import koagent as users do', () => {
 
 describe('tsconfig paths', () => {
   it('map every entry point of package.json to the source it is built from, and nothing else', () => {
-    const tsconfig = JSON.parse(readFileSync(join(root, 'tsconfig.json'), 'utf8')) as { compilerOptions: { paths: Record<string, string[]> } };
+    // tsconfig.json may hold comments, as TypeScript allows: read it as TypeScript does.
+    const tsconfig = ts.readConfigFile(join(root, 'tsconfig.json'), ts.sys.readFile).config as { compilerOptions: { paths: Record<string, string[]> } };
     const paths = Object.fromEntries(Object.entries(tsconfig.compilerOptions.paths).map(([name, [target]]) => [name, target!.replace(/^\.\//, '')]));
     expect(paths).toEqual(entryPoints);
   });
