@@ -8,7 +8,7 @@ import { isModelProvider, type ModelProvider } from '../core/vocabulary/model.js
 import type { RunResult } from '../core/vocabulary/result.js';
 import { nextSegment } from '../core/state/resume.js';
 import { linkSignal, type AgentCore } from '../core/run/segment.js';
-import { newState, type AgentIdentity, type ApprovalDecision, type RunState } from '../core/vocabulary/state.js';
+import { newRunId, newState, type AgentIdentity, type ApprovalDecision, type RunState } from '../core/vocabulary/state.js';
 import { checkState } from '../core/state/state-schema.js';
 import { startingTranscript } from '../core/state/state-writer.js';
 import type { RunStore, RunSummary } from '../stores/run-store.js';
@@ -156,7 +156,7 @@ export class Agent<C = unknown, O = unknown> {
 
   #fresh(input: RunInput, request: SegmentRequest): Promise<RunResult<any>> {
     const added = inputMessages(input);
-    const state = newState(`run_${randomUUID()}`, request.sessionId ?? `session_${randomUUID()}`, this.#identity, startingTranscript(this.#opening(), added));
+    const state = newState(newRunId(), request.sessionId ?? `session_${randomUUID()}`, this.#identity, startingTranscript(this.#opening(), added));
     const store = this.#stored.for(request);
     if (store === undefined) return this.#segment(state, added, request, false);
     return this.#stored.start(store, state).then((durable) => this.#segment(state, added, { ...request, durable }, false));
@@ -210,7 +210,7 @@ export class Agent<C = unknown, O = unknown> {
     const messages = startingTranscript(session.messages, added);
     session.busy = true;
     try {
-      const state = newState(`run_${randomUUID()}`, session.id, this.#identity, messages);
+      const state = newState(newRunId(), session.id, this.#identity, messages);
       return await this.#segment(state, added, request, false);
     } finally {
       session.busy = false;

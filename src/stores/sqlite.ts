@@ -111,6 +111,7 @@ class SqliteRunner implements SqlRunner {
   readonly #reading: BetterSqlite3.Transaction<(op: Op<unknown>) => unknown>;
   #writes = 0;
   #bytes = 0;
+  #statements = 0;
 
   constructor(private readonly db: BetterSqlite3.Database) {
     this.#writing = db.transaction((op: Op<unknown>) => this.#drive(op, true));
@@ -118,7 +119,7 @@ class SqliteRunner implements SqlRunner {
   }
 
   get stats(): StoreStats {
-    return { writes: this.#writes, bytes: this.#bytes };
+    return { writes: this.#writes, bytes: this.#bytes, statements: this.#statements };
   }
 
   #run(query: Sql, counted: boolean): Row[] {
@@ -132,6 +133,7 @@ class SqliteRunner implements SqlRunner {
     }
     const values = prepared.order.map((i) => query.params[i]);
     if (counted) this.#bytes += paramBytes(query.params);
+    this.#statements++;
     if (prepared.statement.reader) return prepared.statement.all(...values) as Row[];
     prepared.statement.run(...values);
     return [];
@@ -148,11 +150,14 @@ class SqliteRunner implements SqlRunner {
     // then both try to write (which SQLite answers with SQLITE_BUSY).
     const result = this.#writing.immediate(op()) as T;
     this.#writes++;
+    this.#statements += 2; // BEGIN IMMEDIATE and COMMIT
     return result;
   }
 
   async read<T>(op: () => Op<T>): Promise<T> {
-    return this.#reading.deferred(op()) as T;
+    const result = this.#reading.deferred(op()) as T;
+    this.#statements += 2;
+    return result;
   }
 
   async close(): Promise<void> {

@@ -5,6 +5,7 @@ import type { ClaimedRun, ClaimOutcome, ClaimRequest, CreateOutcome, Lease, NewR
 import { deleteRun, deleteSession, PRUNE_BATCH, pruneBatch } from './delete-ops.js';
 import type { Dialect, Op } from './query.js';
 import { listRuns, loadRun, sessionHead } from './read-ops.js';
+import { stepCheckpoint } from './step-ops.js';
 import { checkpoint, claimExpired, claimRun, createRun, renew } from './write-ops.js';
 
 /** How a driver runs operations: each in one transaction, a write one that takes the write lock at once. */
@@ -46,8 +47,17 @@ export class SqlStore implements RunStore {
     return this.runner.write(() => claimExpired(this.dialect, agentName, owner, this.leaseMs));
   }
 
-  checkpoint(lease: Lease, cp: Checkpoint, final: boolean): Promise<void> {
-    return this.runner.write(() => checkpoint(this.dialect, lease, cp, final, this.leaseMs));
+  async checkpoint(lease: Lease, cp: Checkpoint, final: boolean): Promise<void> {
+    const { dialect, leaseMs } = this;
+    // An ordinary step first, in its fewest statements; what it leaves is written the general way:
+    // in SQLite in the same transaction, in PostgreSQL (whose step is a statement alone) in the next.
+    if (dialect.name === 'sqlite') {
+      return this.runner.write(function* () {
+        if (!(yield* stepCheckpoint(dialect, lease, cp, final, leaseMs))) yield* checkpoint(dialect, lease, cp, final, leaseMs);
+      });
+    }
+    if (await this.runner.write(() => stepCheckpoint(dialect, lease, cp, final, leaseMs))) return;
+    await this.runner.write(() => checkpoint(dialect, lease, cp, final, leaseMs));
   }
 
   renew(lease: Lease): Promise<boolean> {

@@ -19,13 +19,13 @@ export function* insertMessages(dialect: Dialect, runId: string, from: number, i
   for (let i = 0; i < items.length; i++) yield sql('INSERT INTO koagent_messages (run_id, seq, message) VALUES ($1, $2, $3)', runId, from + i, items[i]);
 }
 
-function* upsertCalls(runId: string, calls: readonly (readonly [string, LedgerEntry, string | null])[]): Op<void> {
+export function* upsertCalls(runId: string, calls: readonly (readonly [string, LedgerEntry, string | null])[]): Op<void> {
   for (const [id, entry, held] of calls) {
     yield sql('INSERT INTO koagent_calls (run_id, call_id, entry, held) VALUES ($1, $2, $3, $4) ON CONFLICT (run_id, call_id) DO UPDATE SET entry = excluded.entry, held = excluded.held', runId, id, entry, held);
   }
 }
 
-function* upsertHooks(runId: string, hooks: readonly (readonly [string, string])[]): Op<void> {
+export function* upsertHooks(runId: string, hooks: readonly (readonly [string, string])[]): Op<void> {
   for (const [name, value] of hooks) {
     yield sql('INSERT INTO koagent_hook_state (run_id, name, value) VALUES ($1, $2, $3) ON CONFLICT (run_id, name) DO UPDATE SET value = excluded.value', runId, name, value);
   }
