@@ -6,6 +6,7 @@ import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { createAgent, defineTool, type GenerateResult, type ModelProvider } from '../../src/index.js';
@@ -86,5 +87,18 @@ describe('what a durable step costs in PostgreSQL', () => {
     const store = await postgresStore({ connectionString: await server.database() });
     expect(await perStep(store)).toEqual({ commits: 2, statements: 2 });
     await store.close();
+  });
+
+  it("updates the run's row in place (HOT: a step changes no indexed column, so no index entry is written)", async () => {
+    // One connection, so the statistics it keeps for the store's statements can be flushed on it.
+    const pool = new pg.Pool({ connectionString: await server.database(), max: 1 });
+    const store = await postgresStore({ pool });
+    await run(store, 40);
+    await pool.query('SELECT pg_stat_force_next_flush()');
+    const { rows } = await pool.query("SELECT n_tup_upd::int AS updates, n_tup_hot_upd::int AS hot FROM pg_stat_user_tables WHERE relname = 'koagent_runs'");
+    await store.close();
+    await pool.end();
+    // 81 updates: two a step, and the last, where the run stops running (which a prune index must see).
+    expect(rows[0]).toEqual({ updates: 81, hot: 80 });
   });
 });

@@ -6,7 +6,7 @@
 // general `checkpoint` of write-ops.ts, which this op never replaces, only comes before.
 import type { Checkpoint, Lease } from '../run-store.js';
 import { sql, type Dialect, type Op } from './query.js';
-import { insertMessages, upsertCalls, upsertHooks } from './write-ops.js';
+import { finishedAt, insertMessages, upsertCalls, upsertHooks } from './write-ops.js';
 
 /**
  * Write `cp` if it is an ordinary step's: the lease holds, the transcript only grew from where
@@ -18,7 +18,8 @@ export function* stepCheckpoint(d: Dialect, lease: Lease, cp: Checkpoint, final:
   const params: unknown[] = [lease.runId, lease.token, lease.owner, cp.segment, cp.steps, cp.usage, cp.stopReason ?? null, cp.error];
   let set = 'segment = $4, steps = $5, usage = $6, stop_reason = $7, error = $8';
   let where = 'run_id = $1 AND lease_token = $2 AND lease_owner = $3';
-  if (d.name === 'postgres') set += `, status = $${params.push(cp.status)}`;
+  // Setting a column to the value it has leaves a PostgreSQL update HOT; it would cost SQLite an index page.
+  if (d.name === 'postgres') set += `, status = $${params.push(cp.status)}, finished_at = ${finishedAt(d, cp.status)}`;
   else where += ` AND status = $${params.push(cp.status)}`;
   const messages = cp.messages;
   if (messages !== undefined) {

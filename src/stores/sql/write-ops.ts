@@ -8,6 +8,11 @@ import type { ClaimedRun, ClaimOutcome, ClaimRequest, CreateOutcome, Lease, NewR
 import { num, sql, type Dialect, type Op } from './query.js';
 import { loadRun, transcriptRange } from './read-ops.js';
 
+/** What `finished_at` becomes with `status`: null while running, else now (what retention goes by). */
+export function finishedAt(d: Dialect, status: string): string {
+  return status === 'running' ? 'NULL' : d.now;
+}
+
 /** Insert messages `items` at positions `from`, `from + 1` … of a run's own rows. */
 export function* insertMessages(dialect: Dialect, runId: string, from: number, items: readonly string[]): Op<void> {
   if (items.length === 0) return;
@@ -61,8 +66,8 @@ export function* createRun(d: Dialect, run: NewRun, leaseMs: number): Op<CreateO
   const parts = partsOf(state, shared);
   yield sql(
     `INSERT INTO koagent_runs (run_id, agent_name, session_id, identity, status, segment, steps, usage, stop_reason, output, error, pending, decisions, children,
-       message_count, base_run, base_count, lease_owner, lease_token, lease_expires, created_at, updated_at)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, 1, ${d.now} + $19, ${d.now}, ${d.now})`,
+       message_count, base_run, base_count, lease_owner, lease_token, lease_expires, created_at, updated_at, finished_at)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, 1, ${d.now} + $19, ${d.now}, ${d.now}, ${finishedAt(d, row.status)})`,
     runId, state.agentName, sessionId, row.identity, row.status, row.segment, row.steps, row.usage, row.stopReason ?? null, row.output, row.error,
     row.pending, row.decisions, row.children, state.messages.length, shared > 0 ? base!.runId : null, shared, owner, leaseMs,
   );
@@ -83,7 +88,7 @@ export function* claimRun(d: Dialect, runId: string, claim: ClaimRequest, leaseM
   const row = rowOf(claim.state);
   // The identity too: a run adopted by another agent (`agent.adoptState`) is that agent's from now on.
   const claimed = yield sql(
-    `UPDATE koagent_runs SET status = 'running', pending = $2, decisions = $3, children = $4, error = $5, lease_owner = $6,
+    `UPDATE koagent_runs SET status = 'running', finished_at = NULL, pending = $2, decisions = $3, children = $4, error = $5, lease_owner = $6,
        lease_token = lease_token + 1, lease_expires = ${d.now} + $7, updated_at = ${d.now}, identity = $8, agent_name = $9 WHERE run_id = $1 RETURNING lease_token`,
     runId, row.pending, row.decisions, row.children, row.error, claim.owner, leaseMs, row.identity, claim.state.agentName,
   );
@@ -149,6 +154,7 @@ export function* checkpoint(d: Dialect, lease: Lease, cp: Checkpoint, final: boo
   for (const [column, value] of [['status', cp.status === stored.status ? undefined : cp.status], ['output', cp.output], ['pending', cp.pendingApprovals], ['decisions', cp.decisions], ['children', cp.children]] as const) {
     if (value !== undefined) set += `, ${column} = $${params.push(value)}`;
   }
+  if (cp.status !== stored.status) set += `, finished_at = ${finishedAt(d, cp.status)}`;
   set += final ? ', lease_owner = NULL, lease_expires = 0' : `, lease_expires = ${d.now} + $${params.push(leaseMs)}`;
   yield sql(`UPDATE koagent_runs SET ${set}, updated_at = ${d.now} WHERE run_id = $1`, ...params);
   if (cp.calls !== undefined) yield* upsertCalls(runId, cp.calls.map((c) => [c.id, c.entry, c.held] as const));
