@@ -71,11 +71,15 @@ function printWrites(name: string, w: StepWrites, floorDisk: number | undefined)
 }
 
 /** The time and write rows of one SQL store against its floor. */
-function storeRows(name: string, store: number, none: number, floor: number, w: StepWrites): Row[] {
+function storeRows(name: string, store: number, none: number, floor: number, w: StepWrites, floorDisk: number | undefined): Row[] {
   const durable = (store - none) / floor;
   const rows: Row[] = [[`${name}: (µs/step − no store) / floor`, durable, '≤ 1.5', durable <= 1.5]];
   rows.push([`${name}: µs/step / floor`, store / floor, undefined, true]);
   if (w.disk !== undefined) rows.push([`${name}: bytes to disk / data stored, per step`, w.disk / w.data, '≤ 4', w.disk / w.data <= 4]);
+  if (w.disk !== undefined && floorDisk !== undefined) {
+    rows.push([`${name}: bytes to disk / the floor's`, w.disk / floorDisk, undefined, true]);
+    rows.push([`${name} floor: bytes to disk / data stored, per step`, floorDisk / w.data, undefined, true]);
+  }
   return rows;
 }
 
@@ -103,7 +107,7 @@ async function benchSqlite(kit: StoreBenchKit, dir: string, none: (steps: number
   db.close();
   await store.close();
   return {
-    rows: storeRows('sqliteStore()', t.store, t.none, t.floor, writes),
+    rows: storeRows('sqliteStore()', t.store, t.none, t.floor, writes, floorDisk),
     lines: () => {
       console.log(`${'sqliteStore() (WAL, synchronous=NORMAL)'.padEnd(48)} ${t.store.toFixed(2).padStart(8)} µs/step   floor ${t.floor.toFixed(2)} µs/step, no store ${t.none.toFixed(2)}`);
       printWrites('sqliteStore()', writes, floorDisk);
@@ -169,7 +173,7 @@ async function benchPostgres(kit: StoreBenchKit, none: (steps: number) => Promis
     const onStore = store;
     const t = await kit.time({ none, store: (s) => kit.run(s, onStore), floor }, steps, Math.max(3, Math.round(kit.rounds / 100)));
     return {
-      rows: storeRows('postgresStore()', t.store, t.none, t.floor, writes),
+      rows: storeRows('postgresStore()', t.store, t.none, t.floor, writes, floorDisk),
       lines: () => {
         console.log(`${'postgresStore() (embedded, fsync on)'.padEnd(48)} ${t.store.toFixed(2).padStart(8)} µs/step   floor ${t.floor.toFixed(2)} µs/step, no store ${t.none.toFixed(2)}`);
         printWrites('postgresStore()', writes, floorDisk);
