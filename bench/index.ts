@@ -9,6 +9,7 @@ import { z } from 'zod';
 import { createAgent, defineTool, memoryStore, type GenerateOptions, type GenerateResult, type Middleware, type ModelProvider } from '../src/index.js';
 import type { RunStore } from '../src/store.js';
 import { sqliteStore } from '../src/sqlite.js';
+import { benchStores } from './stores.js';
 
 const input = z.object({ a: z.number(), b: z.number() });
 const add = (args: { a: number; b: number }) => args.a + args.b;
@@ -207,18 +208,17 @@ for (const [what, value, target, ok] of rows) console.log(`${what.padEnd(50)} ${
 console.log(`${'least re-entrant wrapper / raw koa-compose'.padEnd(50)} ${(perReentrant / perKoaAgain).toFixed(2).padStart(6)}  for reference`);
 console.log(`${'0-layer loop / floor, unique call ids'.padEnd(50)} ${(uniqueZero.best / uniqueFloor.best).toFixed(2).padStart(6)}  for reference`);
 
-// Durable runs: the cost of a run store per step (each step is two checkpoints: the call
-// `running` before the tool, `done` with its result after), and what a step writes.
-const dir = mkdtempSync(join(tmpdir(), 'koagent-bench-'));
-const sqlite = sqliteStore({ path: join(dir, 'bench.db') });
-const memory = memoryStore();
-const STORE_ROUNDS = Math.max(5, Math.round(ROUNDS / 20));
-const noStore = variant('koagent, 0 layers, no store', S, (s) => koagent(s, 0));
-const inMemory = variant('koagent, 0 layers, memoryStore()', S, (s) => koagent(s, 0, noop, memory));
-const onSqlite = variant('koagent, 0 layers, sqliteStore() (WAL, synchronous=NORMAL)', S, (s) => koagent(s, 0, noop, sqlite));
-await measure([noStore, inMemory, onSqlite], STORE_ROUNDS);
-console.log(`\ndurable runs: best of ${STORE_ROUNDS} interleaved rounds, S = ${S}`);
-for (const v of [noStore, inMemory, onSqlite]) console.log(`${v.label.padEnd(60)} ${v.best.toFixed(2).padStart(7)} µs/step  (${(v.best / noStore.best).toFixed(1)}× no store)`);
+// Durable runs: each store against its database's floor (bench/stores.ts).
+await benchStores({
+  steps: S,
+  rounds: ROUNDS,
+  run: (steps, store) => koagent(steps, 0, noop, store),
+  async time(fns, steps, rounds) {
+    const variants = Object.entries(fns).map(([label, fn]) => variant(label, steps, fn));
+    await measure(variants, rounds);
+    return Object.fromEntries(variants.map((v) => [v.label, v.best]));
+  },
+});
 
 /** Bytes a run of `steps` steps writes to a fresh store, per step. */
 async function bytesPerStep(make: () => RunStore, steps: number): Promise<number> {
@@ -228,6 +228,7 @@ async function bytesPerStep(make: () => RunStore, steps: number): Promise<number
   await store.close();
   return bytes / steps;
 }
+const dir = mkdtempSync(join(tmpdir(), 'koagent-bench-'));
 let files = 0;
 const stores: [string, () => RunStore][] = [['memoryStore()', () => memoryStore()], ['sqliteStore()', () => sqliteStore({ path: join(dir, `bytes-${++files}.db`) })]];
 console.log('');
@@ -238,8 +239,6 @@ for (const [name, make] of stores) {
   console.log(`${name.padEnd(16)} bytes written per step: ${small.toFixed(0)} at S = ${S}, ${big.toFixed(0)} at S = ${S * 10}`);
   flat.push([`${name} bytes/step at S = ${S * 10} / at S = ${S}`, big / small]);
 }
-await sqlite.close();
 rmSync(dir, { recursive: true, force: true });
 console.log('');
-for (const [what, ratio] of flat) console.log(`${what.padEnd(50)} ${ratio.toFixed(2).padStart(6)}  target ≤ 1.2    ${ratio <= 1.2 ? 'met' : 'NOT MET'}`);
-
+for (const [what, ratio] of flat) console.log(`${what.padEnd(60)} ${ratio.toFixed(2).padStart(6)}  target ≤ 1.2    ${ratio <= 1.2 ? 'met' : 'NOT MET'}`);

@@ -8,7 +8,7 @@ import { isModelProvider, type ModelProvider } from '../core/vocabulary/model.js
 import type { RunResult } from '../core/vocabulary/result.js';
 import { nextSegment } from '../core/state/resume.js';
 import type { AgentCore } from '../core/run/segment.js';
-import { newState, type AgentIdentity, type ApprovalDecision, type RunState } from '../core/vocabulary/state.js';
+import { newRunId, newState, type AgentIdentity, type ApprovalDecision, type RunState } from '../core/vocabulary/state.js';
 import { checkState } from '../core/state/state-schema.js';
 import { startingTranscript } from '../core/state/state-writer.js';
 import type { RunStore, RunSummary } from '../stores/run-store.js';
@@ -179,7 +179,7 @@ export class Agent<C = unknown, O = unknown> {
 
   #fresh(input: RunInput, request: SegmentRequest): Promise<RunResult<any>> {
     const added = inputMessages(input);
-    const state = newState(`run_${randomUUID()}`, request.sessionId ?? `session_${randomUUID()}`, this.#identity, startingTranscript(this.#opening(), added));
+    const state = newState(newRunId(), request.sessionId ?? `session_${randomUUID()}`, this.#identity, startingTranscript(this.#opening(), added));
     const store = this.#stored.for(request);
     if (store === undefined) return this.#segment(state, added, request, false);
     return this.#stored.start(store, state).then((durable) => this.#segment(state, added, { ...request, durable }, false));
@@ -234,7 +234,7 @@ export class Agent<C = unknown, O = unknown> {
 
   async #sendWith(added: Message[], request: SegmentRequest, where: string): Promise<RunResult<any>> {
     const store = this.#sessionStore(request, where);
-    if (store === undefined) return this.#session.turn(added, (messages) => this.#segment(newState(`run_${randomUUID()}`, this.#session.id, this.#identity, messages), added, request, false));
+    if (store === undefined) return this.#session.turn(added, (messages) => this.#segment(newState(newRunId(), this.#session.id, this.#identity, messages), added, request, false));
     const sessionId = request.sessionId ?? this.#session.id;
     const { state, durable } = await this.#stored.startSession(store, sessionId, () => this.#opening(), added);
     return this.#segment(state, added, { ...request, sessionId, durable }, false);

@@ -1,12 +1,11 @@
 // Starting a run in a store, and claiming a stored one for a resume: exactly one resume of a
 // segment goes ahead, in whatever process; a session's next run continues its latest.
-import { randomUUID } from 'node:crypto';
 import type { Logger } from '../core/vocabulary/contexts.js';
 import { describe, KoagentError } from '../core/vocabulary/errors.js';
 import type { Message } from '../core/vocabulary/messages.js';
 import { nextSegment } from '../core/state/resume.js';
 import { checkState } from '../core/state/state-schema.js';
-import { newState, type AgentIdentity, type ApprovalDecision, type RunState } from '../core/vocabulary/state.js';
+import { newRunId, newState, type AgentIdentity, type ApprovalDecision, type RunState } from '../core/vocabulary/state.js';
 import { startingTranscript } from '../core/state/state-writer.js';
 import type { NewRun, RunStore } from '../stores/run-store.js';
 import { DurableRun, storeCall } from './durable-run.js';
@@ -83,7 +82,7 @@ export async function startSessionRun(store: RunStore, sessionId: string, agent:
   // The messages the new run shares with the session's latest run: all of that run's.
   const base = head === undefined ? undefined : { runId: head.runId, count: head.messages.length };
   const messages = startingTranscript(head === undefined ? agent.opening() : head.messages, agent.added);
-  const state = newState(`run_${randomUUID()}`, sessionId, agent.identity, messages);
+  const state = newState(newRunId(), sessionId, agent.identity, messages);
   const durable = await startRun(store, { state, owner: agent.owner, base, expectHead: head?.runId ?? null }, agent.logger);
   return { state, durable };
 }

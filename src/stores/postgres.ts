@@ -6,7 +6,7 @@ import { z } from 'zod';
 import { optionsSchema } from '../core/vocabulary/options.js';
 import { commonAliases, commonStoreOptions, DEFAULT_LEASE_MS, parseStoreOptions } from './store-options.js';
 import type { RetentionPolicy, RunStore, StoreStats } from './run-store.js';
-import { paramBytes, type Dialect, type Op, type Row } from './sql/query.js';
+import { paramBytes, type Dialect, type Op, type Row, type Sql } from './sql/query.js';
 import { MIGRATIONS, pendingMigrations } from './sql/schema.js';
 import { SqlStore, type SqlRunner } from './sql/sql-store.js';
 
@@ -157,11 +157,12 @@ class PostgresRunner implements SqlRunner {
   readonly #names = new Map<string, string>();
   #writes = 0;
   #bytes = 0;
+  #statements = 0;
 
   constructor(private readonly pool: PostgresPool, private readonly own: boolean) {}
 
   get stats(): StoreStats {
-    return { writes: this.#writes, bytes: this.#bytes };
+    return { writes: this.#writes, bytes: this.#bytes, statements: this.#statements };
   }
 
   #name(text: string): string {
@@ -170,27 +171,40 @@ class PostgresRunner implements SqlRunner {
     return name;
   }
 
-  async #drive<T>(client: PostgresClient, op: Op<T>, counted: boolean): Promise<T> {
-    let step = op.next();
-    while (step.done !== true) {
-      const { text, params } = step.value;
-      if (counted) this.#bytes += paramBytes(params);
-      const result = await client.query({ name: this.#name(text), text, values: params });
-      step = op.next(result.rows as Row[]);
-    }
+  async #query(client: PostgresClient, { text, params }: Sql, counted: boolean): Promise<Row[]> {
+    if (counted) this.#bytes += paramBytes(params);
+    this.#statements++;
+    return (await client.query({ name: this.#name(text), text, values: params })).rows as Row[];
+  }
+
+  async #drive<T>(client: PostgresClient, op: Op<T>, first: IteratorResult<Sql, T>, counted: boolean): Promise<T> {
+    let step = first;
+    while (step.done !== true) step = op.next(await this.#query(client, step.value, counted));
     return step.value;
   }
 
-  async #transaction<T>(begin: string, op: () => Op<T>, counted: boolean): Promise<T> {
+  async #transaction<T>(begin: string, make: () => Op<T>, counted: boolean): Promise<T> {
     for (let attempt = 1; ; attempt++) {
       const client = await this.pool.connect();
+      let open = false;
       try {
+        const op = make();
+        const first = op.next();
+        if (first.done !== true && first.value.alone === true) {
+          // One statement that is a whole write: the server runs it as its own transaction, one round trip.
+          const step = op.next(await this.#query(client, first.value, counted));
+          if (step.done !== true) throw new Error('koagent: a statement marked alone was followed by another in its operation');
+          return step.value;
+        }
+        this.#statements++;
         await client.query(begin);
-        const result = await this.#drive(client, op(), counted);
+        open = true;
+        const result = await this.#drive(client, op, first, counted);
+        this.#statements++;
         await client.query('COMMIT');
         return result;
       } catch (error) {
-        await client.query('ROLLBACK').catch(() => undefined);
+        if (open) await client.query('ROLLBACK').catch(() => undefined);
         if (attempt < 3 && TRANSIENT.has((error as { code?: string }).code ?? '')) continue;
         throw error;
       } finally {

@@ -152,6 +152,11 @@ export interface RetentionPolicy {
 export interface StoreStats {
   readonly writes: number;
   readonly bytes: number;
+  /**
+   * SQL stores: the statements sent so far, reads and writes, BEGIN and COMMIT included (in
+   * PostgreSQL each is a round trip to the server).
+   */
+  readonly statements?: number;
 }
 
 /**

@@ -129,6 +129,7 @@ class SqliteRunner implements SqlRunner {
   readonly #sync: { full: BetterSqlite3.Statement; normal: BetterSqlite3.Statement } | undefined;
   #writes = 0;
   #bytes = 0;
+  #statements = 0;
 
   constructor(private readonly db: BetterSqlite3.Database, syncWhenAsked: boolean) {
     this.#writing = db.transaction((op: Op<unknown>) => this.#drive(op, true));
@@ -137,7 +138,7 @@ class SqliteRunner implements SqlRunner {
   }
 
   get stats(): StoreStats {
-    return { writes: this.#writes, bytes: this.#bytes };
+    return { writes: this.#writes, bytes: this.#bytes, statements: this.#statements };
   }
 
   #run(query: Sql, counted: boolean): Row[] {
@@ -151,6 +152,7 @@ class SqliteRunner implements SqlRunner {
     }
     const values = prepared.order.map((i) => query.params[i]);
     if (counted) this.#bytes += paramBytes(query.params);
+    this.#statements++;
     if (prepared.statement.reader) return prepared.statement.all(...values) as Row[];
     prepared.statement.run(...values);
     return [];
@@ -171,6 +173,7 @@ class SqliteRunner implements SqlRunner {
     try {
       const result = this.#writing.immediate(op()) as T;
       this.#writes++;
+      this.#statements += 2; // BEGIN IMMEDIATE and COMMIT
       return result;
     } finally {
       sync?.normal.run();
@@ -178,7 +181,9 @@ class SqliteRunner implements SqlRunner {
   }
 
   async read<T>(op: () => Op<T>): Promise<T> {
-    return this.#reading.deferred(op()) as T;
+    const result = this.#reading.deferred(op()) as T;
+    this.#statements += 2;
+    return result;
   }
 
   async close(): Promise<void> {

@@ -90,7 +90,24 @@ describe('sqliteStore', () => {
     db.pragma('user_version = 9');
     expect(() => migrate(db, path, steps)).toThrow(`sqliteStore(${path}): the database has koagent schema version 9, newer than this koagent knows (2); a newer koagent wrote it — upgrade koagent to use it`);
     db.close();
-    expect(() => sqliteStore({ path })).toThrow(/schema version 9, newer than this koagent knows \(1\)/);
+    expect(() => sqliteStore({ path })).toThrow(/schema version 9, newer than this koagent knows \(2\)/);
+  });
+
+  it('brings a version 1 file to version 2: its finished runs are found by retention as before, its running ones never', async () => {
+    const path = file();
+    const db = new Database(path);
+    migrate(db, path, MIGRATIONS.sqlite.slice(0, 1));
+    const insert = db.prepare(`INSERT INTO koagent_runs (run_id, agent_name, session_id, identity, status, segment, steps, usage, pending, decisions, children,
+      message_count, base_count, lease_token, lease_expires, created_at, updated_at) VALUES (?, 'a', ?, '{}', ?, 0, 0, '{}', '[]', '{}', '{}', 0, 0, 1, 0, 1000, 1000)`);
+    insert.run('finished', 's1', 'completed');
+    insert.run('running', 's2', 'running');
+    db.close();
+    const store = sqliteStore({ path });
+    expect(await store.prune({ olderThanMs: 0 })).toBe(1);
+    await store.close();
+    const again = new Database(path, { readonly: true });
+    expect(again.prepare('SELECT run_id, finished_at FROM koagent_runs').all()).toEqual([{ run_id: 'running', finished_at: null }]);
+    again.close();
   });
 
   it('rolls a failed migration back whole', () => {

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import type { Message, ToolMessage } from './messages.js';
 
 /**
@@ -175,6 +176,20 @@ export interface AgentIdentity {
   name: string;
   id: string;
   toolsFingerprint: string;
+}
+
+/**
+ * A new run's id: `run_` and a UUID laid out as version 7 does, its first 48 bits the time in
+ * milliseconds, so a run made later sorts later. Stores key a run's rows by its id: a running
+ * run's new rows then go at the end of their tables' b-trees, not into the middle, where
+ * every page that fills is split (more pages written per step).
+ *
+ * @example const state = newState(newRunId(), sessionId, identity, messages);
+ */
+export function newRunId(): string {
+  const random = randomUUID();
+  const ms = Date.now().toString(16).padStart(12, '0');
+  return `run_${ms.slice(0, 8)}-${ms.slice(8)}-7${random.slice(15, 18)}-${random.slice(19)}`;
 }
 
 /** A new run's state: nothing done yet, `messages` as its opening transcript. */

@@ -59,8 +59,8 @@ export const PRUNE_BATCH = 200;
 export function* pruneBatch(d: Dialect, olderThanMs: number, statuses: RunStatus[]): Op<number> {
   const cutoff = (yield* dbNow(d)) - olderThanMs;
   const rows = yield sql(
-    // `status <> 'running'` as the partial index says it, so the index of finished runs is used.
-    `SELECT run_id FROM koagent_runs WHERE status <> 'running' AND status IN (${placeholders(statuses.length, 2)}) AND updated_at < $1 ORDER BY updated_at LIMIT ${PRUNE_BATCH}`,
+    // A finished run's `finished_at` is its last change (`updated_at`), in an index of finished runs only.
+    `SELECT run_id FROM koagent_runs WHERE finished_at IS NOT NULL AND finished_at < $1 AND status IN (${placeholders(statuses.length, 2)}) ORDER BY finished_at LIMIT ${PRUNE_BATCH}`,
     cutoff, ...statuses,
   );
   let deleted = 0;

@@ -8,6 +8,11 @@
 export interface Sql {
   text: string;
   params: unknown[];
+  /**
+   * The statement is a whole write by itself, the only one of its operation: a driver may run
+   * it without BEGIN and COMMIT (PostgreSQL runs one statement as a transaction of its own).
+   */
+  alone?: boolean;
 }
 
 /** A result row, by column name. */

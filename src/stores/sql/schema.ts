@@ -51,10 +51,24 @@ const POSTGRES_V1: Migration = SQLITE_V1.map((statement) => statement
   .replace(/(lease_token|lease_expires|created_at|updated_at) INTEGER/g, '$1 BIGINT')
   .replace(' WITHOUT ROWID', ''));
 
+/**
+ * Version 2: retention finds finished runs by `finished_at`, set when a run stops running and
+ * cleared when it runs again, instead of by `updated_at`, which every step changes. A step's
+ * UPDATE then changes no indexed column, so PostgreSQL can make it a HOT update (no index
+ * entry written, the new row version on the same page); SQLite was already spared the index.
+ */
+const SQLITE_V2: Migration = [
+  'ALTER TABLE koagent_runs ADD COLUMN finished_at INTEGER',
+  "UPDATE koagent_runs SET finished_at = updated_at WHERE status <> 'running'",
+  'DROP INDEX koagent_runs_finished',
+  'CREATE INDEX koagent_runs_finished ON koagent_runs (finished_at) WHERE finished_at IS NOT NULL',
+];
+const POSTGRES_V2: Migration = SQLITE_V2.map((statement) => statement.replace('finished_at INTEGER', 'finished_at BIGINT'));
+
 /** Every migration of each database, in order: index i brings the schema to version i + 1. */
 export const MIGRATIONS: Readonly<Record<'sqlite' | 'postgres', readonly Migration[]>> = {
-  sqlite: [SQLITE_V1],
-  postgres: [POSTGRES_V1],
+  sqlite: [SQLITE_V1, SQLITE_V2],
+  postgres: [POSTGRES_V1, POSTGRES_V2],
 };
 
 /** The migrations a database at `version` needs, with the version each brings it to; a newer database is refused. */

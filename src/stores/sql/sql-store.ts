@@ -5,6 +5,7 @@ import type { ClaimedRun, ClaimOutcome, ClaimRequest, CreateOutcome, Lease, NewR
 import { deleteRun, deleteSession, PRUNE_BATCH, pruneBatch } from './delete-ops.js';
 import type { Dialect, Op } from './query.js';
 import { listRuns, loadRun, sessionHead } from './read-ops.js';
+import { stepCheckpoint } from './step-ops.js';
 import { checkpoint, claimExpired, claimRun, createRun, renew } from './write-ops.js';
 
 /** How a write is to be committed. */
@@ -54,10 +55,19 @@ export class SqlStore implements RunStore {
     return this.runner.write(() => claimExpired(this.dialect, agentName, owner, this.leaseMs));
   }
 
-  checkpoint(lease: Lease, cp: Checkpoint, final: boolean): Promise<void> {
+  async checkpoint(lease: Lease, cp: Checkpoint, final: boolean): Promise<void> {
+    const { dialect, leaseMs } = this;
     // A `running` mark is what keeps a tool from running twice: it must outlast a power loss.
-    const durable = cp.calls?.some((call) => call.entry === 'running') === true;
-    return this.runner.write(() => checkpoint(this.dialect, lease, cp, final, this.leaseMs), durable ? DURABLE : undefined);
+    const options = cp.calls?.some((call) => call.entry === 'running') === true ? DURABLE : undefined;
+    // An ordinary step first, in its fewest statements; what it leaves is written the general way:
+    // in SQLite in the same transaction, in PostgreSQL (whose step is a statement alone) in the next.
+    if (dialect.name === 'sqlite') {
+      return this.runner.write(function* () {
+        if (!(yield* stepCheckpoint(dialect, lease, cp, final, leaseMs))) yield* checkpoint(dialect, lease, cp, final, leaseMs);
+      }, options);
+    }
+    if (await this.runner.write(() => stepCheckpoint(dialect, lease, cp, final, leaseMs), options)) return;
+    await this.runner.write(() => checkpoint(dialect, lease, cp, final, leaseMs), options);
   }
 
   renew(lease: Lease): Promise<boolean> {

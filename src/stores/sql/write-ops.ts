@@ -9,6 +9,11 @@ import { isCorrupt, quarantine } from '../stored-rows.js';
 import { num, sql, type Dialect, type Op } from './query.js';
 import { loadRun, transcriptRange } from './read-ops.js';
 
+/** What `finished_at` becomes with `status`: null while running, else now (what retention goes by). */
+export function finishedAt(d: Dialect, status: string): string {
+  return status === 'running' ? 'NULL' : d.now;
+}
+
 /** Insert messages `items` at positions `from`, `from + 1` … of a run's own rows. */
 export function* insertMessages(dialect: Dialect, runId: string, from: number, items: readonly string[]): Op<void> {
   if (items.length === 0) return;
@@ -20,13 +25,13 @@ export function* insertMessages(dialect: Dialect, runId: string, from: number, i
   for (let i = 0; i < items.length; i++) yield sql('INSERT INTO koagent_messages (run_id, seq, message) VALUES ($1, $2, $3)', runId, from + i, items[i]);
 }
 
-function* upsertCalls(runId: string, calls: readonly (readonly [string, LedgerEntry, string | null])[]): Op<void> {
+export function* upsertCalls(runId: string, calls: readonly (readonly [string, LedgerEntry, string | null])[]): Op<void> {
   for (const [id, entry, held] of calls) {
     yield sql('INSERT INTO koagent_calls (run_id, call_id, entry, held) VALUES ($1, $2, $3, $4) ON CONFLICT (run_id, call_id) DO UPDATE SET entry = excluded.entry, held = excluded.held', runId, id, entry, held);
   }
 }
 
-function* upsertHooks(runId: string, hooks: readonly (readonly [string, string])[]): Op<void> {
+export function* upsertHooks(runId: string, hooks: readonly (readonly [string, string])[]): Op<void> {
   for (const [name, value] of hooks) {
     yield sql('INSERT INTO koagent_hook_state (run_id, name, value) VALUES ($1, $2, $3) ON CONFLICT (run_id, name) DO UPDATE SET value = excluded.value', runId, name, value);
   }
@@ -62,8 +67,8 @@ export function* createRun(d: Dialect, run: NewRun, leaseMs: number): Op<CreateO
   const parts = partsOf(state, shared);
   yield sql(
     `INSERT INTO koagent_runs (run_id, agent_name, session_id, identity, status, segment, steps, usage, stop_reason, output, error, pending, decisions, children,
-       message_count, base_run, base_count, lease_owner, lease_token, lease_expires, created_at, updated_at)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, 1, ${d.now} + $19, ${d.now}, ${d.now})`,
+       message_count, base_run, base_count, lease_owner, lease_token, lease_expires, created_at, updated_at, finished_at)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, 1, ${d.now} + $19, ${d.now}, ${d.now}, ${finishedAt(d, row.status)})`,
     runId, state.agentName, sessionId, row.identity, row.status, row.segment, row.steps, row.usage, row.stopReason ?? null, row.output, row.error,
     row.pending, row.decisions, row.children, state.messages.length, shared > 0 ? base!.runId : null, shared, owner, leaseMs,
   );
@@ -84,7 +89,7 @@ export function* claimRun(d: Dialect, runId: string, claim: ClaimRequest, leaseM
   const row = rowOf(claim.state);
   // The identity too: a run adopted by another agent (`agent.adoptState`) is that agent's from now on.
   const claimed = yield sql(
-    `UPDATE koagent_runs SET status = 'running', stop_reason = NULL, pending = $2, decisions = $3, children = $4, error = $5, lease_owner = $6,
+    `UPDATE koagent_runs SET status = 'running', stop_reason = NULL, finished_at = NULL, pending = $2, decisions = $3, children = $4, error = $5, lease_owner = $6,
        lease_token = lease_token + 1, lease_expires = ${d.now} + $7, updated_at = ${d.now}, identity = $8, agent_name = $9 WHERE run_id = $1 RETURNING lease_token`,
     runId, row.pending, row.decisions, row.children, row.error, claim.owner, leaseMs, row.identity, claim.state.agentName,
   );
@@ -162,6 +167,7 @@ export function* checkpoint(d: Dialect, lease: Lease, cp: Checkpoint, final: boo
   for (const [column, value] of [['status', cp.status === stored.status ? undefined : cp.status], ['output', cp.output], ['pending', cp.pendingApprovals], ['decisions', cp.decisions], ['children', cp.children]] as const) {
     if (value !== undefined) set += `, ${column} = $${params.push(value)}`;
   }
+  if (cp.status !== stored.status) set += `, finished_at = ${finishedAt(d, cp.status)}`;
   set += final ? ', lease_owner = NULL, lease_expires = 0' : `, lease_expires = ${d.now} + $${params.push(leaseMs)}`;
   yield sql(`UPDATE koagent_runs SET ${set}, updated_at = ${d.now} WHERE run_id = $1`, ...params);
   if (cp.calls !== undefined) yield* upsertCalls(runId, cp.calls.map((c) => [c.id, c.entry, c.held] as const));
