@@ -108,9 +108,10 @@ async function benchSqlite(kit: StoreBenchKit, dir: string, none: (steps: number
     const normal = db.prepare('PRAGMA synchronous = NORMAL');
     const body = rowOf(writes.data / writes.commits);
     // As the store does by default: the first commit of a step (the `running` mark) fsynced.
+    const perStep = Math.max(1, Math.round(writes.commits));
     const floor = async (steps: number) => {
-      for (let i = 0; i < steps * writes.commits; i++) {
-        if (synchronous === 'before-tools' && i % writes.commits === 0) {
+      for (let i = 0; i < steps * perStep; i++) {
+        if (synchronous === 'before-tools' && i % perStep === 0) {
           full.run();
           commit.immediate(body);
           normal.run();
