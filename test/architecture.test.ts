@@ -4,6 +4,7 @@ import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
@@ -79,5 +80,35 @@ describe('features the core knows nothing of', () => {
     const machinery = ['state', 'run', 'stacks'].map((folder) => join(src, 'core', folder));
     // Any spelling, in code or comment: STREAMING, isTracing, streamingLayer, "a streaming segment".
     expect(machinery.flatMap((dir) => grep(dir, /streaming|tracing/i))).toEqual([]);
+  });
+});
+
+/** The zod calls a module makes when it is imported: those outside any function or class body, as `line: text`. */
+function zodCallsAtImport(file: string): string[] {
+  const source = ts.createSourceFile(file, readFileSync(file, 'utf8'), ts.ScriptTarget.Latest, true);
+  const found: string[] = [];
+  const visit = (node: ts.Node): void => {
+    // A body runs when called, not when the module is evaluated.
+    if (ts.isFunctionLike(node) || ts.isClassLike(node)) return;
+    if (ts.isCallExpression(node) && /^z\./.test(node.expression.getText(source))) {
+      found.push(`${source.getLineAndCharacterOfPosition(node.getStart(source)).line + 1}: ${node.getText(source).slice(0, 60)}`);
+      return;
+    }
+    ts.forEachChild(node, visit);
+  };
+  visit(source);
+  return found;
+}
+
+describe('importing koagent', () => {
+  it('builds no schema that only resuming a run or structured output needs: those are made on first use', () => {
+    // A good part of what importing the root cost was these schemas, built by every program.
+    for (const module of ['core/state/state-schema.ts', 'features/structured-output.ts']) {
+      expect(zodCallsAtImport(join(src, module)), module).toEqual([]);
+    }
+  });
+
+  it('is seen building a schema at import when a module does (the check above can fail)', () => {
+    expect(zodCallsAtImport(join(src, 'tools/define.ts')).length + zodCallsAtImport(join(src, 'agent/options.ts')).length).toBeGreaterThan(0);
   });
 });
