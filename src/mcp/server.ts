@@ -232,7 +232,12 @@ export function serveMcp(agent: Agent, options: McpServeOptions = {}): McpAgentS
 function outcomeOf(result: RunResult): CallToolResult {
   const output = result.output;
   const structured = typeof output === 'object' && output !== null && !Array.isArray(output) ? { structuredContent: output as Record<string, unknown> } : {};
-  return { content: [{ type: 'text', text: result.stopReason === 'final' || result.text !== '' ? result.text : `The run stopped (${result.stopReason}) without a reply` }], ...structured };
+  // An output given through a tool (mode 'tool') leaves the last reply empty: the answer is then
+  // its JSON, as MCP asks of a result's text, so an output that is no object is not lost.
+  const text = result.text !== '' ? result.text
+    : output !== undefined ? JSON.stringify(output)
+    : result.stopReason === 'final' ? '' : `The run stopped (${result.stopReason}) without a reply`;
+  return { content: [{ type: 'text', text }], ...structured };
 }
 
 function failure(message: string): CallToolResult {

@@ -10,8 +10,10 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ElicitRequestSchema, type ElicitResult } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { serveMcp, type McpAgentServer } from '../../src/mcp/index.js';
-import type { MockReply } from '../../src/testing/index.js';
+import { z } from 'zod';
+import { createAgent, type Agent } from '../../src/index.js';
+import { serveMcp, type McpAgentServer, type McpServeOptions } from '../../src/mcp/index.js';
+import { mockModel, type MockReply } from '../../src/testing/index.js';
 import { childProcesses } from '../fixtures/mcp-servers.js';
 import { buildTeller } from '../fixtures/mcp-teller.js';
 
@@ -20,7 +22,12 @@ const ROOT = join(dirname(fileURLToPath(import.meta.url)), '../..');
 /** The teller served over Streamable HTTP, and an SDK client connected to it. */
 async function served(script: MockReply[], elicit?: (message: string) => ElicitResult) {
   const teller = buildTeller(script);
-  const mcp = serveMcp(teller.agent, { description: 'A careful teller' });
+  return { ...teller, ...(await servedAgent(teller.agent, { description: 'A careful teller' }, elicit)) };
+}
+
+/** `agent` served over Streamable HTTP, and an SDK client connected to it. */
+async function servedAgent(agent: Agent, options: McpServeOptions = {}, elicit?: (message: string) => ElicitResult) {
+  const mcp = serveMcp(agent, options);
   const http: HttpServer = createServer((req, res) => void mcp.handleHttp(req, res));
   await new Promise<void>((resolve) => http.listen(0, '127.0.0.1', resolve));
   const url = new URL(`http://127.0.0.1:${(http.address() as AddressInfo).port}/mcp`);
@@ -30,7 +37,7 @@ async function served(script: MockReply[], elicit?: (message: string) => ElicitR
   const transport = new StreamableHTTPClientTransport(url);
   await client.connect(transport);
   opened.push({ mcp, http, client, transport });
-  return { ...teller, client, asked };
+  return { client, asked };
 }
 
 const opened: { mcp: McpAgentServer; http: HttpServer; client: Client; transport: StreamableHTTPClientTransport }[] = [];
@@ -93,6 +100,20 @@ describe('serveMcp: the agent as one tool, over Streamable HTTP', () => {
     const response = await fetch(`http://127.0.0.1:${(http.address() as AddressInfo).port}/mcp`, { method: 'POST', headers: { 'mcp-session-id': 'gone', 'content-type': 'application/json' }, body: '{}' });
     expect(response.status).toBe(404);
     expect(((await response.json()) as { error: { message: string } }).error.message).toBe('No MCP session gone (it ended, or the server restarted): initialize a new one');
+  });
+
+  it('an agent whose output is given through a tool answers with that output as JSON, also when it is not an object', async () => {
+    const cases: [z.ZodType, object, unknown, unknown][] = [
+      [z.array(z.string()), { value: ['alice', 'bob'] }, ['alice', 'bob'], undefined],
+      [z.object({ total: z.number() }), { total: 120 }, { total: 120 }, { total: 120 }],
+    ];
+    for (const [schema, args, answer, structured] of cases) {
+      const agent = createAgent({ name: 'lister', model: mockModel([{ toolCalls: [{ name: 'final_answer', args }] }]), output: { schema, mode: 'tool' } });
+      const { client } = await servedAgent(agent);
+      const result = await client.callTool({ name: 'lister', arguments: { input: 'Who?' } });
+      expect(JSON.parse(text(result))).toEqual(answer);
+      expect(result.structuredContent).toEqual(structured);
+    }
   });
 
   it('an input that is not a string is an error result naming what the tool takes', async () => {
