@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { z } from 'zod';
+import type { z } from 'zod';
 import type { Tool } from '../core/vocabulary/contexts.js';
 import { describe, KoagentError } from '../core/vocabulary/errors.js';
 import { inputMessages, type Message, type RunInput } from '../core/vocabulary/messages.js';
@@ -16,20 +16,21 @@ import type { AgentHook } from '../dialects/agent-hook/agent-hook.js';
 import type { Hook } from '../dialects/criogen/types.js';
 import type { AgentStream } from '../features/streaming/agent-stream.js';
 import { subagentTool, type ChildRunOptions, type SubagentToolOptions } from '../features/subagents/subagent-tool.js';
-import { OUTPUT_STATE, outputPlan, type OutputOptionsOf, type OutputPlan, type OutputSpec } from '../features/structured-output.js';
+import type { OutputOptionsOf, OutputPlan, OutputSpec } from '../features/structured-output.js';
 import { compactionMiddleware } from '../middleware/compaction-middleware.js';
 import { ToolIndex, type Toolset } from '../tools/toolset.js';
-import { buildAgent, streams } from './build.js';
+import { buildAgent } from './build.js';
 import { AgentCores } from './cores.js';
 import { AgentStore } from '../durable/agent-store.js';
 import { runSegment, type SegmentRequest } from './run-segment.js';
+import { CallRequests, outputMissing } from './call-requests.js';
 import { extension, toMiddleware, type Extension } from './extensions.js';
 import { claimSegment } from '../durable/resume-claim.js';
 import { OwnSession } from './own-session.js';
 import type { RecoverableRun } from '../durable/recovery.js';
 import { later, streamedCall, wantsStream } from './streamed-call.js';
 import { checkAdoptOptions, checkListOptions, checkRecoverOptions, type AdoptedRun, type AdoptRunsOptions, type PendingApprovalsOptions, type RecoverBegun, type RecoveredRun, type RecoverOptions, type SendOptions } from './durable-options.js';
-import { checkCallOptions, checkOptions, hookList, modelFromString, toolMap, toolsFingerprint, type AgentOptions, type RunCallOptions } from './options.js';
+import { checkOptions, hookList, modelFromString, toolMap, toolsFingerprint, type AgentOptions, type RunCallOptions } from './options.js';
 
 /** The fields of one kind of extension that the others do not have (all of them have `name`). */
 type OwnFields<T> = Exclude<keyof T, 'name'>;
@@ -57,10 +58,8 @@ export class Agent<C = unknown, O = unknown> {
   readonly id: string;
   readonly name: string;
   readonly #options: AgentOptions<C, O>;
-  /** The agent's own output schema, settled for its provider. */
-  readonly #output: OutputPlan | undefined;
-  /** Output schemas runs gave of their own, settled, by the schema (or options object) given. */
-  readonly #outputPlans = new WeakMap<object, OutputPlan>();
+  /** How this agent's calls become segment requests, with its own output schema, settled. */
+  readonly #requests: CallRequests;
   readonly #provider: ModelProvider;
   readonly #tools: ToolIndex;
   readonly #toolsets: readonly Toolset[];
@@ -87,7 +86,7 @@ export class Agent<C = unknown, O = unknown> {
       throw new TypeError("createAgent: `model` must be a model provider (an object with generate(request)), e.g. mockModel([...]) from koagent/testing, or a model string such as 'openai:gpt-5-mini'");
     }
     this.#provider = provider;
-    this.#output = options.output === undefined ? undefined : outputPlan(options.output, provider, 'createAgent: output');
+    this.#requests = new CallRequests(options, provider, this.name);
     const { own, toolsets } = toolMap(options.tools ?? []);
     this.#tools = new ToolIndex(own, toolsets, options.logger ?? console);
     this.#toolsets = toolsets;
@@ -95,7 +94,7 @@ export class Agent<C = unknown, O = unknown> {
     // A toolset's tools are known only at run time, so the fingerprint is of the agent's own.
     this.#identity = { name: this.name, id: this.id, toolsFingerprint: toolsFingerprint(own) };
     this.#stored = new AgentStore(options.store, this.#identity, options.logger ?? console);
-    this.#cores = new AgentCores((inherited, output) => this.#build(inherited, output), this.#output);
+    this.#cores = new AgentCores((inherited, output) => this.#build(inherited, output), this.#requests.output);
     for (const ext of options.middleware ?? []) this.#add(ext, 'createAgent({ middleware })');
     for (const hook of hookList(options.hooks)) this.#add(hook, 'createAgent({ hooks })');
     this.#session = new OwnSession(this.#opening());
@@ -140,7 +139,7 @@ export class Agent<C = unknown, O = unknown> {
    * @example const lead = createAgent({ model, tools: [researcher.asTool({ description: 'Researches a topic' })] });
    */
   asTool(options: SubagentToolOptions<C>): Tool {
-    return subagentTool({ name: this.name, structured: this.#output !== undefined, runChild: (input, resume, child) => this.#child(input, resume, child) }, options);
+    return subagentTool({ name: this.name, structured: this.#requests.output !== undefined, runChild: (input, resume, child) => this.#child(input, resume, child) }, options);
   }
 
   /**
@@ -157,24 +156,9 @@ export class Agent<C = unknown, O = unknown> {
   }
 
   #run(input: RunInput, options: unknown, where: string): Promise<RunResult<any>> | AgentStream<RunResult<any>> {
-    if (wantsStream(options)) return streamedCall(this.#request(options, where), (request) => this.#fresh(input, request));
+    if (wantsStream(options)) return streamedCall(this.#requests.of(options, where), (request) => this.#fresh(input, request));
     // Later, so bad input rejects the returned promise like every other failure of a run.
-    return later(() => this.#fresh(input, this.#request(options, where)));
-  }
-
-  /** The checked options of one call: its context fits `contextSchema`, its output schema is settled. */
-  #request(options: unknown, where: string, checkContext = true): SegmentRequest {
-    const { output, stream: _stream, ...given } = checkCallOptions(options, where);
-    const request: SegmentRequest = given;
-    if (checkContext) request.context = this.#checkedContext(request.context, `${where}: context does not fit the agent's contextSchema`);
-    request.output = output === undefined ? this.#output : this.#planFor(output as OutputSpec, where);
-    return request;
-  }
-
-  #planFor(spec: OutputSpec, where: string): OutputPlan {
-    let plan = this.#outputPlans.get(spec as object);
-    if (plan === undefined) this.#outputPlans.set(spec as object, (plan = outputPlan(spec, this.#provider, `${where}: output`)));
-    return plan;
+    return later(() => this.#fresh(input, this.#requests.of(options, where)));
   }
 
   #fresh(input: RunInput, request: SegmentRequest): Promise<RunResult<any>> {
@@ -215,8 +199,8 @@ export class Agent<C = unknown, O = unknown> {
   }
 
   #send(input: RunInput, options: unknown, where: string): Promise<RunResult<any>> | AgentStream<RunResult<any>> {
-    if (!wantsStream(options)) return later(() => this.#sendWith(inputMessages(input), this.#request(options, where), where));
-    const request = this.#request(options, where);
+    if (!wantsStream(options)) return later(() => this.#sendWith(inputMessages(input), this.#requests.of(options, where), where));
+    const request = this.#requests.of(options, where);
     this.#sessionStore(request, where); // a misuse throws now, as every refused option or input of a stream does
     const added = inputMessages(input);
     return streamedCall(request, (streaming) => this.#sendWith(added, streaming, where));
@@ -251,8 +235,8 @@ export class Agent<C = unknown, O = unknown> {
   resume(state: RunState | string, decisions?: Record<string, ApprovalDecision>, options?: RunCallOptions<C> & { stream?: false; output?: OutputSpec }): Promise<RunResult<O>>;
   resume(state: RunState | string, decisions: Record<string, ApprovalDecision> = {}, options: RunCallOptions<C> & { output?: OutputSpec } = {}): Promise<RunResult<O>> | AgentStream<RunResult<O>> {
     const where = 'agent.resume(state, decisions, options)';
-    if (wantsStream(options)) return streamedCall(this.#request(options, where), (request) => this.#resume(state, decisions, request));
-    return later(() => this.#resume(state, decisions, this.#request(options, where)));
+    if (wantsStream(options)) return streamedCall(this.#requests.of(options, where), (request) => this.#resume(state, decisions, request));
+    return later(() => this.#resume(state, decisions, this.#requests.of(options, where)));
   }
 
   /**
@@ -292,23 +276,17 @@ export class Agent<C = unknown, O = unknown> {
   async #resume(state: RunState | string, decisions: Record<string, ApprovalDecision>, request: SegmentRequest): Promise<RunResult<any>> {
     const store = this.#stored.for(request);
     if (store !== undefined) {
-      const claimed = await this.#stored.claim(store, state, decisions, (next) => this.#outputMissing(next, request));
+      const claimed = await this.#stored.claim(store, state, decisions, (next) => outputMissing(next, request));
       return this.#segment(claimed.state, [], { ...request, durable: claimed.durable }, true);
     }
     if (typeof state === 'string') {
       throw new KoagentError('invalid_resume', `resume(state): state is not an object but the string ${JSON.stringify(state)}; pass the \`state\` of a RunResult or of a RunFailedError, or, to resume a run by its id, give the agent a run store (createAgent({ store }))`);
     }
     const next = nextSegment(state, decisions, this.#identity);
-    const missing = this.#outputMissing(next, request);
+    const missing = outputMissing(next, request);
     if (missing !== undefined) throw new KoagentError('invalid_resume', `agent.resume(): ${missing}`);
     await claimSegment(next, this.#options.claimResume, this.#resumed);
     return this.#segment(next, [], request, true);
-  }
-
-  /** A run started with an output schema of its own is continued only with it. */
-  #outputMissing(state: RunState, request: SegmentRequest): string | undefined {
-    if (request.output !== undefined || state.hookState[OUTPUT_STATE] === undefined) return undefined;
-    return `run ${state.runId} was started with an output schema; pass it again (agent.resume(state, decisions, { output }))`;
   }
 
   /**
@@ -336,7 +314,7 @@ export class Agent<C = unknown, O = unknown> {
     const { limit, contextFor, wait, ...given } = checkRecoverOptions(options);
     const store = this.#stored.require(given, 'agent.recover()');
     // Checked before anything is claimed; with contextFor, each run's context as its run comes.
-    const request = this.#request(given, 'agent.recover(options)', contextFor === undefined);
+    const request = this.#requests.of(given, 'agent.recover(options)', contextFor === undefined);
     return { store, limit, wait, contextFor: contextFor as RecoverBegun<C>['contextFor'], request };
   }
 
@@ -344,10 +322,10 @@ export class Agent<C = unknown, O = unknown> {
     const requestFor = async (state: RunState): Promise<SegmentRequest> => {
       if (contextFor === undefined) return request;
       const misfit = `agent.recover(options): contextFor(state of run ${state.runId}): context does not fit the agent's contextSchema`;
-      return { ...request, context: this.#checkedContext(await contextFor(state), misfit) };
+      return { ...request, context: this.#requests.context(await contextFor(state), misfit) };
     };
     return this.#stored.recover(store, limit, {
-      refuse: (state) => (this.#outputMissing(state, request) === undefined ? undefined : `it was started with an output schema of its own; give it again: agent.resume('${state.runId}', {}, { output }), or agent.recover({ output })`),
+      refuse: (state) => (outputMissing(state, request) === undefined ? undefined : `it was started with an output schema of its own; give it again: agent.resume('${state.runId}', {}, { output }), or agent.recover({ output })`),
       run: async (state, durable) => this.#segment(state, [], { ...(await requestFor(state)), store, durable }, true),
       signal: request.signal,
       wait: wait === true,
@@ -379,34 +357,8 @@ export class Agent<C = unknown, O = unknown> {
 
   /** Run this agent for a parent's tool call (see `asTool`): a new run, or the one the call suspended with. */
   #child(input: string, resume: { state: RunState; decisions: Record<string, ApprovalDecision> } | undefined, options: ChildRunOptions): Promise<RunResult> {
-    const request: SegmentRequest = {
-      sessionId: options.sessionId,
-      signal: options.signal,
-      metadata: options.metadata,
-      context: this.#childContext(options.context),
-      output: this.#output,
-      listeners: options.listeners,
-      permissionListeners: options.permissionListeners,
-      streaming: streams(options.mode),
-      subagent: options.subagent,
-      inherited: options.inherited,
-      parentSpan: options.parentSpan,
-    };
+    const request = this.#requests.child(options);
     return resume === undefined ? this.#fresh(input, request) : this.#resume(resume.state, resume.decisions, request);
-  }
-
-  /** A sub-agent's context (the lead's, or what its asTool made of it) checked against this agent's own contextSchema. */
-  #childContext(context: unknown): unknown {
-    return this.#checkedContext(context, `${this.name}: the context it was given as a sub-agent does not fit its contextSchema (give asTool({ context }) to make one)`);
-  }
-
-  /** `context` as the agent's contextSchema makes it (as given, without one); `misfit` starts the error when it does not fit. */
-  #checkedContext(context: unknown, misfit: string): unknown {
-    const schema = this.#options.contextSchema;
-    if (schema === undefined) return context;
-    const checked = schema.safeParse(context);
-    if (!checked.success) throw new TypeError(`${misfit}:\n${z.prettifyError(checked.error)}`);
-    return checked.data;
   }
 
   #opening(): Message[] {
