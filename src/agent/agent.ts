@@ -10,7 +10,7 @@ import { nextSegment } from '../core/state/resume.js';
 import type { AgentCore } from '../core/run/segment.js';
 import { newRunId, newState, type AgentIdentity, type ApprovalDecision, type RunState } from '../core/vocabulary/state.js';
 import { checkState } from '../core/state/state-schema.js';
-import { startingTranscript } from '../core/state/state-writer.js';
+import { startingTranscript } from '../core/state/transcript-writer.js';
 import type { RunStore, RunSummary } from '../stores/run-store.js';
 import type { AgentHook } from '../dialects/agent-hook/agent-hook.js';
 import type { Hook } from '../dialects/criogen/types.js';

@@ -3,7 +3,7 @@
 import { randomUUID } from 'node:crypto';
 import { KoagentError } from '../core/vocabulary/errors.js';
 import type { Message } from '../core/vocabulary/messages.js';
-import { startingTranscript } from '../core/state/state-writer.js';
+import { startingTranscript } from '../core/state/transcript-writer.js';
 import type { RunState } from '../core/vocabulary/state.js';
 
 /**

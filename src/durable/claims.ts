@@ -6,7 +6,7 @@ import type { Message } from '../core/vocabulary/messages.js';
 import { nextSegment } from '../core/state/resume.js';
 import { checkState } from '../core/state/state-schema.js';
 import { newRunId, newState, type AgentIdentity, type ApprovalDecision, type RunState } from '../core/vocabulary/state.js';
-import { startingTranscript } from '../core/state/state-writer.js';
+import { startingTranscript } from '../core/state/transcript-writer.js';
 import type { NewRun, RunStore } from '../stores/run-store.js';
 import { DurableRun, storeCall } from './durable-run.js';
 

@@ -1,9 +1,11 @@
-import { messageProblem, type AssistantMessage, type AssistantToolCall, type Message, type ToolMessage } from '../vocabulary/messages.js';
+import type { AssistantMessage, AssistantToolCall, Message, ToolMessage } from '../vocabulary/messages.js';
 import type { TokenUsage } from '../vocabulary/model.js';
-import { errorContent, type NestedRun } from '../vocabulary/outcome.js';
-import type { ApprovalDecision, LedgerCall, LedgerEntry, NestedRunRecord, PendingApproval, RunState, RunStatus, StopReason, Usage } from '../vocabulary/state.js';
+import type { NestedRun } from '../vocabulary/outcome.js';
+import type { ApprovalDecision, LedgerEntry, NestedRunRecord, PendingApproval, RunState, RunStatus, StopReason, Usage } from '../vocabulary/state.js';
+import { CallLedger } from './call-ledger.js';
 import type { StateObserver, StatePart } from './state-observer.js';
-import { ownedCopy, unwrap, type TranscriptWrites } from './transcript-view.js';
+import type { TranscriptWrites } from './transcript-view.js';
+import { keptMessage, TranscriptWriter } from './transcript-writer.js';
 
 /**
  * The one writer of a run's state: every change a segment makes to it goes through here — the
@@ -13,6 +15,9 @@ import { ownedCopy, unwrap, type TranscriptWrites } from './transcript-view.js';
  * An observer, when given, is told what each write touched and when a step ends (see
  * `StateObserver`); the methods that end a step return the observer's promise, which the
  * run awaits before it goes on (undefined without an observer: nothing to wait for).
+ *
+ * The transcript's checked writes are a `TranscriptWriter`'s, and the calls by id a
+ * `CallLedger`'s: both owned here, both writing only while this writer is open.
  *
  * Once the segment is over (it failed while some orphaned `next()` still ran), `close()` makes
  * every later write a no-op: nothing that outlives a segment may change its state.
@@ -26,20 +31,18 @@ export class StateWriter implements TranscriptWrites {
   // to them is made here, so these are never false wrongly.
   #anyDecision: boolean;
   #anyNested: boolean;
-  /** The ledger's calls and the held results, by call id: the state lists them, this finds them. */
-  readonly #calls = new Map<string, LedgerCall>();
-  readonly #held = new Map<string, ToolMessage>();
-  /** The call found or listed last: a call is looked up at each of its steps, most turns have one. */
-  #last: LedgerCall | undefined;
-
   readonly #observer: StateObserver | undefined;
+  /** The transcript's checked writes, and the calls by id: their changes reported as this writer's. */
+  readonly #transcript: TranscriptWriter;
+  readonly #ledger: CallLedger;
 
   constructor(readonly state: RunState, observer?: StateObserver) {
     this.#observer = observer;
     this.#anyDecision = Object.keys(state.decisions).length > 0;
     this.#anyNested = Object.keys(state.children).length > 0;
-    for (const call of state.ledger) this.#calls.set(call.id, call);
-    for (const message of state.settled) this.#held.set(message.toolCallId, message);
+    const changed = (part: StatePart, key?: string | number): void => this.#changed(part, key);
+    this.#transcript = new TranscriptWriter(state, changed);
+    this.#ledger = new CallLedger(state, changed);
   }
 
   get closed(): boolean {
@@ -95,84 +98,35 @@ export class StateWriter implements TranscriptWrites {
   }
 
   // --- the transcript --------------------------------------------------------------------
+  // The checks and positions are the transcript writer's; here, only whether a write still happens.
 
   append(message: Message): void {
-    if (this.#closed) return;
-    this.#changed('messages', this.state.messages.length);
-    this.state.messages.push(keptMessage(message));
+    if (!this.#closed) this.#transcript.append(message);
   }
 
-  // The writes of the transcript's view (`ctx.messages`): each array change a layer makes
-  // (an assignment, a push, a splice) arrives as these, and each one is checked.
-
-  /** Put `message` at `index` (at most the end: the transcript has no gaps). */
+  /** Put `message` at `index` (see `TranscriptWriter.putMessage`). */
   putMessage(index: number, message: unknown): void {
-    if (this.#closed) return;
-    const messages = this.state.messages;
-    if (index > messages.length) throw new TypeError(`ctx.messages[${index}] cannot be set: the transcript has ${messages.length} messages and no gaps; push a message to add it at the end`);
-    const plain = keptMessage(message);
-    const problem = messageProblem(plain, `ctx.messages[${index}]`);
-    if (problem !== undefined) throw new TypeError(problem);
-    this.#changed('messages', index);
-    messages[index] = plain as Message;
+    if (!this.#closed) this.#transcript.putMessage(index, message);
   }
 
-  /** Take the last message off (how `pop`, `shift` and `splice` shorten an array); any other would leave a gap. */
+  /** Take the last message off (see `TranscriptWriter.deleteMessage`). */
   deleteMessage(index: number): void {
-    if (this.#closed) return;
-    const messages = this.state.messages;
-    if (index >= messages.length) return;
-    if (index !== messages.length - 1) throw new TypeError(`ctx.messages[${index}] cannot be deleted: the transcript has no gaps; remove messages with splice, or replace the transcript with ctx.setMessages`);
-    this.#changed('messages', index);
-    messages.length = index;
+    if (!this.#closed) this.#transcript.deleteMessage(index);
   }
 
-  /** Shorten the transcript to `length` messages (it cannot grow this way: no gaps). */
+  /** Shorten the transcript to `length` messages (see `TranscriptWriter.truncate`). */
   truncate(length: number): void {
-    if (this.#closed) return;
-    const messages = this.state.messages;
-    if (!Number.isInteger(length) || length < 0 || length > messages.length) {
-      if (length === messages.length) return;
-      throw new TypeError(`ctx.messages.length = ${String(length)}: the transcript can be shortened (to 0..${messages.length}), not grown; push messages to add them`);
-    }
-    if (length === messages.length) return;
-    this.#changed('messages', length);
-    messages.length = length;
+    if (!this.#closed) this.#transcript.truncate(length);
   }
 
-  /**
-   * A change inside a stored message (`apply` sets `target[key]`), as a layer made it in place:
-   * kept only if the message is still one, else undone and refused.
-   */
+  /** A change inside a stored message, kept only if it is still one (see `TranscriptWriter.editMessage`). */
   editMessage(message: Message, target: object, key: string | symbol, apply: () => boolean): boolean {
-    if (this.#closed) return true;
-    const at = this.state.messages.lastIndexOf(message);
-    const before = Reflect.getOwnPropertyDescriptor(target, key);
-    // Setting an index past an array's end (a push) grows its length too: the undo shrinks it back.
-    const length = Array.isArray(target) ? target.length : undefined;
-    if (!apply()) return false;
-    if (at === -1) return true;
-    const problem = messageProblem(message, `ctx.messages[${at}]`);
-    if (problem !== undefined) {
-      if (before === undefined) Reflect.deleteProperty(target, key);
-      else Reflect.defineProperty(target, key, before);
-      if (length !== undefined) (target as unknown[]).length = length;
-      throw new TypeError(`${problem} (the change was undone)`);
-    }
-    this.#changed('messages', at);
-    return true;
+    return this.#closed ? true : this.#transcript.editMessage(message, target, key, apply);
   }
 
   /** Replace the transcript's contents in place: everyone holding the array sees the new ones. */
   setMessages(messages: readonly Message[]): void {
-    const live = this.state.messages;
-    if (this.#closed || unwrap(messages) === live) return;
-    // Copied first: `messages` may read through to the live array (a view of it).
-    const next = messages.map(keptMessage);
-    live.length = 0;
-    // A loop, not push(...next): spreading a long transcript into arguments can overflow the stack.
-    for (const message of next) live.push(message);
-    this.#changed('messages', 0);
+    if (!this.#closed) this.#transcript.setMessages(messages);
   }
 
   /** A model turn starts: the step count the run's `maxSteps` compares with. */
@@ -187,24 +141,12 @@ export class StateWriter implements TranscriptWrites {
    * provider's reply, or one a layer gave, unwrapped where it was given (`ctx.setReply`).
    */
   placeReply(previous: AssistantMessage | undefined, message: AssistantMessage): AssistantMessage {
-    if (this.#closed) return message;
-    const messages = this.state.messages;
-    if (previous === message && messages[messages.length - 1] === message) return message;
-    const at = previous === undefined ? -1 : messages.lastIndexOf(previous);
-    this.#changed('messages', at === -1 ? messages.length : at);
-    if (at === -1) messages.push(message);
-    else messages[at] = message;
-    return message;
+    return this.#closed ? message : this.#transcript.placeReply(previous, message);
   }
 
   /** Take a call's reply out of the transcript (the call failed, or is being retried). */
   withdrawReply(previous: AssistantMessage | undefined): void {
-    if (this.#closed || previous === undefined) return;
-    const messages = this.state.messages;
-    const at = messages.lastIndexOf(previous);
-    if (at === -1) return;
-    this.#changed('messages', at);
-    messages.splice(at, 1);
+    if (!this.#closed && previous !== undefined) this.#transcript.withdrawReply(previous);
   }
 
   /**
@@ -227,8 +169,8 @@ export class StateWriter implements TranscriptWrites {
       for (let i = 0; i < calls.length; i++) {
         const call = calls[i];
         const own = typeof call.id === 'string' && call.id !== '' ? call.id : undefined;
-        const id = own !== undefined && !this.#calls.has(own) ? own : `call_${steps}_${i}${own === undefined ? '' : `_${own}`}`;
-        this.#enter(id, 'pending');
+        const id = own !== undefined && !this.#ledger.has(own) ? own : `call_${steps}_${i}${own === undefined ? '' : `_${own}`}`;
+        this.#ledger.enter(id, 'pending');
         const args = bound(call.args);
         if (id !== call.id || args !== call.args) (changed ??= calls.slice())[i] = { ...call, id, args: args as AssistantToolCall['args'] };
       }
@@ -241,32 +183,7 @@ export class StateWriter implements TranscriptWrites {
 
   /** Call `id`'s ledger entry, or undefined when the run has no such call. */
   entryOf(id: string): LedgerEntry | undefined {
-    return this.#find(id)?.entry;
-  }
-
-  #find(id: string): LedgerCall | undefined {
-    const last = this.#last;
-    if (last !== undefined && last.id === id) return last;
-    const call = this.#calls.get(id);
-    if (call !== undefined) this.#last = call;
-    return call;
-  }
-
-  /** Set call `id`'s ledger entry, listing the call if it is new. */
-  #enter(id: string, entry: LedgerEntry): void {
-    this.#changed('calls', id);
-    const call = this.#find(id);
-    if (call === undefined) this.#list(id, entry);
-    else call.entry = entry;
-  }
-
-  /** List a call the ledger does not have yet. */
-  #list(id: string, entry: LedgerEntry): void {
-    const call = { id, entry };
-    this.#changed('calls', id);
-    this.state.ledger.push(call);
-    this.#calls.set(id, call);
-    this.#last = call;
+    return this.#ledger.entryOf(id);
   }
 
   /** The human decision on call `id` a resume brought, if any. */
@@ -281,7 +198,7 @@ export class StateWriter implements TranscriptWrites {
 
   /** The result of call `id`, settled and held until its turn ends, if any. */
   heldResult(id: string): ToolMessage | undefined {
-    return this.#held.get(id);
+    return this.#ledger.heldResult(id);
   }
 
   /**
@@ -290,7 +207,7 @@ export class StateWriter implements TranscriptWrites {
    */
   callRunning(id: string): Promise<void> | undefined {
     if (this.#closed) return undefined;
-    this.#enter(id, 'running');
+    this.#ledger.enter(id, 'running');
     return this.#stepEnds();
   }
 
@@ -300,7 +217,7 @@ export class StateWriter implements TranscriptWrites {
    */
   reopenCall(id: string): void {
     if (this.#closed) return;
-    this.#enter(id, 'pending');
+    this.#ledger.enter(id, 'pending');
     this.#useDecision(id);
   }
 
@@ -319,17 +236,13 @@ export class StateWriter implements TranscriptWrites {
   callSettled(id: string, message: ToolMessage, alone: boolean): Promise<void> | undefined {
     if (this.#closed) return undefined;
     const { state } = this;
-    this.#enter(id, 'done');
+    this.#ledger.enter(id, 'done');
     this.#changed('run');
     if (alone) {
       this.#changed('messages', state.messages.length);
       state.messages.push(message);
     } else {
-      // One held result a call: settling a held call again replaces its result in place.
-      const before = this.#held.get(id);
-      if (before === undefined) state.settled.push(message);
-      else state.settled[state.settled.indexOf(before)] = message;
-      this.#held.set(id, message);
+      this.#ledger.hold(id, message);
     }
     state.usage.toolCalls++;
     this.#useDecision(id);
@@ -342,16 +255,12 @@ export class StateWriter implements TranscriptWrites {
   endTurn(calls: readonly { id: string }[]): void {
     if (this.#closed) return;
     const { state } = this;
-    const held = this.#held;
     this.#changed('messages', state.messages.length);
     for (const call of calls) {
-      const message = held.get(call.id);
+      const message = this.#ledger.heldResult(call.id);
       if (message !== undefined) state.messages.push(message);
     }
-    // The held results are in the transcript now: their ledger rows hold nothing any more.
-    for (const message of state.settled) this.#changed('calls', message.toolCallId);
-    state.settled = [];
-    held.clear();
+    this.#ledger.clearHeld();
   }
 
   /** Some calls of the turn wait for a human: the run suspends with them. */
@@ -371,7 +280,7 @@ export class StateWriter implements TranscriptWrites {
     if (this.#closed) return undefined;
     if (nested !== undefined) {
       this.keepNestedRun(id, { state: nested.state, approvals: nested.ids });
-      this.#enter(id, 'pending');
+      this.#ledger.enter(id, 'pending');
     }
     return this.#stepEnds();
   }
@@ -454,33 +363,4 @@ export class StateWriter implements TranscriptWrites {
   }
 }
 
-/**
- * A message as the transcript keeps it: one of the state's own (a view's target) as it is, so
- * a message moved by a splice is still itself; any other a copy the state alone holds (see
- * `ownedCopy`), so its giver cannot change it later behind the checks.
- */
-function keptMessage<M>(message: M): M {
-  const own = unwrap(message);
-  return own !== message ? own : ownedCopy(message);
-}
-
 const USAGE_KEYS = ['inputTokens', 'outputTokens', 'totalTokens', 'modelCalls', 'toolCalls'] as const;
-
-/**
- * The transcript a new run starts from: `history` (the agent's opening messages, or a
- * session's transcript so far), then `added`. Calls the history's last reply made and never
- * settled (a layer ended that run after the reply) are settled first as not run: a model
- * cannot be sent a call without its result. A new array; `history` is not changed.
- *
- * @example const messages = startingTranscript(session.messages, [{ role: 'user', content: 'And tomorrow?' }]);
- */
-export function startingTranscript(history: readonly Message[], added: readonly Message[]): Message[] {
-  const messages = history.slice();
-  const last = messages[messages.length - 1];
-  if (last?.role === 'assistant' && last.toolCalls !== undefined) {
-    const error = { kind: 'aborted', message: 'Not run: the run ended before this call' } as const;
-    for (const call of last.toolCalls) messages.push({ role: 'tool', toolCallId: call.id, name: call.name, content: errorContent(error), metadata: { error: { ...error } } });
-  }
-  for (const message of added) messages.push(keptMessage(message));
-  return messages;
-}
