@@ -56,6 +56,10 @@ export function unreadableConformance(kind: string, make: (options: { leaseMs?: 
       expect(warnings).toEqual([expect.stringMatching(/^koagent: agent.recover\(\): run run_bad cannot be read: /)]);
       // Quarantined: no later recovery meets it again.
       expect(await agent.recover()).toEqual([]);
+      // And finished, as any failed run: retention deletes it with the others once it is old enough.
+      await sleep(5);
+      expect(await store.prune({ olderThanMs: 1 })).toBe(2);
+      expect(await store.listRuns({ agentName: 'teller' })).toEqual([]);
       await close();
     });
 

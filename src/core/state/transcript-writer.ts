@@ -32,9 +32,13 @@ export class TranscriptWriter {
   putMessage(index: number, message: unknown): void {
     const messages = this.#state.messages;
     if (index > messages.length) throw new TypeError(`ctx.messages[${index}] cannot be set: the transcript has ${messages.length} messages and no gaps; push a message to add it at the end`);
-    const plain = keptMessage(message);
-    const problem = messageProblem(plain, `ctx.messages[${index}]`);
-    if (problem !== undefined) throw new TypeError(problem);
+    const own = unwrap(message);
+    // A message of the transcript moved (a splice, a shift) was checked when it entered: placed as it is.
+    const plain = own !== message ? own : ownedCopy(message);
+    if (own === message) {
+      const problem = messageProblem(plain, `ctx.messages[${index}]`);
+      if (problem !== undefined) throw new TypeError(problem);
+    }
     this.#changed('messages', index);
     messages[index] = plain as Message;
   }

@@ -114,7 +114,7 @@ export function* claimExpired(d: Dialect, agentName: string, owner: string, leas
   } catch (error) {
     if (!isCorrupt(error)) throw error;
     const quarantined = quarantine(error);
-    yield sql(`UPDATE koagent_runs SET status = 'failed', error = $2, lease_owner = NULL, lease_expires = 0, updated_at = ${d.now} WHERE run_id = $1`, runId, JSON.stringify(quarantined));
+    yield sql(`UPDATE koagent_runs SET status = 'failed', error = $2, lease_owner = NULL, lease_expires = 0, updated_at = ${d.now}, finished_at = ${finishedAt(d, 'failed')} WHERE run_id = $1`, runId, JSON.stringify(quarantined));
     return { runId, quarantined };
   }
   const claimed = yield sql(

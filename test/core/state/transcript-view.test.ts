@@ -185,3 +185,23 @@ describe('the state view (ctx.state)', () => {
     expect(state.messages).toHaveLength(3);
   });
 });
+
+describe('moving stored messages', () => {
+  // A PNG's first bytes, labelled JPEG: a state stored before labels were checked may hold one,
+  // and resume accepts it (it does not judge labels again).
+  const mislabelled: Message = { role: 'user', content: [{ type: 'image', image: 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAAB', mediaType: 'image/jpeg' }] };
+
+  it('places a message of the transcript where a splice or shift moves it, as it is: it was checked when it entered', () => {
+    const { state, view } = setup([user('one'), mislabelled, user('three')]);
+    const stored = state.messages[1];
+    view.shift();
+    view.unshift(user('zero'));
+    expect(state.messages).toEqual([user('zero'), mislabelled, user('three')]);
+    expect(state.messages[1]).toBe(stored);
+  });
+
+  it('still checks a message that is new to the transcript, wherever it is put', () => {
+    const { view } = setup();
+    expect(() => view.unshift(mislabelled)).toThrow(/labelled image\/jpeg/);
+  });
+});
