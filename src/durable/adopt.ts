@@ -5,6 +5,7 @@ import type { Logger } from '../core/vocabulary/contexts.js';
 import { describe, KoagentError } from '../core/vocabulary/errors.js';
 import type { AgentIdentity, RunState } from '../core/vocabulary/state.js';
 import type { RunStore } from '../stores/run-store.js';
+import { belongsTo } from './claims.js';
 import { storeCall } from './durable-run.js';
 
 /**
@@ -34,11 +35,6 @@ export interface AdoptedRun {
   /** `running`: recovery continues it (`agent.recover()`, in any worker); `suspended`: it waits for its approvals; `failed`: `agent.resume(runId)` retries it. */
   status?: 'running' | 'suspended' | 'failed';
   error?: KoagentError;
-}
-
-/** The state is this agent's already: nothing to adopt. */
-function belongsTo(state: RunState, agent: AgentIdentity): boolean {
-  return state.agentName === agent.name && state.agentId === agent.id && state.toolsFingerprint === agent.toolsFingerprint;
 }
 
 /**

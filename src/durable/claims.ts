@@ -59,7 +59,8 @@ export async function claimForResume(store: RunStore, given: RunState | string, 
   return { state: next, durable: new DurableRun(store, claimed.lease, logger) };
 }
 
-function belongsTo(state: RunState, agent: AgentIdentity): boolean {
+/** Whether `state` is a run of this version of `agent` (its name, id and tools). */
+export function belongsTo(state: RunState, agent: AgentIdentity): boolean {
   return state.agentName === agent.name && state.agentId === agent.id && state.toolsFingerprint === agent.toolsFingerprint;
 }
 

@@ -68,8 +68,7 @@ export async function recoverRuns(store: RunStore, agent: AgentIdentity, owner: 
     await claimExpired(store, agent, owner, logger, most, how, recovered);
     if (how.wait !== true || recovered.length >= most || how.signal?.aborted === true) return recovered;
     const leased = await leasedRuns(store, agent.name, WAIT_LISTS_AT_MOST);
-    waited ??= new Map(leased.map((run) => [run.runId, run.claimableAt]));
-    const still = leased.filter((run) => waited!.get(run.runId) === run.claimableAt);
+    const still = waited === undefined ? leased : leased.filter((run) => waited!.get(run.runId) === run.claimableAt);
     waited = new Map(still.map((run) => [run.runId, run.claimableAt]));
     if (still.length === 0) return recovered;
     await pause(untilClaimable(store, still), how.signal);

@@ -102,7 +102,6 @@ export async function openAiCompatibleServer(options: OpenAiCompatibleServerOpti
   const requests: ReceivedRequest[] = [];
   const waiters: Array<{ count: number; resolve: () => void }> = [];
   let disconnects = 0;
-  let served = 0;
   const server = createServer(async (req, res) => {
     const chunks: Buffer[] = [];
     for await (const chunk of req) chunks.push(chunk as Buffer);
@@ -113,8 +112,9 @@ export async function openAiCompatibleServer(options: OpenAiCompatibleServerOpti
     } catch {
       body = text;
     }
-    requests.push({ method: req.method ?? '', path: req.url ?? '', headers: req.headers, body });
-    for (const waiter of waiters.filter((w) => requests.length >= w.count)) waiter.resolve();
+    // This request's number: its place in the log.
+    const number = requests.push({ method: req.method ?? '', path: req.url ?? '', headers: req.headers, body });
+    for (let i = waiters.length - 1; i >= 0; i--) if (number >= waiters[i].count) waiters.splice(i, 1)[0].resolve();
     let gone = false;
     res.on('close', () => {
       if (!res.writableFinished) {
@@ -122,7 +122,6 @@ export async function openAiCompatibleServer(options: OpenAiCompatibleServerOpti
         disconnects++;
       }
     });
-    const number = ++served;
     const response = script[number - 1];
     try {
       if (response === undefined) return sendJson(res, 500, errorBody(`openAiCompatibleServer: no response scripted for request ${number}; add one to responses (or push it)`));

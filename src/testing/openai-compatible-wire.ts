@@ -104,7 +104,7 @@ export function streamEventsOf(reply: ScriptedReply, number: number, request: an
   });
   events.push(chunk({}, finishOf(reply)));
   if (withUsage) {
-    events.push({ id, object: 'chat.completion.chunk', created: CREATED, model: request?.model, service_tier: 'default', system_fingerprint: 'fp_loopback', choices: [], usage: usageOf(reply, request) });
+    events.push({ ...chunk({}), choices: [], usage: usageOf(reply, request) });
   }
   return [...events.map((e) => `data: ${JSON.stringify(e)}\n\n`), 'data: [DONE]\n\n'];
 }

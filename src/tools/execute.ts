@@ -1,4 +1,5 @@
 import { segmentOf } from '../core/run/base-context.js';
+import type { Segment } from '../core/run/segment.js';
 import type { ToolContext } from '../core/vocabulary/contexts.js';
 import { describe } from '../core/vocabulary/errors.js';
 import { toolError, type NestedRun, type ToolOutcome } from '../core/vocabulary/outcome.js';
@@ -32,13 +33,12 @@ export function executeStep(ctx: ToolContext): Promise<ToolOutcome> {
   // Write-ahead: the step ends with the call `running`, kept before the tool is entered. If
   // that fails (a store is down, another worker took the run), the tool does not run at all.
   const kept = segment.writer.callRunning(ctx.toolCallId);
-  return (run.outcome = kept === undefined ? execute(ctx, run) : kept.then(() => execute(ctx, run)));
+  return (run.outcome = kept === undefined ? execute(ctx, run, segment) : kept.then(() => execute(ctx, run, segment)));
 }
 
-function execute(ctx: ToolContext, run: Execution): Promise<ToolOutcome> {
+function execute(ctx: ToolContext, run: Execution, segment: Segment): Promise<ToolOutcome> {
   // Here, not as the call enters the pipeline: one `tool.start` per execution, none for a call
   // that only waits for a human (`approval.requested`) or that a layer settled.
-  const segment = segmentOf(ctx);
   if (segment.listening) segment.publish({ type: 'tool.start', toolCallId: ctx.toolCallId, toolName: ctx.toolCall.name, args: ctx.toolCall.args });
   let value: unknown;
   try {

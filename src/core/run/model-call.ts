@@ -145,8 +145,8 @@ async function callProvider(call: ProviderCall): Promise<GenerateResult> {
   try {
     result = await segment.stacks.provider(call);
     // A reply that arrives after its call was given up (a timeout) must not enter the transcript.
-    // The segment's own signal is read through its flag: Node's `throwIfAborted` costs about
-    // as much as the rest of this function.
+    // The segment's own signal (the usual case) is read through the segment's abort flag, set
+    // with it, so a step asks Node's signal nothing; a layer's own signal is asked.
     const signal = request.signal;
     if (signal === segment.base.signal) {
       if (segment.aborted) throw signal.reason;

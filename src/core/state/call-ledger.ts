@@ -54,7 +54,6 @@ export class CallLedger {
   /** List a call the ledger does not have yet. */
   #list(id: string, entry: LedgerEntry): void {
     const call = { id, entry };
-    this.#changed('calls', id);
     this.#state.ledger.push(call);
     this.#calls.set(id, call);
     this.#last = call;
