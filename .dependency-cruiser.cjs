@@ -106,7 +106,7 @@ module.exports = {
       comment: 'index.ts, types.ts, hooks.ts and the other entry points only re-export; no module of koagent imports them.',
       severity: 'error',
       from: { path: '^src/' },
-      to: { path: '^src/(index|types|hooks|store|option-checks|media|sqlite|postgres)\\.ts$' },
+      to: { path: '^src/(index|types|hooks|store|option-checks|media|sqlite|postgres|worker)\\.ts$' },
     },
     {
       name: 'stores-build-on-the-core',
@@ -119,7 +119,7 @@ module.exports = {
       name: 'database-stores-only-through-their-entry-points',
       comment: 'The SQLite and PostgreSQL stores load their drivers: only their own entry points (koagent/sqlite, koagent/postgres) reach them, so the package root never needs a driver.',
       severity: 'error',
-      from: { path: '^src/', pathNot: ['^src/(sqlite|postgres)\\.ts$', '^src/stores/(sqlite|postgres)\\.ts$'] },
+      from: { path: '^src/', pathNot: ['^src/(sqlite|postgres)\\.ts$', '^src/stores/(sqlite|postgres)\\.ts$', '^src/worker/'] },
       to: { path: '^src/stores/(sqlite|postgres)\\.ts$' },
     },
     {
@@ -156,6 +156,20 @@ module.exports = {
       severity: 'error',
       from: { path: '^src/', pathNot: '^src/mcp/' },
       to: { path: ['^src/mcp/', '^node_modules/(@modelcontextprotocol|ajv|ajv-formats)/'] },
+    },
+    {
+      name: 'the-worker-drives-agents-through-their-api',
+      comment: 'src/worker (the client and the worker on pg-boss) runs segments through the Agent class and the run store interface, like any application; it knows no step, feature or dialect.',
+      severity: 'error',
+      from: { path: '^src/worker/' },
+      to: { path: '^src/', pathNot: ['^src/worker/', '^src/core/vocabulary/', '^src/agent/agent\\.ts$', '^src/stores/(run-store|postgres)\\.ts$'] },
+    },
+    {
+      name: 'only-the-worker-knows-the-queue',
+      comment: 'pg-boss is an optional peer of koagent/worker alone; nothing outside src/worker (and its entry point) imports the worker.',
+      severity: 'error',
+      from: { path: '^src/', pathNot: ['^src/worker/', '^src/worker\\.ts$'] },
+      to: { path: ['^src/worker/', '^node_modules/pg-boss/'] },
     },
     {
       name: 'optional-peers-stay-optional',

@@ -43,7 +43,8 @@ export default {
     'src/providers/ai-sdk.ts',
     'src/sqlite.ts',
     'src/postgres.ts',
-    'src/mcp/index.ts'
+    'src/mcp/index.ts',
+    'src/worker.ts'
   ],
   tsconfig: 'tsconfig.build.json',
   out: 'docs/api',

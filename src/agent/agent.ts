@@ -163,7 +163,7 @@ export class Agent<C = unknown, O = unknown> {
 
   #fresh(input: RunInput, request: SegmentRequest): Promise<RunResult<any>> {
     const added = inputMessages(input);
-    const state = newState(newRunId(), request.sessionId ?? `session_${randomUUID()}`, this.#identity, startingTranscript(this.#opening(), added));
+    const state = newState(request.runId ?? newRunId(), request.sessionId ?? `session_${randomUUID()}`, this.#identity, startingTranscript(this.#opening(), added));
     const store = this.#stored.for(request);
     if (store === undefined) return this.#segment(state, added, request, false);
     return this.#stored.start(store, state).then((durable) => this.#segment(state, added, { ...request, durable }, false));
@@ -218,9 +218,9 @@ export class Agent<C = unknown, O = unknown> {
 
   async #sendWith(added: Message[], request: SegmentRequest, where: string): Promise<RunResult<any>> {
     const store = this.#sessionStore(request, where);
-    if (store === undefined) return this.#session.turn(added, (messages) => this.#segment(newState(newRunId(), this.#session.id, this.#identity, messages), added, request, false));
+    if (store === undefined) return this.#session.turn(added, (messages) => this.#segment(newState(request.runId ?? newRunId(), this.#session.id, this.#identity, messages), added, request, false));
     const sessionId = request.sessionId ?? this.#session.id;
-    const { state, durable } = await this.#stored.startSession(store, sessionId, () => this.#opening(), added);
+    const { state, durable } = await this.#stored.startSession(store, sessionId, () => this.#opening(), added, request.runId);
     return this.#segment(state, added, { ...request, sessionId, durable }, false);
   }
 
@@ -274,6 +274,7 @@ export class Agent<C = unknown, O = unknown> {
 
   // async, so every misuse rejects; all checks run before anything else.
   async #resume(state: RunState | string, decisions: Record<string, ApprovalDecision>, request: SegmentRequest): Promise<RunResult<any>> {
+    if (request.runId !== undefined) throw new TypeError('agent.resume(state, decisions, options): runId names the run a run() or send() starts; the run to resume is the first argument');
     const store = this.#stored.for(request);
     if (store !== undefined) {
       const claimed = await this.#stored.claim(store, state, decisions, (next) => outputMissing(next, request));
@@ -311,14 +312,14 @@ export class Agent<C = unknown, O = unknown> {
 
   /** The checked options of a `recover` call, and its store: every misuse is refused before anything is claimed. */
   #recoverBegun(options: unknown): RecoverBegun<C> {
-    const { limit, contextFor, wait, ...given } = checkRecoverOptions(options);
+    const { limit, contextFor, wait, runId, ...given } = checkRecoverOptions(options);
     const store = this.#stored.require(given, 'agent.recover()');
     // Checked before anything is claimed; with contextFor, each run's context as its run comes.
     const request = this.#requests.of(given, 'agent.recover(options)', contextFor === undefined);
-    return { store, limit, wait, contextFor: contextFor as RecoverBegun<C>['contextFor'], request };
+    return { store, limit, wait, runId, contextFor: contextFor as RecoverBegun<C>['contextFor'], request };
   }
 
-  async #recover({ store, limit, wait, contextFor, request }: RecoverBegun<C>): Promise<RecoveredRun[]> {
+  async #recover({ store, limit, wait, runId, contextFor, request }: RecoverBegun<C>): Promise<RecoveredRun[]> {
     const requestFor = async (state: RunState): Promise<SegmentRequest> => {
       if (contextFor === undefined) return request;
       const misfit = `agent.recover(options): contextFor(state of run ${state.runId}): context does not fit the agent's contextSchema`;
@@ -329,6 +330,7 @@ export class Agent<C = unknown, O = unknown> {
       run: async (state, durable) => this.#segment(state, [], { ...(await requestFor(state)), store, durable }, true),
       signal: request.signal,
       wait: wait === true,
+      runId,
     });
   }
 

@@ -34,6 +34,13 @@ export interface RecoverOptions<C = unknown> extends Omit<RunCallOptions<C>, 'se
    * none is left to wait for (or `signal` aborts).
    */
   wait?: boolean;
+  /**
+   * Recover only this run, if it is this agent's and its lease expired (with `wait`: once it
+   * expires). A job queue's worker uses it to take over the one run a job names.
+   *
+   * @example await agent.recover({ runId: 'run_0193…', store });
+   */
+  runId?: string;
 }
 
 /** A `recover` call, checked: its store, how many runs, whether to wait, each run's context, the request of its segments. */
@@ -41,6 +48,7 @@ export interface RecoverBegun<C> {
   store: RunStore;
   limit: number | undefined;
   wait: boolean | undefined;
+  runId: string | undefined;
   contextFor: ((state: RunState) => C | Promise<C>) | undefined;
   request: SegmentRequest;
 }
@@ -79,7 +87,8 @@ const recoverOptionsSchema = optionsSchema({
   limit: wholeNumberSchema(1, true).optional(),
   contextFor: functionSchema('a function (state) => the run context').optional(),
   wait: z.boolean({ error: 'must be true or false' }).optional(),
-}, { aliases: { waitForLeases: 'wait',  max: 'limit', count: 'limit', ctx: 'context', contextOf: 'contextFor', getContext: 'contextFor', abortSignal: 'signal', listener: 'onEvent', runStore: 'store', db: 'store' } });
+  runId: z.string({ error: 'must be a non-empty string' }).min(1, { error: 'must be a non-empty string' }).optional(),
+}, { aliases: { run: 'runId', id: 'runId', waitForLeases: 'wait',  max: 'limit', count: 'limit', ctx: 'context', contextOf: 'contextFor', getContext: 'contextFor', abortSignal: 'signal', listener: 'onEvent', runStore: 'store', db: 'store' } });
 
 /** Check the options of `agent.recover`, or throw naming the mistake. */
 export function checkRecoverOptions(options: unknown): RecoverOptions & { output?: unknown } {

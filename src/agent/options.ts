@@ -123,6 +123,12 @@ export interface AgentOptions<C = unknown, O = unknown> {
 export interface RunCallOptions<C = unknown> {
   sessionId?: string;
   /**
+   * The id of the run a `run`, `send` or `stream` starts (default: a fresh time-ordered id).
+   * Give one when the id must be known before the run starts — a job queue's client hands it
+   * out at once; with a store, a second start under the same id is refused (`invalid_resume`).
+   */
+  runId?: string;
+  /**
    * The run context: handed to every tool and layer as `ctx.context`, never written into the
    * state (it may hold functions and connections). Give it again to `resume`.
    */
@@ -208,6 +214,7 @@ export function checkOptions(options: AgentOptions<any, any>): void {
 /** The shape of the options of one `run`, `send`, `resume`, `recover` or `stream` call. */
 export const runCallOptionsSchema = optionsSchema({
   sessionId: z.string({ error: 'must be a non-empty string' }).min(1, { error: 'must be a non-empty string' }).optional(),
+  runId: z.string({ error: 'must be a non-empty string of at most 200 characters' }).min(1, { error: 'must be a non-empty string of at most 200 characters' }).max(200, { error: 'must be a non-empty string of at most 200 characters' }).optional(),
   signal: z.instanceof(AbortSignal, { error: 'must be an AbortSignal' }).optional(),
   metadata: z.record(z.string(), z.unknown(), { error: 'must be an object' }).optional(),
   onEvent: functionSchema().optional(),

@@ -39,8 +39,8 @@ export class AgentStore {
     return startRun(store, { state, owner: this.owner }, this.logger);
   }
 
-  startSession(store: RunStore, sessionId: string, opening: () => Message[], added: Message[]): Promise<{ state: RunState; durable: DurableRun }> {
-    return startSessionRun(store, sessionId, { identity: this.identity, owner: this.owner, logger: this.logger, opening, added });
+  startSession(store: RunStore, sessionId: string, opening: () => Message[], added: Message[], runId?: string): Promise<{ state: RunState; durable: DurableRun }> {
+    return startSessionRun(store, sessionId, { identity: this.identity, owner: this.owner, logger: this.logger, opening, added, runId });
   }
 
   claim(store: RunStore, given: RunState | string, decisions: Record<string, ApprovalDecision>, refuse: (next: RunState) => string | undefined): Promise<{ state: RunState; durable: DurableRun }> {

@@ -78,12 +78,12 @@ async function importState(store: RunStore, given: RunState, decisions: Record<s
  * session's latest run's — which the store shares rather than writes again — then `added`; a
  * new session starts with the agent's opening messages.
  */
-export async function startSessionRun(store: RunStore, sessionId: string, agent: { identity: AgentIdentity; owner: string; logger: Logger; opening: () => Message[]; added: Message[] }): Promise<{ state: RunState; durable: DurableRun }> {
+export async function startSessionRun(store: RunStore, sessionId: string, agent: { identity: AgentIdentity; owner: string; logger: Logger; opening: () => Message[]; added: Message[]; runId?: string }): Promise<{ state: RunState; durable: DurableRun }> {
   const head = await sessionToContinue(store, sessionId, agent.identity);
   // The messages the new run shares with the session's latest run: all of that run's.
   const base = head === undefined ? undefined : { runId: head.runId, count: head.messages.length };
   const messages = startingTranscript(head === undefined ? agent.opening() : head.messages, agent.added);
-  const state = newState(newRunId(), sessionId, agent.identity, messages);
+  const state = newState(agent.runId ?? newRunId(), sessionId, agent.identity, messages);
   const durable = await startRun(store, { state, owner: agent.owner, base, expectHead: head?.runId ?? null }, agent.logger);
   return { state, durable };
 }

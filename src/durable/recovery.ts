@@ -46,6 +46,8 @@ export interface RecoveryPlan {
   signal?: AbortSignal;
   /** Wait for the runs whose lease has not expired yet (see `RecoverOptions.wait`). */
   wait?: boolean;
+  /** Only this run (see `RecoverOptions.runId`). */
+  runId?: string;
 }
 
 /**
@@ -67,7 +69,8 @@ export async function recoverRuns(store: RunStore, agent: AgentIdentity, owner: 
   for (;;) {
     await claimExpired(store, agent, owner, logger, most, how, recovered);
     if (how.wait !== true || recovered.length >= most || how.signal?.aborted === true) return recovered;
-    const leased = await leasedRuns(store, agent.name, WAIT_LISTS_AT_MOST);
+    const listed = await leasedRuns(store, agent.name, WAIT_LISTS_AT_MOST);
+    const leased = how.runId === undefined ? listed : listed.filter((run) => run.runId === how.runId);
     const still = waited === undefined ? leased : leased.filter((run) => waited!.get(run.runId) === run.claimableAt);
     waited = new Map(still.map((run) => [run.runId, run.claimableAt]));
     if (still.length === 0) return recovered;
@@ -80,8 +83,10 @@ const WAIT_LISTS_AT_MOST = 1000;
 
 /** Claim and continue expired runs until none is left, `most` were, or the signal aborted. */
 async function claimExpired(store: RunStore, agent: AgentIdentity, owner: string, logger: Logger, most: number, how: RecoveryPlan, recovered: RecoveredRun[]): Promise<void> {
-  while (recovered.length < most && how.signal?.aborted !== true) {
-    const claimed = await storeCall(() => store.claimExpired(agent.name, owner), `looking for runs of ${agent.name} to recover`);
+  // One run named by id is claimed once at most.
+  const cap = how.runId === undefined ? most : Math.min(most, recovered.length + 1);
+  while (recovered.length < cap && how.signal?.aborted !== true) {
+    const claimed = await storeCall(() => store.claimExpired(agent.name, owner, how.runId), `looking for runs of ${agent.name} to recover`);
     if (claimed === undefined) return;
     if ('quarantined' in claimed) {
       const { runId, quarantined } = claimed;

@@ -101,12 +101,12 @@ class MemoryStore implements RunStore {
     return { lease: this.#lease(run, runId, claim.owner) };
   }
 
-  async claimExpired(agentName: string, owner: string): Promise<ClaimedRun | QuarantinedRun | undefined> {
+  async claimExpired(agentName: string, owner: string, only?: string): Promise<ClaimedRun | QuarantinedRun | undefined> {
     const now = this.#now();
     let oldest: [string, StoredRun] | undefined;
     for (const entry of this.#runs) {
       const run = entry[1];
-      if (run.agentName === agentName && run.status === 'running' && run.expires < now && (oldest === undefined || run.updatedAt < oldest[1].updatedAt)) oldest = entry;
+      if ((only === undefined || entry[0] === only) && run.agentName === agentName && run.status === 'running' && run.expires < now && (oldest === undefined || run.updatedAt < oldest[1].updatedAt)) oldest = entry;
     }
     if (oldest === undefined) return undefined;
     const [runId, run] = oldest;

@@ -183,8 +183,9 @@ export interface RunStore {
   /**
    * Claim one run of `agentName` that is running with an expired lease (its worker died), oldest
    * change first. One whose rows cannot be read is stored failed instead (`QuarantinedRun`).
+   * With `runId`, only that run (a job queue's worker taking over one run it was told of).
    */
-  claimExpired(agentName: string, owner: string): Promise<ClaimedRun | QuarantinedRun | undefined>;
+  claimExpired(agentName: string, owner: string, runId?: string): Promise<ClaimedRun | QuarantinedRun | undefined>;
   /** Write one checkpoint as one transaction, if `lease` still holds (else it rejects with `lease_lost`). `final` gives the lease back. */
   checkpoint(lease: Lease, checkpoint: Checkpoint, final: boolean): Promise<void>;
   /** Extend the lease by `leaseMs`; false when it was lost. */

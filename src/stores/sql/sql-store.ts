@@ -51,8 +51,8 @@ export class SqlStore implements RunStore {
     return this.runner.write(() => claimRun(this.dialect, runId, claim, this.leaseMs));
   }
 
-  claimExpired(agentName: string, owner: string): Promise<ClaimedRun | QuarantinedRun | undefined> {
-    return this.runner.write(() => claimExpired(this.dialect, agentName, owner, this.leaseMs));
+  claimExpired(agentName: string, owner: string, runId?: string): Promise<ClaimedRun | QuarantinedRun | undefined> {
+    return this.runner.write(() => claimExpired(this.dialect, agentName, owner, this.leaseMs, runId));
   }
 
   async checkpoint(lease: Lease, cp: Checkpoint, final: boolean): Promise<void> {

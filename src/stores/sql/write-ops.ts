@@ -101,11 +101,11 @@ export function* claimRun(d: Dialect, runId: string, claim: ClaimRequest, leaseM
  * cannot be read is not claimed but stored failed (`corrupt_run`), in the same transaction, so
  * the next claim takes the next run.
  */
-export function* claimExpired(d: Dialect, agentName: string, owner: string, leaseMs: number): Op<ClaimedRun | QuarantinedRun | undefined> {
-  const picked = yield sql(
-    `SELECT run_id FROM koagent_runs WHERE agent_name = $1 AND status = 'running' AND lease_expires < ${d.now} ORDER BY updated_at, run_id LIMIT 1${d.pickRow}`,
-    agentName,
-  );
+export function* claimExpired(d: Dialect, agentName: string, owner: string, leaseMs: number, only?: string): Op<ClaimedRun | QuarantinedRun | undefined> {
+  const expired = `agent_name = $1 AND status = 'running' AND lease_expires < ${d.now}`;
+  const picked = only === undefined
+    ? yield sql(`SELECT run_id FROM koagent_runs WHERE ${expired} ORDER BY updated_at, run_id LIMIT 1${d.pickRow}`, agentName)
+    : yield sql(`SELECT run_id FROM koagent_runs WHERE run_id = $2 AND ${expired}${d.pickRow}`, agentName, only);
   if (picked.length === 0) return undefined;
   const runId = String(picked[0].run_id);
   let state;

@@ -1,0 +1,33 @@
+/**
+ * Many workers on one PostgreSQL: a client that starts runs by agent name and waits for them,
+ * and workers that take the runs, resumes and recoveries from a pg-boss job queue. Needs `pg` 8
+ * and `pg-boss` 10, optional peer dependencies. See docs/workers.md.
+ *
+ * @example
+ * ```ts
+ * import { createClient, createWorker } from 'koagent/worker';
+ * ```
+ *
+ * @packageDocumentation
+ * @module koagent/worker
+ */
+// The `koagent/worker` entry: the client and the worker. pg and pg-boss are loaded only when
+// one is made, so importing this entry needs neither.
+/** @category Workers */
+export { createWorker, type Worker } from './worker/worker.js';
+/** @category Workers */
+export { createClient, type RunReport, type StartOptions, type WorkerClient } from './worker/client.js';
+/** @category Workers */
+export type { ClientOptions, QueueConnection, WorkerOptions } from './worker/options.js';
+/** @category Workers */
+export type { QueuePool } from './worker/connection.js';
+/** @category Workers */
+export type { AgentLimit } from './worker/slots.js';
+/** @category Workers */
+export type { LoggedEvent } from './worker/events.js';
+/** @category Workers */
+export type { ScheduleSpec } from './worker/schedules.js';
+/** @category Workers */
+export type { WorkerCounts } from './worker/job-runner.js';
+/** @category Workers */
+export type { DispatchState } from './worker/dispatch.js';

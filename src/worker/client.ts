@@ -1,0 +1,330 @@
+// The client of the workers: starts runs by agent name, waits for them (LISTEN, not a poll
+// loop), follows their events, answers approvals, cancels, retries dead runs, moves runs to
+// another version, and schedules recurring runs. It needs no agent: only the database.
+import type PgBoss from 'pg-boss';
+import type { RunInput } from '../core/vocabulary/messages.js';
+import { lastAssistantText } from '../core/vocabulary/messages.js';
+import { newRunId, type ApprovalDecision, type PendingApproval, type RunStatus, type StopReason } from '../core/vocabulary/state.js';
+import { postgresStore } from '../stores/postgres.js';
+import { assertStore, type RunStore } from '../stores/run-store.js';
+import { QueueDb } from './connection.js';
+import { enqueueStart, getDispatch, markCancelled, markQueued, sendJob, type Dispatch, type JobRetry } from './dispatch.js';
+import { eventsAfter, type LoggedEvent } from './events.js';
+import { checkClientOptions, jobRetry, type ClientOptions } from './options.js';
+import { scheduleQueue, type ScheduleSpec } from './schedules.js';
+import { CHANNELS, NOW, prepareSchema, queueName } from './schema.js';
+
+/**
+ * Options of `client.start`.
+ *
+ * @example await client.start('teller', 'Refund order 42', { idempotencyKey: request.id, tenant: account.id, context: { userId } })
+ */
+export interface StartOptions {
+  /** Continue this stored session (its history), as `agent.send(input, { sessionId })`. */
+  sessionId?: string;
+  /** The run context, as JSON: given to every segment of the run (`ctx.context`). */
+  context?: unknown;
+  metadata?: Record<string, unknown>;
+  /** A retried request with the same key (for this agent) starts no second run: it gets the first one's id. */
+  idempotencyKey?: string;
+  /** Higher first (default 0). */
+  priority?: number;
+  /** Whose run it is, for the agents' per-tenant limits (default: none). */
+  tenant?: string;
+  /** Start it on this version of the agent (default: whichever worker of the agent takes it first). */
+  version?: string;
+  /** Run its segments streaming (`provider.stream`), so followers get text deltas (default false). */
+  stream?: boolean;
+}
+
+/**
+ * A run as the client sees it: the queue's state, and the run's as its last segment left it.
+ * `status` is `queued` until a worker starts it, `running` while one runs it, then the run's
+ * (`completed`, `suspended`, `failed`), or `dead` (it kept failing: `error`), or `cancelled`.
+ *
+ * @example const report = await client.wait(runId); if (report.status === 'completed') console.log(report.text);
+ */
+export interface RunReport {
+  runId: string;
+  agentName: string;
+  version: string | null;
+  tenant: string;
+  status: 'queued' | 'running' | RunStatus | 'dead' | 'cancelled';
+  stopReason?: StopReason;
+  error?: { code: string; message: string };
+  /** Segments started since the last one that ended well. */
+  attempts: number;
+  /** When the run is over: its output and the last assistant text (from the store). */
+  output?: unknown;
+  text?: string;
+  /** When it is suspended: the calls waiting for a decision. */
+  pendingApprovals?: PendingApproval[];
+}
+
+/**
+ * The client of a pool of workers (`createClient`).
+ *
+ * @example const runId = await client.start('teller', 'Hi'); const { text } = await client.wait(runId);
+ */
+export interface WorkerClient {
+  readonly store: RunStore;
+  /** Start a run of the agent named `agent`: its id, at once (the run waits in the queue for a worker). */
+  start(agent: string, input: RunInput, options?: StartOptions): Promise<string>;
+  /** The run's report now, or undefined when the queue never had it. */
+  status(runId: string): Promise<RunReport | undefined>;
+  /** Wait until the run is not queued or running any more (completed, suspended, failed, dead, cancelled). */
+  wait(runId: string, options?: { signal?: AbortSignal; timeoutMs?: number }): Promise<RunReport>;
+  /** The run's events from the first (or after `after`), then as they happen, until its segment ends. */
+  events(runId: string, options?: { after?: number; signal?: AbortSignal }): AsyncIterable<LoggedEvent>;
+  /** The runs waiting for a human, with their pending approvals (of one agent, or all). */
+  approvals(options?: { agent?: string; limit?: number }): Promise<RunReport[]>;
+  /** Decide the run's pending approvals: its next segment runs on a free worker, exactly once. */
+  answer(runId: string, decisions: Record<string, ApprovalDecision>): Promise<void>;
+  /** Cancel the run: a queued or suspended run never runs again; a running one is aborted through its signal. */
+  cancel(runId: string): Promise<void>;
+  /** The runs in the dead letters (of one agent, or all), newest first. */
+  deadLetters(options?: { agent?: string; limit?: number }): Promise<RunReport[]>;
+  /** Send a dead run back to the queue, its attempts counted from zero. */
+  retry(runId: string): Promise<void>;
+  /** Move an agent's runs waiting between segments (suspended, failed, dead) from one version to another: their next segment adopts the state. */
+  moveRuns(options: { agent: string; from: string; to: string }): Promise<number>;
+  /** Start runs on a cron schedule, under `name` (a second call replaces it). */
+  schedule(name: string, spec: ScheduleSpec): Promise<void>;
+  unschedule(name: string): Promise<void>;
+  close(): Promise<void>;
+}
+
+/**
+ * Connect a client to the workers' database: it prepares the tables it needs (the run store's,
+ * the queue's, pg-boss's), and needs none of the agents.
+ *
+ * @example const client = await createClient({ connectionString: process.env.DATABASE_URL });
+ */
+export async function createClient(options: ClientOptions): Promise<WorkerClient> {
+  const checked = checkClientOptions(options);
+  const db = QueueDb.open(checked, 'createClient');
+  let store: RunStore | undefined;
+  let boss: PgBoss | undefined;
+  try {
+    await prepareSchema(db);
+    store = checked.store ?? (await postgresStore({ pool: db.pool }));
+    assertStore(store, 'createClient: store');
+    boss = await db.boss({ supervise: false, schedule: false });
+    return new QueueClient(db, boss, store, checked.store === undefined, jobRetry(store.leaseMs, checked.retryLimit));
+  } catch (error) {
+    await boss?.stop({ graceful: false, close: false }).catch(() => undefined);
+    if (checked.store === undefined) await store?.close().catch(() => undefined);
+    await db.close().catch(() => undefined);
+    throw error;
+  }
+}
+
+/** Statuses of a run that nothing will change without a human (or a retry). */
+const SETTLED = new Set(['completed', 'suspended', 'failed', 'dead', 'cancelled']);
+
+class QueueClient implements WorkerClient {
+  readonly #queues = new Set<string>();
+
+  constructor(readonly db: QueueDb, readonly boss: PgBoss, readonly store: RunStore, readonly ownStore: boolean, readonly jobs: JobRetry) {}
+
+  async #queue(name: string): Promise<void> {
+    if (this.#queues.has(name)) return;
+    await this.boss.createQueue(name, { name, policy: 'standard' });
+    this.#queues.add(name);
+  }
+
+  async start(agent: string, input: RunInput, options: StartOptions = {}): Promise<string> {
+    if (typeof agent !== 'string' || agent === '') throw new TypeError("client.start(agent, input): agent must be the name of an agent a worker runs, e.g. 'teller'");
+    if (input === undefined || input === null) throw new TypeError('client.start(agent, input): input is missing: a string, a message, or an array of messages');
+    await this.#queue(queueName(agent, options.version));
+    const { runId } = await enqueueStart(this.db, this.boss, {
+      runId: newRunId(), agent, input, version: options.version, tenant: options.tenant ?? '', priority: options.priority ?? 0,
+      idempotencyKey: options.idempotencyKey, sessionId: options.sessionId, context: options.context, metadata: options.metadata, stream: options.stream === true,
+    }, this.jobs);
+    return runId;
+  }
+
+  async status(runId: string): Promise<RunReport | undefined> {
+    const row = await getDispatch(this.db, runId);
+    return row === undefined ? undefined : this.#report(row);
+  }
+
+  async #report(row: Dispatch): Promise<RunReport> {
+    const status = row.state === 'settled' ? row.status! : row.state === 'active' ? 'running' : row.state;
+    const report: RunReport = { runId: row.runId, agentName: row.agentName, version: row.version, tenant: row.tenant, status, attempts: row.attempts };
+    if (row.stopReason !== null) report.stopReason = row.stopReason;
+    if (row.error !== null) report.error = row.error;
+    if (row.state === 'settled' || row.state === 'cancelled') {
+      const state = await this.store.loadRun(row.runId);
+      if (state !== undefined) {
+        if (state.status === 'completed') Object.assign(report, { output: state.output, text: lastAssistantText(state.messages) });
+        if (state.status === 'suspended') report.pendingApprovals = state.pendingApprovals;
+      }
+    }
+    return report;
+  }
+
+  async wait(runId: string, options: { signal?: AbortSignal; timeoutMs?: number } = {}): Promise<RunReport> {
+    const until = options.timeoutMs === undefined ? Infinity : Date.now() + options.timeoutMs;
+    for (;;) {
+      // Listening first, then reading: a settle between the two is not missed.
+      const settled = this.#notified(CHANNELS.settled, runId, Math.min(5000, until - Date.now()), options.signal);
+      const report = await this.status(runId);
+      if (report === undefined) throw new TypeError(`client.wait(runId): the queue has no run ${runId}; start runs with client.start()`);
+      if (SETTLED.has(report.status)) {
+        settled.cancel();
+        return report;
+      }
+      await settled.promise;
+      if (options.signal?.aborted === true) throw options.signal.reason;
+      if (Date.now() >= until) throw new Error(`client.wait(${runId}): the run is still ${report.status} after ${options.timeoutMs} ms`);
+    }
+  }
+
+  /** Resolves on the next NOTIFY of `channel` with `payload`, after `ms`, or when `signal` aborts. */
+  #notified(channel: string, payload: string, ms: number, signal?: AbortSignal): { promise: Promise<void>; cancel(): void } {
+    let cancel = () => undefined as void;
+    const promise = new Promise<void>((resolve) => {
+      let unlisten: (() => void) | undefined;
+      const done = () => {
+        clearTimeout(timer);
+        unlisten?.();
+        signal?.removeEventListener('abort', done);
+        resolve();
+      };
+      const timer = setTimeout(done, Math.max(0, ms));
+      signal?.addEventListener('abort', done, { once: true });
+      cancel = done;
+      this.db.listen(channel, (got) => got === payload && done()).then((off) => (unlisten = off), done);
+    });
+    return { promise, cancel: () => cancel() };
+  }
+
+  async *events(runId: string, options: { after?: number; signal?: AbortSignal } = {}): AsyncIterable<LoggedEvent> {
+    let after = options.after ?? 0;
+    for (;;) {
+      const arrived = this.#notified(CHANNELS.events, runId, 2000, options.signal);
+      const batch = await eventsAfter(this.db, runId, after);
+      for (const logged of batch) {
+        after = logged.seq;
+        yield logged;
+        if (logged.event.type === 'run.end' && logged.event.status !== 'running') {
+          // A failed run the workers retry goes on: follow its next segment too.
+          const report = await this.status(runId);
+          if (report === undefined || SETTLED.has(report.status)) {
+            arrived.cancel();
+            return;
+          }
+        }
+      }
+      if (options.signal?.aborted === true) {
+        arrived.cancel();
+        return;
+      }
+      if (batch.length === 0) {
+        const report = await this.status(runId);
+        if (report === undefined) throw new TypeError(`client.events(runId): the queue has no run ${runId}`);
+        if (report.status === 'dead' || report.status === 'cancelled') return arrived.cancel();
+        await arrived.promise;
+      } else arrived.cancel();
+    }
+  }
+
+  async approvals(options: { agent?: string; limit?: number } = {}): Promise<RunReport[]> {
+    const suspended = await this.store.listRuns({ status: 'suspended', ...(options.agent !== undefined ? { agentName: options.agent } : {}), limit: options.limit ?? 100 });
+    const reports: RunReport[] = [];
+    for (const run of suspended) {
+      const row = await getDispatch(this.db, run.runId);
+      if (row === undefined || row.state !== 'settled') continue;
+      reports.push({ runId: run.runId, agentName: run.agentName, version: row.version, tenant: row.tenant, status: 'suspended', attempts: row.attempts, pendingApprovals: run.pendingApprovals });
+    }
+    return reports;
+  }
+
+  async answer(runId: string, decisions: Record<string, ApprovalDecision>): Promise<void> {
+    const where = `client.answer('${runId}', decisions)`;
+    if (typeof decisions !== 'object' || decisions === null || Array.isArray(decisions)) throw new TypeError(`${where}: decisions must be an object: { [toolCallId]: true | false | { approved, reason } }`);
+    const run = await this.store.loadRun(runId);
+    const row = await getDispatch(this.db, runId);
+    if (run === undefined || row === undefined) throw new TypeError(`${where}: the queue has no run ${runId}`);
+    if (run.status !== 'suspended' || row.state !== 'settled') throw new TypeError(`${where}: the run is not waiting for approval (it is ${row.state === 'settled' ? run.status : row.state}); answer a run client.approvals() lists`);
+    const pending = run.pendingApprovals.map((call) => call.toolCallId);
+    const unknown = Object.keys(decisions).filter((id) => !pending.includes(id));
+    if (unknown.length > 0) throw new TypeError(`${where}: ${unknown.join(', ')} ${unknown.length > 1 ? 'are' : 'is'} not a pending call of the run (pending: ${pending.join(', ')})`);
+    await this.#queue(queueName(row.agentName, row.version!));
+    const sent = await this.db.tx(async (tx) => {
+      // One answer of a segment goes ahead: the row leaves `settled` once.
+      if (!(await markQueued(tx, runId, ['settled']))) return false;
+      await sendJob(tx, this.boss, queueName(row.agentName, row.version!), { kind: 'resume', runId, agent: row.agentName, decisions, segment: run.segment }, { priority: row.priority, singletonKey: `resume:${runId}:${run.segment}` }, this.jobs);
+      return true;
+    });
+    if (!sent) throw new TypeError(`${where}: the run was answered meanwhile (by another client); its next segment is under way`);
+  }
+
+  async cancel(runId: string): Promise<void> {
+    const row = await getDispatch(this.db, runId);
+    if (row === undefined) throw new TypeError(`client.cancel(runId): the queue has no run ${runId}`);
+    await this.db.tx(async (tx) => {
+      await tx.query(`UPDATE koagent_dispatch SET cancel = true, updated_at = ${NOW} WHERE run_id = $1`, [runId]);
+      // A run between segments is cancelled now; a running one by its worker, told by NOTIFY.
+      if (row.state === 'settled' || row.state === 'dead') await markCancelled(tx, runId);
+      await tx.query('SELECT pg_notify($1, $2)', [CHANNELS.cancel, runId]);
+    });
+  }
+
+  async deadLetters(options: { agent?: string; limit?: number } = {}): Promise<RunReport[]> {
+    const { rows } = await this.db.query(
+      "SELECT run_id FROM koagent_dispatch WHERE state = 'dead' AND ($1::text IS NULL OR agent_name = $1) ORDER BY updated_at DESC LIMIT $2",
+      [options.agent ?? null, options.limit ?? 100],
+    );
+    const reports: RunReport[] = [];
+    for (const row of rows) reports.push((await this.status(String(row.run_id)))!);
+    return reports;
+  }
+
+  async retry(runId: string): Promise<void> {
+    const row = await getDispatch(this.db, runId);
+    if (row === undefined || row.state !== 'dead') throw new TypeError(`client.retry(runId): run ${runId} is not in the dead letters (it is ${row?.state ?? 'unknown to the queue'})`);
+    const stored = await this.store.loadRun(runId);
+    const queue = queueName(row.agentName, row.version ?? undefined);
+    await this.#queue(queue);
+    await this.db.tx(async (tx) => {
+      await tx.query(`UPDATE koagent_dispatch SET attempts = 0, updated_at = ${NOW} WHERE run_id = $1`, [runId]);
+      await markQueued(tx, runId, ['dead']);
+      // Not in the store: its start never got that far, and must be asked again by the client.
+      if (stored === undefined) throw new TypeError(`client.retry(runId): run ${runId} never started; start it again with client.start()`);
+      const kind = stored.status === 'running' ? 'recover' : 'retry';
+      await sendJob(tx, this.boss, queue, { kind, runId, agent: row.agentName }, { priority: row.priority }, this.jobs);
+    });
+  }
+
+  async moveRuns({ agent, from, to }: { agent: string; from: string; to: string }): Promise<number> {
+    for (const [key, value] of Object.entries({ agent, from, to })) {
+      if (typeof value !== 'string' || value === '') throw new TypeError(`client.moveRuns({ agent, from, to }): ${key} must be a non-empty string`);
+    }
+    const { rows } = await this.db.query(
+      `UPDATE koagent_dispatch SET version = $3, adopt = true, updated_at = ${NOW} WHERE agent_name = $1 AND version = $2 AND state IN ('settled', 'dead') AND status IS DISTINCT FROM 'completed' RETURNING run_id`,
+      [agent, from, to],
+    );
+    return rows.length;
+  }
+
+  async schedule(name: string, spec: ScheduleSpec): Promise<void> {
+    if (typeof name !== 'string' || name === '') throw new TypeError('client.schedule(name, spec): name must be a non-empty string');
+    if (typeof spec?.agent !== 'string' || typeof spec.cron !== 'string' || spec.input === undefined) throw new TypeError("client.schedule(name, spec): spec needs agent, cron and input, e.g. { agent: 'reporter', cron: '0 3 * * *', input: 'Write the report' }");
+    const queue = scheduleQueue(name);
+    await this.#queue(queue);
+    const { tz, ...data } = spec;
+    await this.boss.schedule(queue, spec.cron, data, tz === undefined ? {} : { tz });
+  }
+
+  async unschedule(name: string): Promise<void> {
+    await this.boss.unschedule(scheduleQueue(name));
+  }
+
+  async close(): Promise<void> {
+    await this.boss.stop({ graceful: false, close: false }).catch(() => undefined);
+    if (this.ownStore) await this.store.close().catch(() => undefined);
+    await this.db.close();
+  }
+}

@@ -1,0 +1,166 @@
+// What was asked of each run and where its dispatch stands: one row per run in
+// koagent_dispatch. The run store holds the run; this row holds what a worker needs to run its
+// next segment (version, tenant, context) and the queue's view of it (queued, active, settled,
+// dead, cancelled). Every change of a row is one statement here.
+import type PgBoss from 'pg-boss';
+import type { RunInput } from '../core/vocabulary/messages.js';
+import type { ApprovalDecision, RunStatus, StopReason } from '../core/vocabulary/state.js';
+import { bossDb, type Executor, type QueueDb } from './connection.js';
+import { CHANNELS, NOW, queueName } from './schema.js';
+
+/**
+ * Where a run's dispatch stands: `queued` (a job for its next segment waits for a worker),
+ * `active` (a worker runs the segment), `settled` (the segment ended; `status` says how),
+ * `dead` (it kept failing: see `error`), `cancelled`.
+ */
+export type DispatchState = 'queued' | 'active' | 'settled' | 'dead' | 'cancelled';
+
+/** One run's dispatch row. */
+export interface Dispatch {
+  runId: string;
+  agentName: string;
+  /** The version of the agent the run belongs to: set when a worker first takes it (or when a start pins it). */
+  version: string | null;
+  tenant: string;
+  priority: number;
+  sessionId: string | null;
+  context: unknown;
+  metadata: Record<string, unknown> | undefined;
+  stream: boolean;
+  state: DispatchState;
+  /** The run's status when its last segment ended (the store's, as the worker saw it). */
+  status: RunStatus | null;
+  stopReason: StopReason | null;
+  /** Segments started since the last one that ended well; a dead worker's run counts each takeover. */
+  attempts: number;
+  error: { code: string; message: string } | null;
+  cancel: boolean;
+  /** The run was moved to another version: its next segment adopts the stored state. */
+  adopt: boolean;
+  worker: string | null;
+  createdAt: number;
+  updatedAt: number;
+}
+
+/** What a job of the queue asks: start a run, resume one with decisions, take over a dead worker's, retry a failed one. */
+export type JobData =
+  | { kind: 'start'; runId: string; agent: string; input: RunInput }
+  | { kind: 'resume'; runId: string; agent: string; decisions: Record<string, ApprovalDecision>; segment: number }
+  | { kind: 'recover'; runId: string; agent: string }
+  | { kind: 'retry'; runId: string; agent: string };
+
+function parse(text: string | null): any {
+  return text === null ? null : JSON.parse(text);
+}
+
+function dispatchOf(row: Record<string, any>): Dispatch {
+  return {
+    runId: row.run_id, agentName: row.agent_name, version: row.version, tenant: row.tenant, priority: row.priority,
+    sessionId: row.session_id, context: parse(row.context) ?? undefined, metadata: parse(row.metadata) ?? undefined, stream: row.stream,
+    state: row.state, status: row.status, stopReason: row.stop_reason, attempts: row.attempts, error: parse(row.error),
+    cancel: row.cancel, adopt: row.adopt, worker: row.worker, createdAt: Number(row.created_at), updatedAt: Number(row.updated_at),
+  };
+}
+
+export async function getDispatch(q: Executor, runId: string): Promise<Dispatch | undefined> {
+  const { rows } = await q.query('SELECT * FROM koagent_dispatch WHERE run_id = $1', [runId]);
+  return rows.length === 0 ? undefined : dispatchOf(rows[0]);
+}
+
+/** A run to start: its dispatch row and its first job. */
+export interface StartRequest {
+  runId: string;
+  agent: string;
+  input: RunInput;
+  version?: string;
+  tenant: string;
+  priority: number;
+  idempotencyKey?: string;
+  sessionId?: string;
+  context?: unknown;
+  metadata?: Record<string, unknown>;
+  stream: boolean;
+}
+
+/**
+ * Store the run's row and send its start job, in one transaction: both or neither. With an
+ * idempotency key already used for this agent, nothing is sent and the first run's id is the answer.
+ */
+export async function enqueueStart(db: QueueDb, boss: PgBoss, request: StartRequest, retry: JobRetry): Promise<{ runId: string; created: boolean }> {
+  return db.tx(async (tx) => {
+    const inserted = await tx.query(
+      `INSERT INTO koagent_dispatch (run_id, agent_name, version, tenant, priority, idempotency_key, session_id, context, metadata, stream, state, created_at, updated_at)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, 'queued', ${NOW}, ${NOW}) ON CONFLICT DO NOTHING RETURNING run_id`,
+      [request.runId, request.agent, request.version ?? null, request.tenant, request.priority, request.idempotencyKey ?? null, request.sessionId ?? null,
+        request.context === undefined ? null : JSON.stringify(request.context), request.metadata === undefined ? null : JSON.stringify(request.metadata), request.stream],
+    );
+    if (inserted.rows.length === 0) {
+      const { rows } = await tx.query('SELECT run_id FROM koagent_dispatch WHERE agent_name = $1 AND idempotency_key = $2', [request.agent, request.idempotencyKey ?? null]);
+      if (rows.length === 0) throw new Error(`run id ${request.runId} is taken; start again for a fresh one`);
+      return { runId: String(rows[0].run_id), created: false };
+    }
+    const data: JobData = { kind: 'start', runId: request.runId, agent: request.agent, input: request.input };
+    await sendJob(tx, boss, queueName(request.agent, request.version), data, { priority: request.priority }, retry);
+    return { runId: request.runId, created: true };
+  });
+}
+
+/** How pg-boss retries a job whose handler failed, and when it expires a job whose worker went silent. */
+export interface JobRetry {
+  retryLimit: number;
+  retryDelaySeconds: number;
+  expireInSeconds: number;
+}
+
+/** Send a job in transaction `tx`, and wake the workers of its queue when it commits. */
+export async function sendJob(tx: Executor, boss: PgBoss, queue: string, data: JobData, options: PgBoss.SendOptions, retry: JobRetry): Promise<void> {
+  await boss.send(queue, data, { retryLimit: retry.retryLimit, retryDelay: retry.retryDelaySeconds, retryBackoff: true, expireInSeconds: retry.expireInSeconds, ...options, db: bossDb(tx) });
+  await tx.query('SELECT pg_notify($1, $2)', [CHANNELS.jobs, queue]);
+}
+
+/** Fix the run's version as this worker's, if it has none yet; the row as it is then. */
+export async function pinVersion(q: Executor, runId: string, version: string): Promise<Dispatch | undefined> {
+  await q.query(`UPDATE koagent_dispatch SET version = $2, updated_at = ${NOW} WHERE run_id = $1 AND version IS NULL`, [runId, version]);
+  return getDispatch(q, runId);
+}
+
+/** A worker's segment of the run began (the store gave it the run): one more attempt. */
+export async function markActive(q: Executor, runId: string, worker: string): Promise<void> {
+  await q.query(`UPDATE koagent_dispatch SET state = 'active', worker = $2, attempts = attempts + 1, adopt = false, updated_at = ${NOW} WHERE run_id = $1`, [runId, worker]);
+}
+
+/** The segment ended with the run `status`: settled, unless a retry or a dead letter follows. */
+export async function markSettled(q: Executor, runId: string, status: RunStatus, stopReason: StopReason | undefined, error: { code: string; message: string } | undefined): Promise<void> {
+  const keepAttempts = status === 'failed';
+  await q.query(
+    `WITH u AS (UPDATE koagent_dispatch SET state = 'settled', status = $2, stop_reason = $3, error = $4, worker = NULL${keepAttempts ? '' : ', attempts = 0'}, updated_at = ${NOW} WHERE run_id = $1 RETURNING run_id)
+     SELECT pg_notify('${CHANNELS.settled}', run_id) FROM u`,
+    [runId, status, stopReason ?? null, error === undefined ? null : JSON.stringify(error)],
+  );
+}
+
+/** A next segment was asked for (a resume, a retry): the run waits for a worker again. */
+export async function markQueued(q: Executor, runId: string, from: DispatchState[], error?: { code: string; message: string }): Promise<boolean> {
+  const { rows } = await q.query(
+    `UPDATE koagent_dispatch SET state = 'queued', error = COALESCE($3, error), updated_at = ${NOW} WHERE run_id = $1 AND state = ANY($2) RETURNING run_id`,
+    [runId, from, error === undefined ? null : JSON.stringify(error)],
+  );
+  return rows.length > 0;
+}
+
+/** The run kept failing: it is dead, with its last error, until someone retries it. */
+export async function markDead(q: Executor, runId: string, error: { code: string; message: string }): Promise<void> {
+  await q.query(
+    `WITH u AS (UPDATE koagent_dispatch SET state = 'dead', error = $2, worker = NULL, updated_at = ${NOW} WHERE run_id = $1 RETURNING run_id)
+     SELECT pg_notify('${CHANNELS.settled}', run_id) FROM u`,
+    [runId, JSON.stringify(error)],
+  );
+}
+
+export async function markCancelled(q: Executor, runId: string, status?: RunStatus, stopReason?: StopReason): Promise<void> {
+  await q.query(
+    `WITH u AS (UPDATE koagent_dispatch SET state = 'cancelled', status = COALESCE($2, status), stop_reason = COALESCE($3, stop_reason), worker = NULL, updated_at = ${NOW} WHERE run_id = $1 RETURNING run_id)
+     SELECT pg_notify('${CHANNELS.settled}', run_id) FROM u`,
+    [runId, status ?? null, stopReason ?? null],
+  );
+}

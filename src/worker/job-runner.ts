@@ -1,0 +1,235 @@
+// One job of the queue, run by a worker: the checks that make a duplicate or stale job do
+// nothing, the agent's slot, and the segment itself through the agent's public API (run, send,
+// resume, recover) on the run store. The store decides who writes the run; this decides what
+// the dispatch row says afterwards.
+import type PgBoss from 'pg-boss';
+import type { Agent } from '../agent/agent.js';
+import type { Logger } from '../core/vocabulary/contexts.js';
+import { describe, KoagentError, RunFailedError } from '../core/vocabulary/errors.js';
+import type { AgentEvent } from '../core/vocabulary/events.js';
+import type { RunResult } from '../core/vocabulary/result.js';
+import type { RunStore } from '../stores/run-store.js';
+import type { QueueDb } from './connection.js';
+import { getDispatch, markActive, markCancelled, markDead, markQueued, markSettled, pinVersion, sendJob, type Dispatch, type JobData, type JobRetry } from './dispatch.js';
+import { EventWriter } from './events.js';
+import { queueName } from './schema.js';
+import type { AgentLimit, Slots } from './slots.js';
+
+/** An agent a worker runs, with the version its runs belong to. */
+export interface VersionedAgent {
+  agent: Agent<any, any>;
+  version: string;
+}
+
+/** What a worker counts: jobs by how they ended. */
+export interface WorkerCounts {
+  /** Segments run to their end (completed, suspended or failed as the run's own outcome). */
+  segments: number;
+  /** Runs this worker took over from a dead one. */
+  recovered: number;
+  /** Jobs that did nothing: a duplicate, a stale resume, a run another worker holds. */
+  refused: number;
+  /** Jobs sent back for later: the agent or the tenant had no free slot. */
+  deferred: number;
+  /** Runs that went to the dead letters. */
+  dead: number;
+}
+
+/** What a job needs of its worker. */
+export interface JobParts {
+  id: string;
+  db: QueueDb;
+  boss: PgBoss;
+  store: RunStore;
+  logger: Logger;
+  agents: ReadonlyMap<string, VersionedAgent>;
+  slots: Slots;
+  limits: Readonly<Record<string, AgentLimit>>;
+  retry: JobRetry;
+  maxAttempts: number;
+  retryOn: (error: { code: string; message: string }) => boolean;
+  retryDelayMs: number;
+  recordEvents: boolean;
+  /** The segments running now, by run, each with the controller a cancel aborts. */
+  running: Map<string, AbortController>;
+  counts: WorkerCounts;
+}
+
+/** How a job ended, for the log and the counts. */
+export type JobOutcome = 'ran' | 'refused' | 'deferred' | 'forwarded' | 'dead' | 'cancelled';
+
+/** Run one job; a throw fails it in pg-boss (which retries it, up to its limit). */
+export async function runJob(parts: JobParts, job: PgBoss.JobWithMetadata<JobData>): Promise<JobOutcome> {
+  const data = job.data;
+  const entry = parts.agents.get(data.agent);
+  let row = await getDispatch(parts.db, data.runId);
+  if (entry === undefined || row === undefined || row.state === 'dead' || row.state === 'cancelled') return refused(parts);
+  if (data.kind === 'start' && row.version === null) row = (await pinVersion(parts.db, data.runId, entry.version))!;
+  if (row.version !== entry.version) {
+    // A new run another version's worker took first and then lost: it goes to its own version.
+    if (data.kind !== 'start') return refused(parts);
+    await parts.db.tx((tx) => sendJob(tx, parts.boss, queueName(data.agent, row!.version!), data, { priority: row!.priority }, parts.retry));
+    return 'forwarded';
+  }
+  if (row.cancel && data.kind !== 'recover') {
+    await markCancelled(parts.db, row.runId);
+    return 'cancelled';
+  }
+  if (data.kind === 'recover' && row.attempts >= parts.maxAttempts) {
+    const message = `run ${row.runId}: its segment was started ${row.attempts} times and never ended (each time its worker died or was stopped); it is not taken over again: look at it, then client.retry('${row.runId}')`;
+    await markDead(parts.db, row.runId, { code: 'dead_letter', message });
+    parts.counts.dead++;
+    return 'dead';
+  }
+  const limit = parts.limits[data.agent];
+  if (limit !== undefined && !(await parts.slots.take(data.agent, row.tenant, row.runId, limit))) {
+    // Back-pressure: the job comes back a little later, with its priority, as a new job (not a failure).
+    const delay = 100 + Math.floor(Math.random() * 200);
+    await parts.db.tx((tx) => sendJob(tx, parts.boss, job.name, data, { priority: job.priority, startAfter: new Date(Date.now() + delay) }, parts.retry));
+    parts.counts.deferred++;
+    return 'deferred';
+  }
+  try {
+    return await runSegment(parts, entry, row, data, job);
+  } finally {
+    await parts.slots.release(row.runId).catch((error: unknown) => parts.logger.warn(`koagent worker: giving back the slot of run ${row!.runId} failed (${describe(error)}); it frees itself when its lease runs out`));
+  }
+}
+
+function refused(parts: JobParts): JobOutcome {
+  parts.counts.refused++;
+  return 'refused';
+}
+
+/** The segment a job asks for, through the agent; the dispatch row is set from how it ended. */
+async function runSegment(parts: JobParts, entry: VersionedAgent, row: Dispatch, data: JobData, job: PgBoss.JobWithMetadata<JobData>): Promise<JobOutcome> {
+  const { db, logger } = parts;
+  const controller = new AbortController();
+  if (row.cancel) controller.abort(new KoagentError('timeout', 'the run was cancelled by its client'));
+  parts.running.set(row.runId, controller);
+  const writer = parts.recordEvents ? new EventWriter(db, row.runId, (error) => logger.warn(`koagent worker: writing the events of run ${row.runId} failed (${describe(error)})`)) : undefined;
+  // The dispatch row says `active` once the store gave this worker the run (its segment started).
+  let began: Promise<void> | undefined;
+  const onEvent = (event: AgentEvent) => {
+    if (event.type === 'run.start') began ??= markActive(db, row.runId, parts.id);
+    writer?.push(event);
+  };
+  const options = {
+    store: parts.store,
+    signal: controller.signal,
+    context: row.context,
+    metadata: { ...row.metadata, koagentWorker: { id: parts.id, version: entry.version } },
+    stream: row.stream,
+  };
+  try {
+    const result = await segment(entry.agent, row, data, options, onEvent);
+    await began;
+    await writer?.flush();
+    if (result === undefined) return refused(parts);
+    if (data.kind === 'recover') parts.counts.recovered++;
+    parts.counts.segments++;
+    if (row.cancel || controller.signal.aborted) await markCancelled(db, row.runId, result.status, result.stopReason);
+    else await markSettled(db, row.runId, result.status, result.stopReason, undefined);
+    return 'ran';
+  } catch (error) {
+    await began?.catch(() => undefined);
+    await writer?.flush();
+    return await failed(parts, row, data, job, error, began !== undefined);
+  } finally {
+    parts.running.delete(row.runId);
+  }
+}
+
+/** Options of the agent call a segment is, beside the run's own. */
+interface SegmentOptions {
+  store: RunStore;
+  signal: AbortSignal;
+  context: unknown;
+  metadata: Record<string, unknown>;
+  stream: boolean;
+}
+
+/** Run the segment a job asks for: its result, or undefined when there was nothing to do (a recover that found the run taken). */
+async function segment(agent: Agent<any, any>, row: Dispatch, data: JobData, options: SegmentOptions, onEvent: (event: AgentEvent) => void): Promise<RunResult | undefined> {
+  const { stream, ...rest } = options;
+  const call = { ...rest, onEvent: stream ? undefined : onEvent, stream };
+  switch (data.kind) {
+    case 'start': {
+      const started = row.sessionId === null ? agent.run(data.input, { ...call, runId: row.runId } as never) : agent.send(data.input, { ...call, runId: row.runId, sessionId: row.sessionId } as never);
+      return follow(started as unknown as Promise<RunResult>, stream, onEvent);
+    }
+    case 'resume':
+    case 'retry': {
+      const decisions = data.kind === 'resume' ? data.decisions : {};
+      const stored = row.adopt ? await options.store.loadRun(row.runId) : undefined;
+      const target = stored === undefined ? row.runId : agent.adoptState(stored);
+      return follow(agent.resume(target, decisions, call as never) as unknown as Promise<RunResult>, stream, onEvent);
+    }
+    case 'recover': {
+      const recovered = await follow(agent.recover({ ...call, runId: row.runId } as never) as unknown as Promise<{ result?: RunResult; error?: unknown }[]>, stream, onEvent);
+      if (recovered.length === 0) return undefined;
+      const [{ result, error }] = recovered;
+      if (error !== undefined) throw error;
+      return result;
+    }
+  }
+}
+
+/** The call's result; for a streamed call, its events are read as they come (text deltas included). */
+async function follow<T>(call: Promise<T> | AsyncIterable<AgentEvent> & { result: Promise<T> }, stream: boolean, onEvent: (event: AgentEvent) => void): Promise<T> {
+  if (!stream) return call as Promise<T>;
+  const streamed = call as AsyncIterable<AgentEvent> & { result: Promise<T> };
+  try {
+    for await (const event of streamed) onEvent(event);
+  } catch {
+    // The stream ends with the run's failure; `result` rejects with the same error.
+  }
+  return streamed.result;
+}
+
+/**
+ * A segment that failed: the run's own failure (stored failed) is retried while its error is
+ * one `retryOn` accepts and attempts are left, else it settles failed — or, when it was
+ * retried to the end, dies. Anything else fails the job, for pg-boss to retry, and dies with
+ * the job's last retry.
+ */
+async function failed(parts: JobParts, row: Dispatch, data: JobData, job: PgBoss.JobWithMetadata<JobData>, error: unknown, began: boolean): Promise<JobOutcome> {
+  const { db } = parts;
+  const code = KoagentError.is(error) ? error.code : 'internal';
+  const fault = { code, message: describe(error) };
+  // Another worker holds the run now (this one's lease ran out): it is that worker's to record.
+  if (code === 'lease_lost') return refused(parts);
+  // A run the store could not read, or recovery refused (another version's): the store stored it failed.
+  if (code === 'corrupt_run' || (code === 'invalid_resume' && data.kind === 'recover')) {
+    await markSettled(db, row.runId, 'failed', undefined, fault);
+    return 'ran';
+  }
+  // A start or resume the store refused (the run exists, the segment was resumed): a duplicate.
+  if (code === 'invalid_resume' && !began) return refused(parts);
+  if (error instanceof RunFailedError) {
+    parts.counts.segments++;
+    const attempts = (await getDispatch(db, row.runId))?.attempts ?? row.attempts;
+    if (!parts.retryOn(fault)) {
+      await markSettled(db, row.runId, 'failed', error.state.stopReason, fault);
+      return 'ran';
+    }
+    if (attempts >= parts.maxAttempts) {
+      await markDead(db, row.runId, { code: fault.code, message: `run ${row.runId} failed ${attempts} times; the last error: ${fault.message}` });
+      parts.counts.dead++;
+      return 'dead';
+    }
+    const delay = parts.retryDelayMs * 2 ** Math.max(0, attempts - 1);
+    await db.tx(async (tx) => {
+      await markQueued(tx, row.runId, ['active', 'settled', 'queued'], fault);
+      await sendJob(tx, parts.boss, queueName(row.agentName, row.version!), { kind: 'retry', runId: row.runId, agent: row.agentName }, { priority: row.priority, startAfter: new Date(Date.now() + delay) }, parts.retry);
+    });
+    return 'ran';
+  }
+  if (error instanceof TypeError || job.retryCount >= job.retryLimit) {
+    // A misuse (input the agent refuses) fails the same way every time; so does a job out of retries.
+    await markDead(db, row.runId, fault);
+    parts.counts.dead++;
+    return 'dead';
+  }
+  throw error;
+}

@@ -1,0 +1,73 @@
+// The worker's own tables, beside the run store's and pg-boss's: what was asked of each run
+// (dispatch), the slots of agents with a concurrency limit, and the events of runs for clients
+// that follow them. The run store stays the truth about a run; these say how it is dispatched.
+import type { QueueDb } from './connection.js';
+
+/** Milliseconds since the epoch by the database server's clock, as the PostgreSQL store times leases. */
+export const NOW = '(extract(epoch from clock_timestamp()) * 1000)::bigint';
+
+/** Channels of NOTIFY: a job was sent (payload: its queue), a run settled, a run is to be cancelled, a run has new events. */
+export const CHANNELS = { jobs: 'koagent_jobs', settled: 'koagent_settled', cancel: 'koagent_cancel', events: 'koagent_events' } as const;
+
+const DDL = `
+CREATE TABLE IF NOT EXISTS koagent_dispatch (
+  run_id text PRIMARY KEY,
+  agent_name text NOT NULL,
+  version text,
+  tenant text NOT NULL DEFAULT '',
+  priority integer NOT NULL DEFAULT 0,
+  idempotency_key text,
+  session_id text,
+  context text,
+  metadata text,
+  stream boolean NOT NULL DEFAULT false,
+  state text NOT NULL,
+  status text,
+  stop_reason text,
+  attempts integer NOT NULL DEFAULT 0,
+  error text,
+  cancel boolean NOT NULL DEFAULT false,
+  adopt boolean NOT NULL DEFAULT false,
+  worker text,
+  created_at bigint NOT NULL,
+  updated_at bigint NOT NULL
+);
+CREATE UNIQUE INDEX IF NOT EXISTS koagent_dispatch_idempotency ON koagent_dispatch (agent_name, idempotency_key) WHERE idempotency_key IS NOT NULL;
+CREATE INDEX IF NOT EXISTS koagent_dispatch_state ON koagent_dispatch (state, agent_name);
+CREATE TABLE IF NOT EXISTS koagent_slots (
+  run_id text PRIMARY KEY,
+  agent_name text NOT NULL,
+  tenant text NOT NULL,
+  expires_at bigint NOT NULL
+);
+CREATE INDEX IF NOT EXISTS koagent_slots_agent ON koagent_slots (agent_name, tenant);
+CREATE TABLE IF NOT EXISTS koagent_events (
+  id bigserial PRIMARY KEY,
+  run_id text NOT NULL,
+  event text NOT NULL,
+  at bigint NOT NULL
+);
+CREATE INDEX IF NOT EXISTS koagent_events_run ON koagent_events (run_id, id);
+`;
+
+/** A lock id of the worker's schema changes (distinct from the run store's). */
+const SCHEMA_LOCK = 7_401_929_003;
+
+/** Create the worker's tables if they are missing, under a lock so processes starting at once do not race. */
+export async function prepareSchema(db: QueueDb): Promise<void> {
+  await db.tx(async (tx) => {
+    await tx.query('SELECT pg_advisory_xact_lock($1)', [SCHEMA_LOCK]);
+    await tx.query(DDL);
+  });
+}
+
+/** The queue of new runs of `agent` (any version's worker may start them), or of the work of one version. */
+export function queueName(agent: string, version?: string): string {
+  const name = `koagent.${encodeURIComponent(agent)}`;
+  return version === undefined ? name : `${name}.v.${encodeURIComponent(version)}`;
+}
+
+/** The queue a schedule's cron sends to (pg-boss has one schedule per queue). */
+export function scheduleQueue(schedule: string): string {
+  return `koagent-cron.${encodeURIComponent(schedule)}`;
+}
