@@ -8,11 +8,11 @@ import { newRunId, type ApprovalDecision, type PendingApproval, type RunStatus, 
 import { postgresStore } from '../stores/postgres.js';
 import { assertStore, type RunStore } from '../stores/run-store.js';
 import { QueueDb } from './connection.js';
-import { enqueueStart, getDispatch, markCancelled, markQueued, sendJob, type Dispatch, type JobRetry } from './dispatch.js';
+import { enqueueStart, getDispatch, markCancelled, markQueued, sendJob, type Dispatch } from './dispatch.js';
 import { eventsAfter, type LoggedEvent } from './events.js';
-import { checkClientOptions, jobRetry, type ClientOptions } from './options.js';
+import { checkClientOptions, type ClientOptions } from './options.js';
 import { scheduleQueue, type ScheduleSpec } from './schedules.js';
-import { CHANNELS, NOW, prepareSchema, queueName } from './schema.js';
+import { CHANNELS, ensureQueue, NOW, prepareSchema, queueName } from './schema.js';
 
 /**
  * Options of `client.start`.
@@ -110,7 +110,7 @@ export async function createClient(options: ClientOptions): Promise<WorkerClient
     store = checked.store ?? (await postgresStore({ pool: db.pool }));
     assertStore(store, 'createClient: store');
     boss = await db.boss({ supervise: false, schedule: false });
-    return new QueueClient(db, boss, store, checked.store === undefined, jobRetry(store.leaseMs, checked.retryLimit));
+    return new QueueClient(db, boss, store, checked.store === undefined);
   } catch (error) {
     await boss?.stop({ graceful: false, close: false }).catch(() => undefined);
     if (checked.store === undefined) await store?.close().catch(() => undefined);
@@ -125,11 +125,11 @@ const SETTLED = new Set(['completed', 'suspended', 'failed', 'dead', 'cancelled'
 class QueueClient implements WorkerClient {
   readonly #queues = new Set<string>();
 
-  constructor(readonly db: QueueDb, readonly boss: PgBoss, readonly store: RunStore, readonly ownStore: boolean, readonly jobs: JobRetry) {}
+  constructor(readonly db: QueueDb, readonly boss: PgBoss, readonly store: RunStore, readonly ownStore: boolean) {}
 
   async #queue(name: string): Promise<void> {
     if (this.#queues.has(name)) return;
-    await this.boss.createQueue(name, { name, policy: 'standard' });
+    await ensureQueue(this.db, this.boss, name);
     this.#queues.add(name);
   }
 
@@ -140,7 +140,7 @@ class QueueClient implements WorkerClient {
     const { runId } = await enqueueStart(this.db, this.boss, {
       runId: newRunId(), agent, input, version: options.version, tenant: options.tenant ?? '', priority: options.priority ?? 0,
       idempotencyKey: options.idempotencyKey, sessionId: options.sessionId, context: options.context, metadata: options.metadata, stream: options.stream === true,
-    }, this.jobs);
+    });
     return runId;
   }
 
@@ -255,7 +255,7 @@ class QueueClient implements WorkerClient {
     const sent = await this.db.tx(async (tx) => {
       // One answer of a segment goes ahead: the row leaves `settled` once.
       if (!(await markQueued(tx, runId, ['settled']))) return false;
-      await sendJob(tx, this.boss, queueName(row.agentName, row.version!), { kind: 'resume', runId, agent: row.agentName, decisions, segment: run.segment }, { priority: row.priority, singletonKey: `resume:${runId}:${run.segment}` }, this.jobs);
+      await sendJob(tx, this.boss, queueName(row.agentName, row.version!), { kind: 'resume', runId, agent: row.agentName, decisions, segment: run.segment }, { priority: row.priority, singletonKey: `resume:${runId}:${run.segment}` });
       return true;
     });
     if (!sent) throw new TypeError(`${where}: the run was answered meanwhile (by another client); its next segment is under way`);
@@ -294,7 +294,7 @@ class QueueClient implements WorkerClient {
       // Not in the store: its start never got that far, and must be asked again by the client.
       if (stored === undefined) throw new TypeError(`client.retry(runId): run ${runId} never started; start it again with client.start()`);
       const kind = stored.status === 'running' ? 'recover' : 'retry';
-      await sendJob(tx, this.boss, queue, { kind, runId, agent: row.agentName }, { priority: row.priority }, this.jobs);
+      await sendJob(tx, this.boss, queue, { kind, runId, agent: row.agentName }, { priority: row.priority });
     });
   }
 

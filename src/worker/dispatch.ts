@@ -86,7 +86,7 @@ export interface StartRequest {
  * Store the run's row and send its start job, in one transaction: both or neither. With an
  * idempotency key already used for this agent, nothing is sent and the first run's id is the answer.
  */
-export async function enqueueStart(db: QueueDb, boss: PgBoss, request: StartRequest, retry: JobRetry): Promise<{ runId: string; created: boolean }> {
+export async function enqueueStart(db: QueueDb, boss: PgBoss, request: StartRequest): Promise<{ runId: string; created: boolean }> {
   return db.tx(async (tx) => {
     const inserted = await tx.query(
       `INSERT INTO koagent_dispatch (run_id, agent_name, version, tenant, priority, idempotency_key, session_id, context, metadata, stream, state, created_at, updated_at)
@@ -100,21 +100,17 @@ export async function enqueueStart(db: QueueDb, boss: PgBoss, request: StartRequ
       return { runId: String(rows[0].run_id), created: false };
     }
     const data: JobData = { kind: 'start', runId: request.runId, agent: request.agent, input: request.input };
-    await sendJob(tx, boss, queueName(request.agent, request.version), data, { priority: request.priority }, retry);
+    await sendJob(tx, boss, queueName(request.agent, request.version), data, { priority: request.priority });
     return { runId: request.runId, created: true };
   });
 }
 
-/** How pg-boss retries a job whose handler failed, and when it expires a job whose worker went silent. */
-export interface JobRetry {
-  retryLimit: number;
-  retryDelaySeconds: number;
-  expireInSeconds: number;
-}
-
-/** Send a job in transaction `tx`, and wake the workers of its queue when it commits. */
-export async function sendJob(tx: Executor, boss: PgBoss, queue: string, data: JobData, options: PgBoss.SendOptions, retry: JobRetry): Promise<void> {
-  await boss.send(queue, data, { retryLimit: retry.retryLimit, retryDelay: retry.retryDelaySeconds, retryBackoff: true, expireInSeconds: retry.expireInSeconds, ...options, db: bossDb(tx) });
+/**
+ * Send a job in transaction `tx`, and wake the workers of its queue when it commits. Its
+ * retries and expiry are its queue's, which the workers set (`ensureQueue`).
+ */
+export async function sendJob(tx: Executor, boss: PgBoss, queue: string, data: JobData, options: PgBoss.SendOptions): Promise<void> {
+  await boss.send(queue, data, { ...options, db: bossDb(tx) });
   await tx.query('SELECT pg_notify($1, $2)', [CHANNELS.jobs, queue]);
 }
 

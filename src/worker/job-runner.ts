@@ -10,7 +10,7 @@ import type { AgentEvent } from '../core/vocabulary/events.js';
 import type { RunResult } from '../core/vocabulary/result.js';
 import type { RunStore } from '../stores/run-store.js';
 import type { QueueDb } from './connection.js';
-import { getDispatch, markActive, markCancelled, markDead, markQueued, markSettled, pinVersion, sendJob, type Dispatch, type JobData, type JobRetry } from './dispatch.js';
+import { getDispatch, markActive, markCancelled, markDead, markQueued, markSettled, pinVersion, sendJob, type Dispatch, type JobData } from './dispatch.js';
 import { EventWriter } from './events.js';
 import { queueName } from './schema.js';
 import type { AgentLimit, Slots } from './slots.js';
@@ -45,7 +45,6 @@ export interface JobParts {
   agents: ReadonlyMap<string, VersionedAgent>;
   slots: Slots;
   limits: Readonly<Record<string, AgentLimit>>;
-  retry: JobRetry;
   maxAttempts: number;
   retryOn: (error: { code: string; message: string }) => boolean;
   retryDelayMs: number;
@@ -68,7 +67,7 @@ export async function runJob(parts: JobParts, job: PgBoss.JobWithMetadata<JobDat
   if (row.version !== entry.version) {
     // A new run another version's worker took first and then lost: it goes to its own version.
     if (data.kind !== 'start') return refused(parts);
-    await parts.db.tx((tx) => sendJob(tx, parts.boss, queueName(data.agent, row!.version!), data, { priority: row!.priority }, parts.retry));
+    await parts.db.tx((tx) => sendJob(tx, parts.boss, queueName(data.agent, row!.version!), data, { priority: row!.priority }));
     return 'forwarded';
   }
   if (row.cancel && data.kind !== 'recover') {
@@ -85,7 +84,7 @@ export async function runJob(parts: JobParts, job: PgBoss.JobWithMetadata<JobDat
   if (limit !== undefined && !(await parts.slots.take(data.agent, row.tenant, row.runId, limit))) {
     // Back-pressure: the job comes back a little later, with its priority, as a new job (not a failure).
     const delay = 100 + Math.floor(Math.random() * 200);
-    await parts.db.tx((tx) => sendJob(tx, parts.boss, job.name, data, { priority: job.priority, startAfter: new Date(Date.now() + delay) }, parts.retry));
+    await parts.db.tx((tx) => sendJob(tx, parts.boss, job.name, data, { priority: job.priority, startAfter: new Date(Date.now() + delay) }));
     parts.counts.deferred++;
     return 'deferred';
   }
@@ -221,7 +220,7 @@ async function failed(parts: JobParts, row: Dispatch, data: JobData, job: PgBoss
     const delay = parts.retryDelayMs * 2 ** Math.max(0, attempts - 1);
     await db.tx(async (tx) => {
       await markQueued(tx, row.runId, ['active', 'settled', 'queued'], fault);
-      await sendJob(tx, parts.boss, queueName(row.agentName, row.version!), { kind: 'retry', runId: row.runId, agent: row.agentName }, { priority: row.priority, startAfter: new Date(Date.now() + delay) }, parts.retry);
+      await sendJob(tx, parts.boss, queueName(row.agentName, row.version!), { kind: 'retry', runId: row.runId, agent: row.agentName }, { priority: row.priority, startAfter: new Date(Date.now() + delay) });
     });
     return 'ran';
   }

@@ -6,8 +6,8 @@ import type { Logger } from '../core/vocabulary/contexts.js';
 import { functionSchema, optionsSchema, parseOptions, wholeNumberSchema } from '../core/vocabulary/options.js';
 import type { RunStore } from '../stores/run-store.js';
 import type { QueuePool } from './connection.js';
-import type { JobRetry } from './dispatch.js';
 import type { VersionedAgent } from './job-runner.js';
+import type { QueueSettings } from './schema.js';
 import type { AgentLimit } from './slots.js';
 
 /**
@@ -152,17 +152,14 @@ const RETRIED = new Set(['model_error', 'store_error']);
  *
  * @example const client = await createClient({ connectionString: process.env.DATABASE_URL });
  */
-export interface ClientOptions extends QueueConnection {
-  /** pg-boss's retries of a job whose handler threw (default 3): the same as the workers'. */
-  retryLimit?: number;
-}
+export interface ClientOptions extends QueueConnection {}
 
-const clientSchema = optionsSchema({ ...connectionShape, retryLimit: wholeNumberSchema(0).optional() }, { aliases: { runStore: 'store', db: 'store', url: 'connectionString', databaseUrl: 'connectionString' } });
+const clientSchema = optionsSchema({ ...connectionShape }, { aliases: { runStore: 'store', db: 'store', url: 'connectionString', databaseUrl: 'connectionString' } });
 
 export function checkClientOptions(options: ClientOptions) {
   const given = parseOptions(clientSchema, options, 'createClient(options)');
   whereIsTheDatabase(given, 'createClient');
-  return { ...given, store: given.store as RunStore | undefined, retryLimit: given.retryLimit ?? 3 };
+  return { ...given, store: given.store as RunStore | undefined };
 }
 
 function whereIsTheDatabase(given: { connectionString?: string; pool?: unknown }, who: string): void {
@@ -170,7 +167,7 @@ function whereIsTheDatabase(given: { connectionString?: string; pool?: unknown }
   if (given.connectionString !== undefined && given.pool !== undefined) throw new TypeError(`${who}(options): give connectionString or pool, not both`);
 }
 
-/** How pg-boss treats the jobs: retried `retryLimit` times, expired after two leases without an end (the worker died before the store held the run). */
-export function jobRetry(leaseMs: number, retryLimit: number): JobRetry {
-  return { retryLimit, retryDelaySeconds: 1, expireInSeconds: Math.max(2, Math.ceil((2 * leaseMs) / 1000)) };
+/** The settings of the worker's queues: jobs retried `retryLimit` times, expired after two leases without an end. */
+export function queueSettings(leaseMs: number, retryLimit: number): QueueSettings {
+  return { retryLimit, expireInSeconds: Math.max(2, Math.ceil((2 * leaseMs) / 1000)) };
 }

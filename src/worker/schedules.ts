@@ -42,7 +42,7 @@ export async function startScheduled(parts: JobParts, jobId: string, queue: stri
   const { runId } = await enqueueStart(parts.db, parts.boss, {
     runId: newRunId(), agent: spec.agent, input: spec.input, version: spec.version, tenant: spec.tenant ?? '', priority: spec.priority ?? 0,
     idempotencyKey: `${queue}:${jobId}`, metadata: spec.metadata, context: spec.context, stream: spec.stream === true,
-  }, parts.retry);
+  });
   return runId;
 }
 

@@ -1,6 +1,7 @@
 // The worker's own tables, beside the run store's and pg-boss's: what was asked of each run
 // (dispatch), the slots of agents with a concurrency limit, and the events of runs for clients
 // that follow them. The run store stays the truth about a run; these say how it is dispatched.
+import type PgBoss from 'pg-boss';
 import type { QueueDb } from './connection.js';
 
 /** Milliseconds since the epoch by the database server's clock, as the PostgreSQL store times leases. */
@@ -59,6 +60,34 @@ export async function prepareSchema(db: QueueDb): Promise<void> {
     await tx.query('SELECT pg_advisory_xact_lock($1)', [SCHEMA_LOCK]);
     await tx.query(DDL);
   });
+}
+
+/** A lock id of queue creation: pg-boss 10 deadlocks when two processes create queues at once. */
+const QUEUE_LOCK = 7_401_929_005;
+
+/**
+ * How pg-boss treats the jobs of a queue: retried `retryLimit` times (after 1 s, backing off),
+ * and expired — failed, so retried by another worker — when they run `expireInSeconds` without
+ * an end (their worker died before the store held the run).
+ */
+export interface QueueSettings {
+  retryLimit: number;
+  expireInSeconds: number;
+}
+
+/**
+ * Create pg-boss queue `name` unless it exists, one process at a time; with `settings` (a
+ * worker's), set its retries and expiry, which every job sent to it then has.
+ */
+export async function ensureQueue(db: QueueDb, boss: PgBoss, name: string, settings?: QueueSettings): Promise<void> {
+  const options = settings === undefined ? {} : { retryLimit: settings.retryLimit, retryDelay: 1, retryBackoff: true, expireInSeconds: settings.expireInSeconds };
+  if ((await boss.getQueue(name)) === null) {
+    await db.tx(async (tx) => {
+      await tx.query('SELECT pg_advisory_xact_lock($1)', [QUEUE_LOCK]);
+      if ((await boss.getQueue(name)) === null) await boss.createQueue(name, { name, policy: 'standard', ...options });
+    });
+  }
+  if (settings !== undefined) await boss.updateQueue(name, { name, ...options });
 }
 
 /** The queue of new runs of `agent` (any version's worker may start them), or of the work of one version. */

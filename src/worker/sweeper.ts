@@ -25,7 +25,7 @@ export async function sweep(parts: JobParts, wake: () => void): Promise<number> 
       const runId = String(row.run_id);
       await db.tx((tx) => sendJob(tx, boss, queueName(agent.name, version), { kind: 'recover', runId, agent: agent.name }, {
         priority: row.priority, singletonKey: `recover:${runId}`, singletonSeconds: Math.max(1, Math.ceil(store.leaseMs / 1000)),
-      }, parts.retry));
+      }));
       sent++;
     }
   }

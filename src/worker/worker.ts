@@ -8,12 +8,12 @@ import { hostname } from 'node:os';
 import { postgresStore } from '../stores/postgres.js';
 import { assertStore, type RunStore } from '../stores/run-store.js';
 import { QueueDb } from './connection.js';
-import type { JobData, JobRetry } from './dispatch.js';
+import type { JobData } from './dispatch.js';
 import { pruneEvents } from './events.js';
 import { runJob, type JobParts, type VersionedAgent, type WorkerCounts } from './job-runner.js';
-import { checkWorkerOptions, jobRetry, type WorkerOptions } from './options.js';
+import { checkWorkerOptions, queueSettings, type WorkerOptions } from './options.js';
 import { relaySchedules, startScheduled, type ScheduleSpec } from './schedules.js';
-import { CHANNELS, prepareSchema, queueName } from './schema.js';
+import { CHANNELS, ensureQueue, prepareSchema, queueName } from './schema.js';
 import { Slots } from './slots.js';
 import { sweep } from './sweeper.js';
 
@@ -83,10 +83,9 @@ class QueueWorker implements Worker {
   constructor(readonly options: ReturnType<typeof checkWorkerOptions>, readonly db: QueueDb, readonly boss: PgBoss, readonly store: RunStore, readonly ownStore: boolean) {
     this.id = options.id ?? `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
     const agents = new Map<string, VersionedAgent>(options.agents.map((entry) => [entry.agent.name, entry]));
-    const retry: JobRetry = jobRetry(store.leaseMs, options.retryLimit);
     this.parts = {
       id: this.id, db, boss, store, logger: options.logger, agents,
-      slots: new Slots(db, store.leaseMs), limits: options.limits, retry,
+      slots: new Slots(db, store.leaseMs), limits: options.limits,
       maxAttempts: options.maxAttempts, retryOn: options.retryOn, retryDelayMs: options.retryDelayMs, recordEvents: options.recordEvents,
       running: new Map(), counts: { segments: 0, recovered: 0, refused: 0, deferred: 0, dead: 0 },
     };
@@ -106,7 +105,8 @@ class QueueWorker implements Worker {
       if (this.options.takesNewRuns) this.#queues.push(queueName(agent.name));
       this.#queues.push(queueName(agent.name, version));
     }
-    for (const queue of this.#queues) await this.boss.createQueue(queue, { name: queue, policy: 'standard' });
+    const settings = queueSettings(this.store.leaseMs, this.options.retryLimit);
+    for (const queue of this.#queues) await ensureQueue(this.db, this.boss, queue, settings);
     this.#unlisten.push(await this.db.listen(CHANNELS.jobs, (queue) => {
       if (this.#queues.includes(queue)) this.#wakeUp();
     }));
