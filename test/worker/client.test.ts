@@ -35,7 +35,7 @@ async function setup(): Promise<{ url: string; pool: pg.Pool; client: WorkerClie
   return { url, pool, client };
 }
 
-async function startWorker(url: string, agents: Parameters<typeof createWorker>[0]['agents'], options: { concurrency?: number } = {}): Promise<Worker> {
+async function startWorker(url: string, agents: Parameters<typeof createWorker>[0]['agents'], options: { concurrency?: number; recordEvents?: boolean } = {}): Promise<Worker> {
   const worker = await createWorker({ connectionString: url, agents, ...FAST, ...options });
   closing.push(() => worker.stop({ deadlineMs: 2000 }));
   return worker;
@@ -196,6 +196,14 @@ describe('client.events', () => {
     const rest = await collect(client.events(runId, { after: late[3].seq }));
     expect(rest).toEqual(late.slice(4));
   }, 30_000);
+
+  it('ends when the run has settled and its events are read, also when the worker recorded none', async () => {
+    const { url, pool, client } = await setup();
+    await startWorker(url, [workerAgent(pool as never, { steps: 1 })], { recordEvents: false });
+    const runId = await client.start('teller', 'hello');
+    await client.wait(runId, WAIT);
+    expect(await collect(client.events(runId))).toEqual([]);
+  }, 10_000);
 });
 
 describe('client.approvals and client.answer', () => {
