@@ -181,21 +181,25 @@ class QueueClient implements WorkerClient {
     }
   }
 
-  /** Resolves on the next NOTIFY of `channel` with `payload`, after `ms`, or when `signal` aborts. */
-  #notified(channel: string, payload: string, ms: number, signal?: AbortSignal): { promise: Promise<void>; cancel(): void } {
+  /** Resolves on the next NOTIFY of one of `channels` with `payload`, after `ms`, or when `signal` aborts. */
+  #notified(channels: string | string[], payload: string, ms: number, signal?: AbortSignal): { promise: Promise<void>; cancel(): void } {
     let cancel = () => undefined as void;
     const promise = new Promise<void>((resolve) => {
-      let unlisten: (() => void) | undefined;
+      const unlisten: (() => void)[] = [];
+      let over = false;
       const done = () => {
+        over = true;
         clearTimeout(timer);
-        unlisten?.();
+        for (const off of unlisten) off();
         signal?.removeEventListener('abort', done);
         resolve();
       };
       const timer = setTimeout(done, Math.max(0, ms));
       signal?.addEventListener('abort', done, { once: true });
       cancel = done;
-      this.db.listen(channel, (got) => got === payload && done()).then((off) => (unlisten = off), done);
+      for (const channel of [channels].flat()) {
+        this.db.listen(channel, (got) => got === payload && done()).then((off) => (over ? off() : unlisten.push(off)), done);
+      }
     });
     return { promise, cancel: () => cancel() };
   }
@@ -203,7 +207,8 @@ class QueueClient implements WorkerClient {
   async *events(runId: string, options: { after?: number; signal?: AbortSignal } = {}): AsyncIterable<LoggedEvent> {
     let after = options.after ?? 0;
     for (;;) {
-      const arrived = this.#notified(CHANNELS.events, runId, 2000, options.signal);
+      // Woken by new events, and by the run's settling (which follows its segment's last event).
+      const arrived = this.#notified([CHANNELS.events, CHANNELS.settled], runId, 2000, options.signal);
       const batch = await eventsAfter(this.db, runId, after);
       for (const logged of batch) {
         after = logged.seq;
@@ -225,6 +230,13 @@ class QueueClient implements WorkerClient {
         const report = await this.status(runId);
         if (report === undefined) throw new TypeError(`client.events(runId): the queue has no run ${runId}`);
         if (report.status === 'dead' || report.status === 'cancelled') return arrived.cancel();
+        // Its run.end was read while the worker had not settled it yet: nothing more will come
+        // (a worker writes a segment's events before it settles the run), once the rest is read.
+        if (SETTLED.has(report.status)) {
+          if ((await eventsAfter(this.db, runId, after, 1)).length === 0) return arrived.cancel();
+          arrived.cancel();
+          continue;
+        }
         await arrived.promise;
       } else arrived.cancel();
     }

@@ -103,3 +103,26 @@ describe('agent.recover({ wait: true })', () => {
     expect((await store.listRuns({ agentName: 'teller' }))[0].status).toBe('running');
   });
 });
+
+describe('agent.recover({ runId })', () => {
+  it('continues only the run named, of two whose leases expired; the other stays to be recovered', async () => {
+    const clock = testClock();
+    const store = memoryStore({ leaseMs: 1000, now: clock.now });
+    const [older, named] = [await abandon(store), await abandon(store)];
+    clock.advance(1001);
+    const recovered = await recoverer(store).recover({ runId: named });
+    expect(recovered).toEqual([expect.objectContaining({ runId: named, result: expect.objectContaining({ status: 'completed', text: 'Three.' }) })]);
+    expect((await store.loadRun(older))!.status).toBe('running');
+    expect((await recoverer(store).recoverable()).map((run) => run.runId)).toEqual([older]);
+  });
+
+  it('takes nothing while the named run is leased, nor a run it does not know', async () => {
+    const clock = testClock();
+    const store = memoryStore({ leaseMs: 1000, now: clock.now });
+    const runId = await abandon(store);
+    expect(await recoverer(store).recover({ runId })).toEqual([]);
+    clock.advance(1001);
+    expect(await recoverer(store).recover({ runId: 'run_nobody' })).toEqual([]);
+    expect((await store.loadRun(runId))!.status).toBe('running');
+  });
+});

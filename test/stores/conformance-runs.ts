@@ -169,6 +169,26 @@ export function runConformance(kind: string, make: StoreFactory): void {
       await store.close();
     });
 
+    it('claims a named run only: when its lease expired, and when it is of the agent named', async () => {
+      const store = await make({ leaseMs: 400 });
+      await store.createRun({ state: newRun('run_first'), owner: 'w1' });
+      await sleep(5);
+      await store.createRun({ state: newRun('run_second'), owner: 'w1' });
+      await store.createRun({ state: { ...newRun('run_theirs'), agentName: 'someone-else' }, owner: 'w1' });
+      expect(await store.claimExpired('teller', 'w2', 'run_second')).toBeUndefined();
+      await sleep(450);
+      expect(await store.claimExpired('someone-else', 'w2', 'run_second')).toBeUndefined();
+      expect(await store.claimExpired('teller', 'w2', 'run_theirs')).toBeUndefined();
+      expect(await store.claimExpired('teller', 'w2', 'run_nobody')).toBeUndefined();
+      // Not the oldest expired run of the agent, as a claim without a run id takes: the one named.
+      const claimed = (await store.claimExpired('teller', 'w2', 'run_second')) as ClaimedRun | undefined;
+      expect(claimed?.lease).toMatchObject({ runId: 'run_second', owner: 'w2' });
+      expect(claimed!.state).toEqual(newRun('run_second'));
+      expect(await store.claimExpired('teller', 'w3', 'run_second')).toBeUndefined();
+      expect(((await store.claimExpired('teller', 'w3')) as ClaimedRun | undefined)?.state.runId).toBe('run_first');
+      await store.close();
+    });
+
     it('gives the lease back with the final checkpoint: a finished run is never claimed', async () => {
       const store = await make({ leaseMs: 20 });
       const created = await store.createRun({ state: newRun('run_done'), owner: 'w1' });
