@@ -81,17 +81,25 @@ export async function runJob(parts: JobParts, job: PgBoss.JobWithMetadata<JobDat
     return 'dead';
   }
   const limit = parts.limits[data.agent];
-  if (limit !== undefined && !(await parts.slots.take(data.agent, row.tenant, row.runId, limit))) {
+  const slot = limit === undefined ? undefined : await parts.slots.take(data.agent, row.tenant, row.runId, limit);
+  if (slot === false) {
     // Back-pressure: the job comes back a little later, with its priority, as a new job (not a failure).
     const delay = 100 + Math.floor(Math.random() * 200);
     await parts.db.tx((tx) => sendJob(tx, parts.boss, job.name, data, { priority: job.priority, startAfter: new Date(Date.now() + delay) }));
     parts.counts.deferred++;
     return 'deferred';
   }
+  // A slot the run held already is another job's (a duplicate's) until this segment gets the run.
+  let ownsSlot = slot === 'taken';
+  const onBegan = () => {
+    if (slot !== 'held') return;
+    parts.slots.adopt(row!.runId);
+    ownsSlot = true;
+  };
   try {
-    return await runSegment(parts, entry, row, data, job);
+    return await runSegment(parts, entry, row, data, job, onBegan);
   } finally {
-    await parts.slots.release(row.runId).catch((error: unknown) => parts.logger.warn(`koagent worker: giving back the slot of run ${row!.runId} failed (${describe(error)}); it frees itself when its lease runs out`));
+    if (ownsSlot) await parts.slots.release(row.runId).catch((error: unknown) => parts.logger.warn(`koagent worker: giving back the slot of run ${row!.runId} failed (${describe(error)}); it frees itself when its lease runs out`));
   }
 }
 
@@ -101,7 +109,7 @@ function refused(parts: JobParts): JobOutcome {
 }
 
 /** The segment a job asks for, through the agent; the dispatch row is set from how it ended. */
-async function runSegment(parts: JobParts, entry: VersionedAgent, row: Dispatch, data: JobData, job: PgBoss.JobWithMetadata<JobData>): Promise<JobOutcome> {
+async function runSegment(parts: JobParts, entry: VersionedAgent, row: Dispatch, data: JobData, job: PgBoss.JobWithMetadata<JobData>, onBegan: () => void): Promise<JobOutcome> {
   const { db, logger } = parts;
   const controller = new AbortController();
   if (row.cancel) controller.abort(new KoagentError('timeout', 'the run was cancelled by its client'));
@@ -110,7 +118,10 @@ async function runSegment(parts: JobParts, entry: VersionedAgent, row: Dispatch,
   // The dispatch row says `active` once the store gave this worker the run (its segment started).
   let began: Promise<void> | undefined;
   const onEvent = (event: AgentEvent) => {
-    if (event.type === 'run.start') began ??= markActive(db, row.runId, parts.id);
+    if (event.type === 'run.start' && began === undefined) {
+      onBegan();
+      began = markActive(db, row.runId, parts.id);
+    }
     writer?.push(event);
   };
   const options = {

@@ -15,8 +15,8 @@ export interface AgentLimit {
   perTenant?: number;
 }
 
-/** A lock key per agent, so two workers taking a slot of one agent take turns. */
-const LOCK_SPACE = 7_401_929_004;
+/** A lock key per agent, so two workers taking a slot of one agent take turns (the two-key form takes two 32-bit integers). */
+const LOCK_SPACE = 740_192_904;
 
 /** The slots this worker holds: taken, renewed while their segments run, and given back. */
 export class Slots {
@@ -24,23 +24,33 @@ export class Slots {
 
   constructor(readonly db: QueueDb, readonly leaseMs: number) {}
 
-  /** Take a slot of `agent` for `runId`, or false when the agent (or this tenant's share) is full. */
-  async take(agent: string, tenant: string, runId: string, limit: AgentLimit): Promise<boolean> {
+  /**
+   * Take a slot of `agent` for `runId`: `taken`, or `held` when the run holds one already (a
+   * duplicate job, or a dead worker's slot not yet expired: not this job's to give back), or
+   * false when the agent (or this tenant's share) is full.
+   */
+  async take(agent: string, tenant: string, runId: string, limit: AgentLimit): Promise<'taken' | 'held' | false> {
     const taken = await this.db.tx(async (tx) => {
       await tx.query('SELECT pg_advisory_xact_lock($1, hashtext($2))', [LOCK_SPACE, agent]);
       await tx.query(`DELETE FROM koagent_slots WHERE agent_name = $1 AND expires_at < ${NOW}`, [agent]);
       const { rows } = await tx.query('SELECT count(*)::int AS total, count(*) FILTER (WHERE tenant = $2)::int AS mine, bool_or(run_id = $3) AS held FROM koagent_slots WHERE agent_name = $1', [agent, tenant, runId]);
       const { total, mine, held } = rows[0];
-      if (held !== true && (total >= limit.concurrency || mine >= (limit.perTenant ?? limit.concurrency))) return false;
+      if (held === true) return 'held';
+      if (total >= limit.concurrency || mine >= (limit.perTenant ?? limit.concurrency)) return false;
       await tx.query(
         `INSERT INTO koagent_slots (run_id, agent_name, tenant, expires_at) VALUES ($1, $2, $3, ${NOW} + $4)
          ON CONFLICT (run_id) DO UPDATE SET expires_at = EXCLUDED.expires_at`,
         [runId, agent, tenant, this.leaseMs],
       );
-      return true;
+      return 'taken';
     });
-    if (taken) this.#held.add(runId);
+    if (taken === 'taken') this.#held.add(runId);
     return taken;
+  }
+
+  /** A run whose slot was `held` is this worker's now (the store gave it the run): renew and give back its slot. */
+  adopt(runId: string): void {
+    this.#held.add(runId);
   }
 
   /** Keep every slot this worker holds (called as often as leases are renewed). */
