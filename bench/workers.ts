@@ -5,6 +5,7 @@
 // idle queue. The workers are real processes (bench/worker-process.ts), the client is this one.
 import { fork, type ChildProcess } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { createClient, type WorkerClient } from '../src/worker.js';
@@ -217,6 +218,12 @@ async function main(): Promise<void> {
     for (const [label, t] of [['1 worker', one], ['2 workers', two]] as const) {
       const busy = t.cost.workers === undefined || t.cost.postgres === undefined ? undefined : ((t.cost.workers + t.cost.postgres + t.cost.client) * t.perSecond) / 1000;
       console.log(`${`  per run, ${label}`.padEnd(48)} CPU: workers ${cpu(t.cost.workers)}, PostgreSQL ${cpu(t.cost.postgres)}, client ${cpu(t.cost.client)}; ${t.cost.writes.toFixed(1)} write transactions${busy === undefined ? '' : `; ${busy.toFixed(2)} cores busy`}`);
+    }
+    // Workers, PostgreSQL and the client share the machine's cores: at the 1-worker CPU per run,
+    // this is the most runs a second the machine could do, whatever the number of workers.
+    if (one.cost.workers !== undefined && one.cost.postgres !== undefined) {
+      const ceiling = (availableParallelism() * 1000) / (one.cost.workers + one.cost.postgres + one.cost.client);
+      console.log(`${'  ceiling of the machine at the 1-worker CPU/run'.padEnd(48)} ${ceiling.toFixed(1).padStart(8)} runs/s on ${availableParallelism()} cores, ${(ceiling / one.perSecond).toFixed(2)}× the 1-worker figure (the most the ratio below can be)`);
     }
     const ms = (values: number[]) => `p50 ${quantile(values, 0.5).toFixed(0).padStart(3)} ms, p95 ${quantile(values, 0.95).toFixed(0).padStart(3)} ms`;
     console.log(`\nqueue latency: ${SAMPLES} runs one at a time on an idle queue, one worker process (Date.now() in the client and the worker)`);
