@@ -114,10 +114,17 @@ export async function sendJob(tx: Executor, boss: PgBoss, queue: string, data: J
   await tx.query('SELECT pg_notify($1, $2)', [CHANNELS.jobs, queue]);
 }
 
-/** Fix the run's version as this worker's, if it has none yet; the row as it is then. */
+/**
+ * Fix the run's version as this worker's, if it has none yet and is not given up on; the row as
+ * it is then. One statement, not a read, a write and a read: every start pays it.
+ */
 export async function pinVersion(q: Executor, runId: string, version: string): Promise<Dispatch | undefined> {
-  await q.query(`UPDATE koagent_dispatch SET version = $2, updated_at = ${NOW} WHERE run_id = $1 AND version IS NULL`, [runId, version]);
-  return getDispatch(q, runId);
+  const { rows } = await q.query(
+    `WITH u AS (UPDATE koagent_dispatch SET version = $2, updated_at = ${NOW} WHERE run_id = $1 AND version IS NULL AND state NOT IN ('dead', 'cancelled') RETURNING *)
+     SELECT * FROM u UNION ALL SELECT * FROM koagent_dispatch WHERE run_id = $1 AND NOT EXISTS (SELECT 1 FROM u)`,
+    [runId, version],
+  );
+  return rows.length === 0 ? undefined : dispatchOf(rows[0]);
 }
 
 /** A worker's segment of the run began (the store gave it the run): one more attempt. */

@@ -61,13 +61,13 @@ export type JobOutcome = 'ran' | 'refused' | 'deferred' | 'forwarded' | 'dead' |
 export async function runJob(parts: JobParts, job: PgBoss.JobWithMetadata<JobData>): Promise<JobOutcome> {
   const data = job.data;
   const entry = parts.agents.get(data.agent);
-  let row = await getDispatch(parts.db, data.runId);
+  // A start reads its row and pins its version in one statement.
+  const row = entry !== undefined && data.kind === 'start' ? await pinVersion(parts.db, data.runId, entry.version) : await getDispatch(parts.db, data.runId);
   if (entry === undefined || row === undefined || row.state === 'dead' || row.state === 'cancelled') return refused(parts);
-  if (data.kind === 'start' && row.version === null) row = (await pinVersion(parts.db, data.runId, entry.version))!;
   if (row.version !== entry.version) {
     // A new run another version's worker took first and then lost: it goes to its own version.
     if (data.kind !== 'start') return refused(parts);
-    await parts.db.tx((tx) => sendJob(tx, parts.boss, queueName(data.agent, row!.version!), data, { priority: row!.priority }));
+    await parts.db.tx((tx) => sendJob(tx, parts.boss, queueName(data.agent, row.version!), data, { priority: row.priority }));
     return 'forwarded';
   }
   if (row.cancel && data.kind !== 'recover') {
