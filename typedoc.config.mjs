@@ -103,4 +103,6 @@ export default {
   defaultCategory: 'Other',
   plugin: ['./typedoc-export-categories.mjs'],
   markdownItLoader: headingCodeInAnchors,
+  // TypeDoc's own list, and the languages of the workers guide's deployment and SQL blocks.
+  highlightLanguages: ['bash', 'console', 'css', 'html', 'javascript', 'json', 'jsonc', 'json5', 'yaml', 'tsx', 'typescript', 'sql', 'dockerfile'],
 };

@@ -90,7 +90,9 @@ export interface WorkerClient {
   moveRuns(options: { agent: string; from: string; to: string }): Promise<number>;
   /** Start runs on a cron schedule, under `name` (a second call replaces it). */
   schedule(name: string, spec: ScheduleSpec): Promise<void>;
+  /** Stop the schedule `name`: its cron starts no more runs (the runs it started go on). */
   unschedule(name: string): Promise<void>;
+  /** Close the client's connections (a pool you gave stays open); the runs it started go on in the workers. */
   close(): Promise<void>;
 }
 

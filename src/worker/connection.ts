@@ -5,8 +5,13 @@ import { createRequire } from 'node:module';
 import type PgBoss from 'pg-boss';
 import type { PostgresPool } from '../stores/postgres.js';
 
-/** A pool the queue can use: a `pg.Pool` (the store's `PostgresPool`, with `query`). */
+/**
+ * A pool the queue can use: a `pg.Pool` (the store's `PostgresPool`, with `query`).
+ *
+ * @example await createClient({ pool: new pg.Pool({ connectionString: process.env.DATABASE_URL, max: 20 }) })
+ */
 export interface QueuePool extends PostgresPool {
+  /** Run one statement on a connection of the pool. */
   query(text: string, values?: unknown[]): Promise<{ rows: any[] }>;
 }
 

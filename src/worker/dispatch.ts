@@ -12,6 +12,8 @@ import { CHANNELS, NOW, queueName } from './schema.js';
  * Where a run's dispatch stands: `queued` (a job for its next segment waits for a worker),
  * `active` (a worker runs the segment), `settled` (the segment ended; `status` says how),
  * `dead` (it kept failing: see `error`), `cancelled`.
+ *
+ * @example SELECT state, count(*) FROM koagent_dispatch GROUP BY state
  */
 export type DispatchState = 'queued' | 'active' | 'settled' | 'dead' | 'cancelled';
 

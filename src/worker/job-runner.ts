@@ -21,7 +21,11 @@ export interface VersionedAgent {
   version: string;
 }
 
-/** What a worker counts: jobs by how they ended. */
+/**
+ * What a worker counts: jobs by how they ended.
+ *
+ * @example const { segments, recovered, dead } = worker.counts;
+ */
 export interface WorkerCounts {
   /** Segments run to their end (completed, suspended or failed as the run's own outcome). */
   segments: number;
