@@ -225,6 +225,8 @@ class QueueClient implements WorkerClient {
         const report = await this.status(runId);
         if (report === undefined) throw new TypeError(`client.events(runId): the queue has no run ${runId}`);
         if (report.status === 'dead' || report.status === 'cancelled') return arrived.cancel();
+        // Settled with nothing after `after` (read again: events written before the settle may have come since): nothing more will come.
+        if (SETTLED.has(report.status) && (await eventsAfter(this.db, runId, after, 1)).length === 0) return arrived.cancel();
         await arrived.promise;
       } else arrived.cancel();
     }
