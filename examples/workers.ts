@@ -63,8 +63,12 @@ function ordersAgent(pool: pg.Pool, name: string) {
     const { rows: [entry] } = await pool.query('INSERT INTO example_calls (key, run_id, worker) VALUES ($1, $2, $3) RETURNING id', [ctx.idempotencyKey, ctx.runId, name]);
     await work();
     // The effect's own system deduplicates by the key (as a payment provider would): a call run again after a crash applies nothing new.
-    const applied = await pool.query('INSERT INTO example_effects (key, run_id, tool, worker) VALUES ($1, $2, $3, $4) ON CONFLICT (key) DO NOTHING', [ctx.idempotencyKey, ctx.runId, tool, name]);
-    await pool.query('UPDATE example_calls SET applied = $2 WHERE id = $1', [entry.id, applied.rowCount === 1]);
+    // One statement, so a worker killed here leaves both rows or neither.
+    await pool.query(
+      `WITH e AS (INSERT INTO example_effects (key, run_id, tool, worker) VALUES ($1, $2, $3, $4) ON CONFLICT (key) DO NOTHING RETURNING key)
+       UPDATE example_calls SET applied = EXISTS (SELECT 1 FROM e) WHERE id = $5`,
+      [ctx.idempotencyKey, ctx.runId, tool, name, entry.id],
+    );
   };
   const pack = defineTool({
     name: 'pack',
@@ -97,6 +101,7 @@ const say = (line: string) => process.stdout.write(`${line}\n`);
 /** The worker process: take the jobs of `orders` until SIGTERM (which createWorker handles: a graceful stop). */
 async function workerProcess(url: string, name: string): Promise<void> {
   const pool = new pg.Pool({ connectionString: url, max: 4 });
+  pool.on('error', () => undefined);
   const worker = await createWorker({
     connectionString: url, agents: [ordersAgent(pool, name)], id: name, concurrency: 3,
     leaseMs: LEASE_MS, sweepMs: 300, maintenanceIntervalSeconds: 1, pollMs: 500,
@@ -215,6 +220,8 @@ export async function main(): Promise<boolean> {
   const workers: WorkerProcess[] = [];
   let client: WorkerClient | undefined;
   const pool = new pg.Pool({ connectionString: postgres.url, max: 2 });
+  // An idle connection the server drops (when it stops) must not bring this process down.
+  pool.on('error', () => undefined);
   try {
     print(`1. An embedded PostgreSQL (port ${postgres.port}) for two worker processes, A and B, and this client`);
     await pool.query('CREATE TABLE example_effects (key text PRIMARY KEY, run_id text NOT NULL, tool text NOT NULL, worker text NOT NULL)');

@@ -12,7 +12,7 @@ import { enqueueStart, getDispatch, markCancelled, markQueued, sendJob, type Dis
 import { eventsAfter, type LoggedEvent } from './events.js';
 import { checkClientOptions, jobRetry, type ClientOptions } from './options.js';
 import { scheduleQueue, type ScheduleSpec } from './schedules.js';
-import { CHANNELS, NOW, prepareSchema, queueName } from './schema.js';
+import { CHANNELS, createQueue, NOW, prepareSchema, queueName } from './schema.js';
 
 /**
  * Options of `client.start`.
@@ -129,7 +129,7 @@ class QueueClient implements WorkerClient {
 
   async #queue(name: string): Promise<void> {
     if (this.#queues.has(name)) return;
-    await this.boss.createQueue(name, { name, policy: 'standard' });
+    await createQueue(this.boss, name);
     this.#queues.add(name);
   }
 

@@ -1,6 +1,7 @@
 // The worker's own tables, beside the run store's and pg-boss's: what was asked of each run
 // (dispatch), the slots of agents with a concurrency limit, and the events of runs for clients
 // that follow them. The run store stays the truth about a run; these say how it is dispatched.
+import type PgBoss from 'pg-boss';
 import type { QueueDb } from './connection.js';
 
 /** Milliseconds since the epoch by the database server's clock, as the PostgreSQL store times leases. */
@@ -70,4 +71,21 @@ export function queueName(agent: string, version?: string): string {
 /** The queue a schedule's cron sends to (pg-boss has one schedule per queue). */
 export function scheduleQueue(schedule: string): string {
   return `koagent-cron.${encodeURIComponent(schedule)}`;
+}
+
+/**
+ * Make pg-boss's queue `name` unless it exists. Processes making queues at the same moment can
+ * deadlock inside pg-boss (each adds a partition of its job table); PostgreSQL aborts one of
+ * them, which tries again.
+ */
+export async function createQueue(boss: PgBoss, name: string): Promise<void> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await boss.createQueue(name, { name, policy: 'standard' });
+      return;
+    } catch (error) {
+      if ((error as { code?: string }).code !== '40P01' || attempt >= 5) throw error;
+      await new Promise((resolve) => setTimeout(resolve, 20 * attempt + Math.floor(Math.random() * 50)));
+    }
+  }
 }

@@ -13,7 +13,7 @@ import { pruneEvents } from './events.js';
 import { runJob, type JobParts, type VersionedAgent, type WorkerCounts } from './job-runner.js';
 import { checkWorkerOptions, jobRetry, type WorkerOptions } from './options.js';
 import { relaySchedules, startScheduled, type ScheduleSpec } from './schedules.js';
-import { CHANNELS, prepareSchema, queueName } from './schema.js';
+import { CHANNELS, createQueue, prepareSchema, queueName } from './schema.js';
 import { Slots } from './slots.js';
 import { sweep } from './sweeper.js';
 
@@ -106,7 +106,7 @@ class QueueWorker implements Worker {
       if (this.options.takesNewRuns) this.#queues.push(queueName(agent.name));
       this.#queues.push(queueName(agent.name, version));
     }
-    for (const queue of this.#queues) await this.boss.createQueue(queue, { name: queue, policy: 'standard' });
+    for (const queue of this.#queues) await createQueue(this.boss, queue);
     this.#unlisten.push(await this.db.listen(CHANNELS.jobs, (queue) => {
       if (this.#queues.includes(queue)) this.#wakeUp();
     }));
