@@ -86,13 +86,20 @@ export class QueueDb {
       raw.on('notification', (message: { channel: string; payload?: string }) => {
         for (const listener of this.#listeners.get(message.channel) ?? []) listener(message.payload ?? '');
       });
+      // Released once: after close() gave it back, its errors (the server going away) are the pool's.
+      let released = false;
+      const release = (error?: boolean) => {
+        if (!released) raw.release(error);
+        released = true;
+      };
       // A dropped LISTEN connection: the waits fall back to their polls until a new one is made.
       raw.on('error', () => {
+        if (released) return;
         this.#listening = undefined;
-        raw.release(true);
+        release(true);
         if (!this.#closed) void this.#relisten();
       });
-      return raw;
+      return { query: (text: string, values?: unknown[]) => raw.query(text, values), release };
     });
     return this.#listening;
   }

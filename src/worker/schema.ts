@@ -84,7 +84,7 @@ export async function ensureQueue(db: QueueDb, boss: PgBoss, name: string, setti
   if ((await boss.getQueue(name)) === null) {
     await db.tx(async (tx) => {
       await tx.query('SELECT pg_advisory_xact_lock($1)', [QUEUE_LOCK]);
-      if ((await boss.getQueue(name)) === null) await boss.createQueue(name, { name, policy: 'standard', ...options });
+      if ((await boss.getQueue(name)) === null) await createQueue(boss, name, options);
     });
   }
   if (settings !== undefined) await boss.updateQueue(name, { name, ...options });
@@ -99,4 +99,20 @@ export function queueName(agent: string, version?: string): string {
 /** The queue a schedule's cron sends to (pg-boss has one schedule per queue). */
 export function scheduleQueue(schedule: string): string {
   return `koagent-cron.${encodeURIComponent(schedule)}`;
+}
+
+/**
+ * Make pg-boss's queue `name`. Making a queue adds a partition of pg-boss's job table, which
+ * can deadlock with pg-boss's own work on that table; PostgreSQL aborts one side, which tries again.
+ */
+async function createQueue(boss: PgBoss, name: string, options: Partial<PgBoss.Queue>): Promise<void> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await boss.createQueue(name, { name, policy: 'standard', ...options });
+      return;
+    } catch (error) {
+      if ((error as { code?: string }).code !== '40P01' || attempt >= 5) throw error;
+      await new Promise((resolve) => setTimeout(resolve, 20 * attempt + Math.floor(Math.random() * 50)));
+    }
+  }
 }

@@ -6,7 +6,6 @@ import { z } from 'zod';
 import { createAgent, defineTool } from '../../src/index.js';
 import { sendJob } from '../../src/worker/dispatch.js';
 import { QueueDb } from '../../src/worker/connection.js';
-import { jobRetry } from '../../src/worker/options.js';
 import { queueName } from '../../src/worker/schema.js';
 import { stepsModel, workerAgent } from '../fixtures/worker-agents.js';
 import { useDatabase } from '../support/worker-harness.js';
@@ -102,7 +101,7 @@ describe('one run, one writer', () => {
     const queue = QueueDb.open({ connectionString: db.url }, 'test');
     const boss = await queue.boss({ supervise: false, schedule: false });
     try {
-      await queue.tx((tx) => sendJob(tx, boss, queueName('teller'), { kind: 'start', runId, agent: 'teller', input: 'hello' }, {}, jobRetry(1000, 3)));
+      await queue.tx((tx) => sendJob(tx, boss, queueName('teller'), { kind: 'start', runId, agent: 'teller', input: 'hello' }, {}));
       await db.until(async () => worker.counts.refused > 0, 'the duplicate to be refused');
     } finally {
       await boss.stop({ graceful: false, close: false });
