@@ -39,7 +39,11 @@ export interface Dispatch {
   cancel: boolean;
   /** The run was moved to another version: its next segment adopts the stored state. */
   adopt: boolean;
+  /** The worker holding the row (it fetched the run's job and runs it), and until when unless it renews. */
   worker: string | null;
+  heldUntil: number;
+  /** The job the holder runs: sent again if the holder dies before the store holds the run. */
+  job: JobData | null;
   createdAt: number;
   updatedAt: number;
 }
@@ -60,7 +64,7 @@ function dispatchOf(row: Record<string, any>): Dispatch {
     runId: row.run_id, agentName: row.agent_name, version: row.version, tenant: row.tenant, priority: row.priority,
     sessionId: row.session_id, context: parse(row.context) ?? undefined, metadata: parse(row.metadata) ?? undefined, stream: row.stream,
     state: row.state, status: row.status, stopReason: row.stop_reason, attempts: row.attempts, error: parse(row.error),
-    cancel: row.cancel, adopt: row.adopt, worker: row.worker, createdAt: Number(row.created_at), updatedAt: Number(row.updated_at),
+    cancel: row.cancel, adopt: row.adopt, worker: row.worker, heldUntil: Number(row.held_until), job: parse(row.job), createdAt: Number(row.created_at), updatedAt: Number(row.updated_at),
   };
 }
 
@@ -129,16 +133,41 @@ export async function pinVersion(q: Executor, runId: string, version: string): P
   return rows.length === 0 ? undefined : dispatchOf(rows[0]);
 }
 
+/**
+ * Hold the rows of jobs just fetched, in the fetch's transaction: a worker holds a row while it
+ * runs the job, renewing `held_until`, so a worker that dies is seen when its rows lapse. A row
+ * another worker still holds is not taken (the job is a duplicate): the runs held are returned.
+ */
+export async function holdRuns(tx: Executor, jobs: { runId: string; data: JobData }[], worker: string, leaseMs: number): Promise<Set<string>> {
+  const { rows } = await tx.query(
+    `UPDATE koagent_dispatch d SET worker = $2, held_until = ${NOW} + $3, job = j.data, updated_at = ${NOW}
+     FROM unnest($1::text[], $4::text[]) AS j(run_id, data)
+     WHERE d.run_id = j.run_id AND d.state IN ('queued', 'active') AND (d.worker IS NULL OR d.held_until < ${NOW}) RETURNING d.run_id`,
+    [jobs.map((job) => job.runId), worker, leaseMs, jobs.map((job) => JSON.stringify(job.data))],
+  );
+  return new Set(rows.map((row) => String(row.run_id)));
+}
+
+/** Keep every row `worker` holds for another `leaseMs`. */
+export async function renewHeld(q: Executor, worker: string, leaseMs: number): Promise<void> {
+  await q.query(`UPDATE koagent_dispatch SET held_until = ${NOW} + $2 WHERE worker = $1`, [worker, leaseMs]);
+}
+
+/** Give the row back, if `worker` holds it, as it is. */
+export async function releaseRun(q: Executor, runId: string, worker: string): Promise<void> {
+  await q.query('UPDATE koagent_dispatch SET worker = NULL, held_until = 0 WHERE run_id = $1 AND worker = $2', [runId, worker]);
+}
+
 /** A worker's segment of the run began (the store gave it the run): one more attempt. */
-export async function markActive(q: Executor, runId: string, worker: string): Promise<void> {
-  await q.query(`UPDATE koagent_dispatch SET state = 'active', worker = $2, attempts = attempts + 1, adopt = false, updated_at = ${NOW} WHERE run_id = $1`, [runId, worker]);
+export async function markActive(q: Executor, runId: string, worker: string, leaseMs: number): Promise<void> {
+  await q.query(`UPDATE koagent_dispatch SET state = 'active', worker = $2, held_until = ${NOW} + $3, attempts = attempts + 1, adopt = false, updated_at = ${NOW} WHERE run_id = $1`, [runId, worker, leaseMs]);
 }
 
 /** The segment ended with the run `status`: settled, unless a retry or a dead letter follows. */
 export async function markSettled(q: Executor, runId: string, status: RunStatus, stopReason: StopReason | undefined, error: { code: string; message: string } | undefined): Promise<void> {
   const keepAttempts = status === 'failed';
   await q.query(
-    `WITH u AS (UPDATE koagent_dispatch SET state = 'settled', status = $2, stop_reason = $3, error = $4, worker = NULL${keepAttempts ? '' : ', attempts = 0'}, updated_at = ${NOW} WHERE run_id = $1 RETURNING run_id)
+    `WITH u AS (UPDATE koagent_dispatch SET state = 'settled', status = $2, stop_reason = $3, error = $4, worker = NULL, held_until = 0${keepAttempts ? '' : ', attempts = 0'}, updated_at = ${NOW} WHERE run_id = $1 RETURNING run_id)
      SELECT pg_notify('${CHANNELS.settled}', run_id) FROM u`,
     [runId, status, stopReason ?? null, error === undefined ? null : JSON.stringify(error)],
   );
@@ -147,7 +176,7 @@ export async function markSettled(q: Executor, runId: string, status: RunStatus,
 /** A next segment was asked for (a resume, a retry): the run waits for a worker again. */
 export async function markQueued(q: Executor, runId: string, from: DispatchState[], error?: { code: string; message: string }): Promise<boolean> {
   const { rows } = await q.query(
-    `UPDATE koagent_dispatch SET state = 'queued', error = COALESCE($3, error), updated_at = ${NOW} WHERE run_id = $1 AND state = ANY($2) RETURNING run_id`,
+    `UPDATE koagent_dispatch SET state = 'queued', error = COALESCE($3, error), worker = NULL, held_until = 0, updated_at = ${NOW} WHERE run_id = $1 AND state = ANY($2) RETURNING run_id`,
     [runId, from, error === undefined ? null : JSON.stringify(error)],
   );
   return rows.length > 0;
@@ -156,7 +185,7 @@ export async function markQueued(q: Executor, runId: string, from: DispatchState
 /** The run kept failing: it is dead, with its last error, until someone retries it. */
 export async function markDead(q: Executor, runId: string, error: { code: string; message: string }): Promise<void> {
   await q.query(
-    `WITH u AS (UPDATE koagent_dispatch SET state = 'dead', error = $2, worker = NULL, updated_at = ${NOW} WHERE run_id = $1 RETURNING run_id)
+    `WITH u AS (UPDATE koagent_dispatch SET state = 'dead', error = $2, worker = NULL, held_until = 0, updated_at = ${NOW} WHERE run_id = $1 RETURNING run_id)
      SELECT pg_notify('${CHANNELS.settled}', run_id) FROM u`,
     [runId, JSON.stringify(error)],
   );
@@ -164,7 +193,7 @@ export async function markDead(q: Executor, runId: string, error: { code: string
 
 export async function markCancelled(q: Executor, runId: string, status?: RunStatus, stopReason?: StopReason): Promise<void> {
   await q.query(
-    `WITH u AS (UPDATE koagent_dispatch SET state = 'cancelled', status = COALESCE($2, status), stop_reason = COALESCE($3, stop_reason), worker = NULL, updated_at = ${NOW} WHERE run_id = $1 RETURNING run_id)
+    `WITH u AS (UPDATE koagent_dispatch SET state = 'cancelled', status = COALESCE($2, status), stop_reason = COALESCE($3, stop_reason), worker = NULL, held_until = 0, updated_at = ${NOW} WHERE run_id = $1 RETURNING run_id)
      SELECT pg_notify('${CHANNELS.settled}', run_id) FROM u`,
     [runId, status ?? null, stopReason ?? null],
   );

@@ -10,7 +10,7 @@ import type { AgentEvent } from '../core/vocabulary/events.js';
 import type { RunResult } from '../core/vocabulary/result.js';
 import type { RunStore } from '../stores/run-store.js';
 import type { QueueDb } from './connection.js';
-import { getDispatch, markActive, markCancelled, markDead, markQueued, markSettled, pinVersion, sendJob, type Dispatch, type JobData } from './dispatch.js';
+import { getDispatch, markActive, markCancelled, markDead, markQueued, markSettled, pinVersion, releaseRun, sendJob, type Dispatch, type JobData } from './dispatch.js';
 import { EventWriter } from './events.js';
 import { queueName } from './schema.js';
 import type { AgentLimit, Slots } from './slots.js';
@@ -55,6 +55,8 @@ export interface JobParts {
   recordEvents: boolean;
   /** The segments running now, by run, each with the controller a cancel aborts. */
   running: Map<string, AbortController>;
+  /** The jobs whose run's dispatch row this worker took when it fetched them (see `holdRuns`). */
+  holding: Set<string>;
   counts: WorkerCounts;
 }
 
@@ -63,15 +65,33 @@ export type JobOutcome = 'ran' | 'refused' | 'deferred' | 'forwarded' | 'dead' |
 
 /** Run one job; a throw fails it in pg-boss (which retries it, up to its limit). */
 export async function runJob(parts: JobParts, job: PgBoss.JobWithMetadata<JobData>): Promise<JobOutcome> {
+  try {
+    return await jobOf(parts, job, parts.holding.has(job.id));
+  } finally {
+    parts.holding.delete(job.id);
+  }
+}
+
+/**
+ * A start, resume or retry goes ahead only if this job took the run's row (else another worker
+ * holds it: the job is a duplicate). A recover needs no row: the store's claim decides, and the
+ * row is taken when the segment starts.
+ */
+async function jobOf(parts: JobParts, job: PgBoss.JobWithMetadata<JobData>, held: boolean): Promise<JobOutcome> {
   const data = job.data;
   const entry = parts.agents.get(data.agent);
   // A start reads its row and pins its version in one statement.
   const row = entry !== undefined && data.kind === 'start' ? await pinVersion(parts.db, data.runId, entry.version) : await getDispatch(parts.db, data.runId);
-  if (entry === undefined || row === undefined || row.state === 'dead' || row.state === 'cancelled') return refused(parts);
+  if (entry === undefined || row === undefined || (!held && data.kind !== 'recover')) return refused(parts);
+  const mine = held ? row : undefined;
+  if (row.state === 'dead' || row.state === 'cancelled') return refused(parts, mine);
   if (row.version !== entry.version) {
     // A new run another version's worker took first and then lost: it goes to its own version.
-    if (data.kind !== 'start') return refused(parts);
-    await parts.db.tx((tx) => sendJob(tx, parts.boss, queueName(data.agent, row.version!), data, { priority: row.priority }));
+    if (data.kind !== 'start') return refused(parts, mine);
+    await parts.db.tx(async (tx) => {
+      await releaseRun(tx, row.runId, parts.id);
+      await sendJob(tx, parts.boss, queueName(data.agent, row.version!), data, { priority: row.priority });
+    });
     return 'forwarded';
   }
   if (row.cancel && data.kind !== 'recover') {
@@ -89,7 +109,10 @@ export async function runJob(parts: JobParts, job: PgBoss.JobWithMetadata<JobDat
   if (slot === false) {
     // Back-pressure: the job comes back a little later, with its priority, as a new job (not a failure).
     const delay = 100 + Math.floor(Math.random() * 200);
-    await parts.db.tx((tx) => sendJob(tx, parts.boss, job.name, data, { priority: job.priority, startAfter: new Date(Date.now() + delay) }));
+    await parts.db.tx(async (tx) => {
+      await releaseRun(tx, row.runId, parts.id);
+      await sendJob(tx, parts.boss, job.name, data, { priority: job.priority, startAfter: new Date(Date.now() + delay) });
+    });
     parts.counts.deferred++;
     return 'deferred';
   }
@@ -101,19 +124,33 @@ export async function runJob(parts: JobParts, job: PgBoss.JobWithMetadata<JobDat
     ownsSlot = true;
   };
   try {
-    return await runSegment(parts, entry, row, data, job, onBegan);
+    return await runSegment(parts, entry, row, data, job, onBegan, held);
   } finally {
     if (ownsSlot) await parts.slots.release(row.runId).catch((error: unknown) => parts.logger.warn(`koagent worker: giving back the slot of run ${row!.runId} failed (${describe(error)}); it frees itself when its lease runs out`));
   }
 }
 
-function refused(parts: JobParts): JobOutcome {
+/** A job that does nothing; the row it held is given back. */
+async function refused(parts: JobParts, held?: Dispatch): Promise<JobOutcome> {
   parts.counts.refused++;
+  if (held !== undefined) await releaseRun(parts.db, held.runId, parts.id);
+  return 'refused';
+}
+
+/**
+ * The store refused a job whose row this worker holds (the run was started, resumed or
+ * finished already — its last worker died before it said so): the row is set from the store.
+ */
+async function reconciled(parts: JobParts, row: Dispatch, held: boolean): Promise<JobOutcome> {
+  const state = await parts.store.loadRun(row.runId).catch(() => undefined);
+  if (state === undefined || state.status === 'running') return refused(parts, held ? row : undefined);
+  parts.counts.refused++;
+  await markSettled(parts.db, row.runId, state.status, state.stopReason, state.error === undefined ? undefined : { code: state.error.code, message: state.error.message });
   return 'refused';
 }
 
 /** The segment a job asks for, through the agent; the dispatch row is set from how it ended. */
-async function runSegment(parts: JobParts, entry: VersionedAgent, row: Dispatch, data: JobData, job: PgBoss.JobWithMetadata<JobData>, onBegan: () => void): Promise<JobOutcome> {
+async function runSegment(parts: JobParts, entry: VersionedAgent, row: Dispatch, data: JobData, job: PgBoss.JobWithMetadata<JobData>, onBegan: () => void, held: boolean): Promise<JobOutcome> {
   const { db, logger } = parts;
   const controller = new AbortController();
   if (row.cancel) controller.abort(new KoagentError('timeout', 'the run was cancelled by its client'));
@@ -124,7 +161,7 @@ async function runSegment(parts: JobParts, entry: VersionedAgent, row: Dispatch,
   const onEvent = (event: AgentEvent) => {
     if (event.type === 'run.start' && began === undefined) {
       onBegan();
-      began = markActive(db, row.runId, parts.id);
+      began = markActive(db, row.runId, parts.id, parts.store.leaseMs);
     }
     writer?.push(event);
   };
@@ -139,7 +176,7 @@ async function runSegment(parts: JobParts, entry: VersionedAgent, row: Dispatch,
     const result = await segment(entry.agent, row, data, options, onEvent);
     await began;
     await writer?.flush();
-    if (result === undefined) return refused(parts);
+    if (result === undefined) return await reconciled(parts, row, held);
     if (data.kind === 'recover') parts.counts.recovered++;
     parts.counts.segments++;
     if (row.cancel || controller.signal.aborted) await markCancelled(db, row.runId, result.status, result.stopReason);
@@ -148,7 +185,7 @@ async function runSegment(parts: JobParts, entry: VersionedAgent, row: Dispatch,
   } catch (error) {
     await began?.catch(() => undefined);
     await writer?.flush();
-    return await failed(parts, row, data, job, error, began !== undefined);
+    return await failed(parts, row, data, job, error, began !== undefined, held);
   } finally {
     parts.running.delete(row.runId);
   }
@@ -180,7 +217,9 @@ async function segment(agent: Agent<any, any>, row: Dispatch, data: JobData, opt
       return follow(agent.resume(target, decisions, call as never) as unknown as Promise<RunResult>, stream, onEvent);
     }
     case 'recover': {
-      const recovered = await follow(agent.recover({ ...call, runId: row.runId } as never) as unknown as Promise<{ result?: RunResult; error?: unknown }[]>, stream, onEvent);
+      // The hold and the lease lapse together; waiting for the lease (or for its renewal, when
+      // its worker is alive after all) makes a job sent a moment early do its work.
+      const recovered = await follow(agent.recover({ ...call, runId: row.runId, wait: true } as never) as unknown as Promise<{ result?: RunResult; error?: unknown }[]>, stream, onEvent);
       if (recovered.length === 0) return undefined;
       const [{ result, error }] = recovered;
       if (error !== undefined) throw error;
@@ -207,19 +246,19 @@ async function follow<T>(call: Promise<T> | AsyncIterable<AgentEvent> & { result
  * retried to the end, dies. Anything else fails the job, for pg-boss to retry, and dies with
  * the job's last retry.
  */
-async function failed(parts: JobParts, row: Dispatch, data: JobData, job: PgBoss.JobWithMetadata<JobData>, error: unknown, began: boolean): Promise<JobOutcome> {
+async function failed(parts: JobParts, row: Dispatch, data: JobData, job: PgBoss.JobWithMetadata<JobData>, error: unknown, began: boolean, held: boolean): Promise<JobOutcome> {
   const { db } = parts;
   const code = KoagentError.is(error) ? error.code : 'internal';
   const fault = { code, message: describe(error) };
   // Another worker holds the run now (this one's lease ran out): it is that worker's to record.
-  if (code === 'lease_lost') return refused(parts);
+  if (code === 'lease_lost') return refused(parts, row);
   // A run the store could not read, or recovery refused (another version's): the store stored it failed.
   if (code === 'corrupt_run' || (code === 'invalid_resume' && data.kind === 'recover')) {
     await markSettled(db, row.runId, 'failed', undefined, fault);
     return 'ran';
   }
   // A start or resume the store refused (the run exists, the segment was resumed): a duplicate.
-  if (code === 'invalid_resume' && !began) return refused(parts);
+  if (code === 'invalid_resume' && !began) return reconciled(parts, row, held);
   if (error instanceof RunFailedError) {
     parts.counts.segments++;
     const attempts = (await getDispatch(db, row.runId))?.attempts ?? row.attempts;
@@ -245,5 +284,7 @@ async function failed(parts: JobParts, row: Dispatch, data: JobData, job: PgBoss
     parts.counts.dead++;
     return 'dead';
   }
+  // pg-boss retries the job: whichever worker fetches it then holds the row.
+  await releaseRun(db, row.runId, parts.id);
   throw error;
 }

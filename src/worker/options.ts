@@ -167,7 +167,11 @@ function whereIsTheDatabase(given: { connectionString?: string; pool?: unknown }
   if (given.connectionString !== undefined && given.pool !== undefined) throw new TypeError(`${who}(options): give connectionString or pool, not both`);
 }
 
-/** The settings of the worker's queues: jobs retried `retryLimit` times, expired after two leases without an end. */
+/**
+ * The settings of the worker's queues: a job whose handler threw is retried `retryLimit` times;
+ * one whose worker went silent expires after 15 minutes (or two leases, if longer) — a backstop
+ * only: the sweep puts a dead worker's work back on the queue as soon as its hold lapses.
+ */
 export function queueSettings(leaseMs: number, retryLimit: number): QueueSettings {
-  return { retryLimit, expireInSeconds: Math.max(2, Math.ceil((2 * leaseMs) / 1000)) };
+  return { retryLimit, expireInSeconds: Math.max(900, Math.ceil((2 * leaseMs) / 1000)) };
 }

@@ -30,11 +30,14 @@ CREATE TABLE IF NOT EXISTS koagent_dispatch (
   cancel boolean NOT NULL DEFAULT false,
   adopt boolean NOT NULL DEFAULT false,
   worker text,
+  held_until bigint NOT NULL DEFAULT 0,
+  job text,
   created_at bigint NOT NULL,
   updated_at bigint NOT NULL
 );
 CREATE UNIQUE INDEX IF NOT EXISTS koagent_dispatch_idempotency ON koagent_dispatch (agent_name, idempotency_key) WHERE idempotency_key IS NOT NULL;
 CREATE INDEX IF NOT EXISTS koagent_dispatch_state ON koagent_dispatch (state, agent_name);
+CREATE INDEX IF NOT EXISTS koagent_dispatch_held ON koagent_dispatch (worker, held_until) WHERE worker IS NOT NULL;
 CREATE TABLE IF NOT EXISTS koagent_slots (
   run_id text PRIMARY KEY,
   agent_name text NOT NULL,
@@ -99,6 +102,10 @@ export function queueName(agent: string, version?: string): string {
 /** The queue a schedule's cron sends to (pg-boss has one schedule per queue). */
 export function scheduleQueue(schedule: string): string {
   return `koagent-cron.${encodeURIComponent(schedule)}`;
+}
+
+export function isScheduleQueue(queue: string): boolean {
+  return queue.startsWith('koagent-cron.');
 }
 
 /**

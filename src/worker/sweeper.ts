@@ -1,34 +1,76 @@
-// Taking over the runs of dead workers as soon as their leases expire: every worker looks, a
-// few times per lease, for runs of its agents' versions that are `running` in the store with an
-// expired lease, and sends one recover job per run (pg-boss throttles them by run, so many
-// workers looking at once send one). Whichever worker takes the job claims the run through the
-// store, which lets exactly one do so.
-import type { JobParts } from './job-runner.js';
-import { sendJob } from './dispatch.js';
+// Taking over the work of dead workers as soon as it lapses. Every worker looks, a few times per
+// lease, at two things for its agents' versions: dispatch rows whose hold lapsed (a worker holds
+// the row of each run whose job it runs, and renews the hold as often as a lease) — each is put
+// back on the queue by what the store says of the run; and runs `running` in the store whose
+// lease expired (their worker stalled, or died mid-segment) — each gets a recover job. The store
+// lets exactly one worker claim a run; pg-boss sends one recover job per run per lease however
+// many workers look. Nobody calls recover() by hand.
+import { type JobParts } from './job-runner.js';
+import { getDispatch, markSettled, sendJob, type Dispatch } from './dispatch.js';
+import type { Executor } from './connection.js';
 import { NOW, queueName } from './schema.js';
 
+/** How many lapsed rows of an agent one sweep takes, at most. */
+const SWEEP_TAKES_AT_MOST = 200;
 /** How many running runs of an agent one sweep looks at, at most. */
 const SWEEP_LISTS_AT_MOST = 1000;
 
 export async function sweep(parts: JobParts, wake: () => void): Promise<number> {
-  const { db, boss, store } = parts;
-  const { rows: [clock] } = await db.query(`SELECT ${NOW} AS now`);
-  const now = Number(clock.now);
   let sent = 0;
   for (const { agent, version } of parts.agents.values()) {
-    const running = await store.listRuns({ agentName: agent.name, status: 'running', limit: SWEEP_LISTS_AT_MOST });
-    const expired = running.filter((run) => run.leaseExpiresAt < now).map((run) => run.runId);
-    if (expired.length === 0) continue;
-    // Only the runs the queue dispatched, of this version, not given up on.
-    const { rows } = await db.query("SELECT run_id, priority FROM koagent_dispatch WHERE run_id = ANY($1) AND version = $2 AND state IN ('active', 'queued')", [expired, version]);
-    for (const row of rows) {
-      const runId = String(row.run_id);
-      await db.tx((tx) => sendJob(tx, boss, queueName(agent.name, version), { kind: 'recover', runId, agent: agent.name }, {
-        priority: row.priority, singletonKey: `recover:${runId}`, singletonSeconds: Math.max(1, Math.ceil(store.leaseMs / 1000)),
-      }));
-      sent++;
+    const { rows } = await parts.db.query(
+      `SELECT run_id FROM koagent_dispatch WHERE agent_name = $1 AND (version = $2 OR version IS NULL) AND state IN ('queued', 'active')
+       AND worker IS NOT NULL AND held_until < ${NOW} LIMIT ${SWEEP_TAKES_AT_MOST}`,
+      [agent.name, version],
+    );
+    for (const { run_id: runId } of rows) {
+      const row = await getDispatch(parts.db, String(runId));
+      if (row !== undefined && (await takeOver(parts, row))) sent++;
     }
+    sent += await expiredLeases(parts, agent.name, version);
   }
   if (sent > 0) wake();
   return sent;
+}
+
+/** A recover job for each run of the agent's version the store shows running with an expired lease. */
+async function expiredLeases(parts: JobParts, agent: string, version: string): Promise<number> {
+  const { db, store } = parts;
+  const { rows: [clock] } = await db.query(`SELECT ${NOW} AS now`);
+  const running = await store.listRuns({ agentName: agent, status: 'running', limit: SWEEP_LISTS_AT_MOST });
+  const expired = running.filter((run) => run.leaseExpiresAt < Number(clock.now)).map((run) => run.runId);
+  if (expired.length === 0) return 0;
+  const { rows } = await db.query("SELECT run_id, priority FROM koagent_dispatch WHERE run_id = ANY($1) AND version = $2 AND state IN ('active', 'queued')", [expired, version]);
+  for (const row of rows) await db.tx((tx) => sendRecover(tx, parts, agent, version, String(row.run_id), row.priority));
+  return rows.length;
+}
+
+/** One recover job per run per lease, however many workers send it (pg-boss throttles by key). */
+function sendRecover(tx: Executor, parts: JobParts, agent: string, version: string, runId: string, priority: number): Promise<void> {
+  return sendJob(tx, parts.boss, queueName(agent, version), { kind: 'recover', runId, agent }, {
+    priority, singletonKey: `recover:${runId}`, singletonSeconds: Math.max(1, Math.ceil(parts.store.leaseMs / 1000)),
+  });
+}
+
+/** Put one lapsed row back on the queue; false when another sweep took it first. */
+async function takeOver(parts: JobParts, row: Dispatch): Promise<boolean> {
+  const { db, boss, store } = parts;
+  const state = await store.loadRun(row.runId).catch(() => 'unreadable' as const);
+  return db.tx(async (tx) => {
+    // One sweep takes the row: it lets go of the dead holder, if that is still the holder.
+    const { rows } = await tx.query(`UPDATE koagent_dispatch SET worker = NULL, held_until = 0 WHERE run_id = $1 AND worker = $2 AND held_until < ${NOW} RETURNING run_id`, [row.runId, row.worker]);
+    if (rows.length === 0) return false;
+    const agent = row.agentName;
+    if (state === 'unreadable' || state?.status === 'running') {
+      // Recovery claims it once its lease expired (a run that cannot be read is stored failed).
+      await sendRecover(tx, parts, agent, row.version!, row.runId, row.priority);
+    } else if (row.job !== null && (row.state === 'queued' || state === undefined)) {
+      // The job never got this far, or its segment had not started: the job again (the store refuses it if it had).
+      await sendJob(tx, boss, queueName(agent, row.job.kind === 'start' ? row.version ?? undefined : row.version!), row.job, { priority: row.priority });
+    } else if (state !== undefined) {
+      // The segment ended in the store; its worker died before it said so.
+      await markSettled(tx, row.runId, state.status, state.stopReason, state.error === undefined ? undefined : { code: state.error.code, message: state.error.message });
+    }
+    return true;
+  });
 }

@@ -7,13 +7,13 @@ import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import { postgresStore } from '../stores/postgres.js';
 import { assertStore, type RunStore } from '../stores/run-store.js';
-import { QueueDb } from './connection.js';
-import type { JobData } from './dispatch.js';
+import { bossDb, QueueDb } from './connection.js';
+import { holdRuns, renewHeld, type JobData } from './dispatch.js';
 import { pruneEvents } from './events.js';
 import { runJob, type JobParts, type VersionedAgent, type WorkerCounts } from './job-runner.js';
 import { checkWorkerOptions, queueSettings, type WorkerOptions } from './options.js';
 import { relaySchedules, startScheduled, type ScheduleSpec } from './schedules.js';
-import { CHANNELS, ensureQueue, prepareSchema, queueName } from './schema.js';
+import { CHANNELS, ensureQueue, isScheduleQueue, prepareSchema, queueName } from './schema.js';
 import { Slots } from './slots.js';
 import { sweep } from './sweeper.js';
 
@@ -87,7 +87,7 @@ class QueueWorker implements Worker {
       id: this.id, db, boss, store, logger: options.logger, agents,
       slots: new Slots(db, store.leaseMs), limits: options.limits,
       maxAttempts: options.maxAttempts, retryOn: options.retryOn, retryDelayMs: options.retryDelayMs, recordEvents: options.recordEvents,
-      running: new Map(), counts: { segments: 0, recovered: 0, refused: 0, deferred: 0, dead: 0 },
+      running: new Map(), holding: new Set(), counts: { segments: 0, recovered: 0, refused: 0, deferred: 0, dead: 0 },
     };
   }
 
@@ -112,7 +112,8 @@ class QueueWorker implements Worker {
     }));
     this.#unlisten.push(await this.db.listen(CHANNELS.cancel, (runId) => this.parts.running.get(runId)?.abort(new Error('the run was cancelled by its client'))));
     const { leaseMs } = this.store;
-    this.#every(Math.max(10, Math.floor(leaseMs / 3)), () => this.parts.slots.renew());
+    // Kept up while stopping too: the segments still running are this worker's until they end.
+    this.#every(Math.max(10, Math.floor(leaseMs / 3)), () => Promise.all([this.parts.slots.renew(), renewHeld(this.db, this.id, leaseMs)]), true);
     this.#every(this.options.sweepMs ?? Math.max(20, Math.floor(leaseMs / 2)), () => sweep(this.parts, this.#wakeUp));
     this.#every(60_000, () => pruneEvents(this.db, this.options.eventRetentionMs));
     this.#every(this.options.scheduleRefreshMs, () => relaySchedules(this.parts, this.#queues));
@@ -122,10 +123,10 @@ class QueueWorker implements Worker {
   }
 
   /** Run `task` every `ms`, one at a time; a failure is logged, and the next one tries again. */
-  #every(ms: number, task: () => Promise<unknown>): void {
+  #every(ms: number, task: () => Promise<unknown>, whileStopping = false): void {
     let busy = false;
     const timer = setInterval(() => {
-      if (busy || this.#stopping) return;
+      if (busy || (this.#stopping && !whileStopping)) return;
       busy = true;
       task().catch((error: unknown) => this.parts.logger.warn(`koagent worker ${this.id}: ${describe(error)}`)).finally(() => (busy = false));
     }, ms);
@@ -149,7 +150,7 @@ class QueueWorker implements Worker {
         const queue = this.#queues[(next + i) % this.#queues.length];
         let jobs: PgBoss.JobWithMetadata<JobData>[];
         try {
-          jobs = await this.boss.fetch<JobData>(queue, { batchSize: room, includeMetadata: true, priority: true });
+          jobs = await this.#fetch(queue, room);
         } catch (error) {
           this.parts.logger.warn(`koagent worker ${this.id}: fetching jobs of ${queue} failed (${describe(error)}); trying again`);
           jobs = [];
@@ -163,6 +164,26 @@ class QueueWorker implements Worker {
       // Full, or nothing to do: wait to be woken (a job ends, a job is sent) or for the poll.
       if (taken === 0 || this.#jobs.size >= this.options.concurrency) await this.#sleep(taken === 0 ? this.options.pollMs : 60_000);
     }
+  }
+
+  /**
+   * Fetch up to `room` jobs of `queue` and hold their runs' rows in the same transaction: a
+   * worker that dies right after fetching still holds them, and the sweep sees them lapse.
+   */
+  #fetch(queue: string, room: number): Promise<PgBoss.JobWithMetadata<JobData>[]> {
+    return this.db.tx(async (tx) => {
+      const jobs = await this.boss.fetch<JobData>(queue, { batchSize: room, includeMetadata: true, priority: true, db: bossDb(tx) });
+      // A recover is not held here: the store's claim decides it, and the segment takes the row.
+      const runs = (jobs ?? []).filter((job) => !isScheduleQueue(job.name) && job.data.kind !== 'recover');
+      if (runs.length > 0) {
+        const held = await holdRuns(tx, runs.map((job) => ({ runId: job.data.runId, data: job.data })), this.id, this.store.leaseMs);
+        for (const job of runs) {
+          // Of two jobs of one run in a batch, the first holds it.
+          if (held.delete(job.data.runId)) this.parts.holding.add(job.id);
+        }
+      }
+      return jobs ?? [];
+    });
   }
 
   #sleep(ms: number): Promise<void> {
@@ -179,7 +200,7 @@ class QueueWorker implements Worker {
   }
 
   #take(job: PgBoss.JobWithMetadata<JobData>): void {
-    const work = job.name.startsWith('koagent-cron.') ? startScheduled(this.parts, job.id, job.name, job.data as unknown as ScheduleSpec).then(() => 'scheduled') : runJob(this.parts, job);
+    const work = isScheduleQueue(job.name) ? startScheduled(this.parts, job.id, job.name, job.data as unknown as ScheduleSpec).then(() => 'scheduled') : runJob(this.parts, job);
     const done = work.then(
       (outcome) => this.boss.complete(job.name, job.id, { outcome }),
       (error: unknown) => {
@@ -202,7 +223,6 @@ class QueueWorker implements Worker {
   async #stop(deadlineMs: number): Promise<{ unfinished: string[] }> {
     this.#stopping = true;
     this.#wakeUp();
-    for (const timer of this.#timers) clearInterval(timer);
     for (const [signal, handler] of this.#signals) process.off(signal, handler);
     await this.#loop;
     let timer: ReturnType<typeof setTimeout> | undefined;
@@ -211,6 +231,7 @@ class QueueWorker implements Worker {
     clearTimeout(timer);
     const unfinished = this.running();
     if (unfinished.length === 0) {
+      for (const timer of this.#timers) clearInterval(timer);
       for (const unlisten of this.#unlisten) unlisten();
       await this.boss.stop({ graceful: false, close: false, wait: true }).catch(() => undefined);
       if (this.ownStore) await this.store.close().catch(() => undefined);
