@@ -86,11 +86,11 @@ describe('the package', () => {
     expect(pkg.repository).toMatchObject({ type: 'git', url: expect.stringMatching(/\.git$/) });
   });
 
-  it('holds the code and its declarations without source maps, which would more than double it (under 1 MB unpacked)', () => {
+  it('holds the code and its declarations without source maps, which would more than double it (under 1.2 MB unpacked, koagent/worker included)', () => {
     const paths = packed.files.map((f) => f.path);
     expect(paths).toEqual(expect.arrayContaining(['dist/index.js', 'dist/index.d.ts', 'LICENSE', 'README.md', 'package.json']));
     expect(paths.filter((p) => p.endsWith('.map'))).toEqual([]);
-    expect(packed.unpackedSize).toBeLessThan(1_000_000);
+    expect(packed.unpackedSize).toBeLessThan(1_200_000);
   });
 
   it('keeps built tarballs out of git', () => {
