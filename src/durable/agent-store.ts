@@ -6,7 +6,8 @@ import type { AgentIdentity, ApprovalDecision, RunState } from '../core/vocabula
 import type { RunStore, RunSummary } from '../stores/run-store.js';
 import { adoptRuns, type AdoptedRun, type AdoptFilter } from './adopt.js';
 import { claimForResume, startRun, startSessionRun } from './claims.js';
-import { storeCall, workerId, type DurableRun } from './durable-run.js';
+import { workerId } from '../core/vocabulary/state.js';
+import { storeCall, type DurableRun } from './durable-run.js';
 import { leasedRuns, recoverRuns, type RecoverableRun, type RecoveredRun, type RecoveryPlan } from './recovery.js';
 
 /**

@@ -1,8 +1,6 @@
 // A run held by this worker in a store: its lease, kept alive while a segment runs, and the
 // checkpoints of the segment's state. The core sees only a StateObserver; the store sees only
 // checkpoints and leases.
-import { randomUUID } from 'node:crypto';
-import { hostname } from 'node:os';
 import type { StateObserver } from '../core/state/state-observer.js';
 import type { Logger } from '../core/vocabulary/contexts.js';
 import { describe, KoagentError } from '../core/vocabulary/errors.js';
@@ -10,11 +8,6 @@ import type { RunState } from '../core/vocabulary/state.js';
 import type { Checkpoint, Lease, RunStore } from '../stores/run-store.js';
 import { Checkpoints, type CheckpointSink } from './checkpoints.js';
 import { StateJournal } from './journal.js';
-
-/** A name for this worker, unique enough to tell its leases from another process's. */
-export function workerId(): string {
-  return `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
-}
 
 /**
  * One run held by this worker in a store: where its segment's checkpoints go, and the lease

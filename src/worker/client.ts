@@ -8,11 +8,11 @@ import { newRunId, type ApprovalDecision, type PendingApproval, type RunStatus, 
 import { postgresStore } from '../stores/postgres.js';
 import { assertStore, type RunStore } from '../stores/run-store.js';
 import { QueueDb } from './connection.js';
-import { enqueueStart, getDispatch, markCancelled, markQueued, sendJob, type Dispatch } from './dispatch.js';
+import { dispatchesWhere, enqueueStart, getDispatch, markCancelled, markQueued, sendJob, type Dispatch } from './dispatch.js';
 import { eventsAfter, type LoggedEvent } from './events.js';
 import { checkClientOptions, type ClientOptions } from './options.js';
-import { scheduleQueue, type ScheduleSpec } from './schedules.js';
-import { CHANNELS, ensureQueue, NOW, prepareSchema, queueName } from './schema.js';
+import type { ScheduleSpec } from './schedules.js';
+import { CHANNELS, ensureQueue, NOW, prepareSchema, queueName, scheduleQueue } from './schema.js';
 
 /**
  * Options of `client.start`.
@@ -246,13 +246,12 @@ class QueueClient implements WorkerClient {
 
   async approvals(options: { agent?: string; limit?: number } = {}): Promise<RunReport[]> {
     const suspended = await this.store.listRuns({ status: 'suspended', ...(options.agent !== undefined ? { agentName: options.agent } : {}), limit: options.limit ?? 100 });
-    const reports: RunReport[] = [];
-    for (const run of suspended) {
-      const row = await getDispatch(this.db, run.runId);
-      if (row === undefined || row.state !== 'settled') continue;
-      reports.push({ runId: run.runId, agentName: run.agentName, version: row.version, tenant: row.tenant, status: 'suspended', attempts: row.attempts, pendingApprovals: run.pendingApprovals });
-    }
-    return reports;
+    // Only those the queue dispatched and nobody answered yet (a row still `settled`).
+    const rows = new Map((await dispatchesWhere(this.db, "run_id = ANY($1) AND state = 'settled'", [suspended.map((run) => run.runId)])).map((row) => [row.runId, row]));
+    return suspended.flatMap((run) => {
+      const row = rows.get(run.runId);
+      return row === undefined ? [] : [{ runId: run.runId, agentName: run.agentName, version: row.version, tenant: row.tenant, status: 'suspended' as const, attempts: row.attempts, pendingApprovals: run.pendingApprovals }];
+    });
   }
 
   async answer(runId: string, decisions: Record<string, ApprovalDecision>): Promise<void> {
@@ -287,13 +286,8 @@ class QueueClient implements WorkerClient {
   }
 
   async deadLetters(options: { agent?: string; limit?: number } = {}): Promise<RunReport[]> {
-    const { rows } = await this.db.query(
-      "SELECT run_id FROM koagent_dispatch WHERE state = 'dead' AND ($1::text IS NULL OR agent_name = $1) ORDER BY updated_at DESC LIMIT $2",
-      [options.agent ?? null, options.limit ?? 100],
-    );
-    const reports: RunReport[] = [];
-    for (const row of rows) reports.push((await this.status(String(row.run_id)))!);
-    return reports;
+    const dead = await dispatchesWhere(this.db, "state = 'dead' AND ($1::text IS NULL OR agent_name = $1) ORDER BY updated_at DESC LIMIT $2", [options.agent ?? null, options.limit ?? 100]);
+    return Promise.all(dead.map((row) => this.#report(row)));
   }
 
   async retry(runId: string): Promise<void> {

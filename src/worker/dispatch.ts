@@ -4,7 +4,7 @@
 // dead, cancelled). Every change of a row is one statement here.
 import type PgBoss from 'pg-boss';
 import type { RunInput } from '../core/vocabulary/messages.js';
-import type { ApprovalDecision, RunStatus, StopReason } from '../core/vocabulary/state.js';
+import type { ApprovalDecision, RunState, RunStatus, StopReason } from '../core/vocabulary/state.js';
 import { bossDb, type Executor, type QueueDb } from './connection.js';
 import { CHANNELS, NOW, queueName } from './schema.js';
 
@@ -68,9 +68,14 @@ function dispatchOf(row: Record<string, any>): Dispatch {
   };
 }
 
+/** The rows `where` picks (SQL after WHERE, with `$1` … for `values`). */
+export async function dispatchesWhere(q: Executor, where: string, values: unknown[]): Promise<Dispatch[]> {
+  const { rows } = await q.query(`SELECT * FROM koagent_dispatch WHERE ${where}`, values);
+  return rows.map(dispatchOf);
+}
+
 export async function getDispatch(q: Executor, runId: string): Promise<Dispatch | undefined> {
-  const { rows } = await q.query('SELECT * FROM koagent_dispatch WHERE run_id = $1', [runId]);
-  return rows.length === 0 ? undefined : dispatchOf(rows[0]);
+  return (await dispatchesWhere(q, 'run_id = $1', [runId]))[0];
 }
 
 /** A run to start: its dispatch row and its first job. */
@@ -180,6 +185,11 @@ export async function markQueued(q: Executor, runId: string, from: DispatchState
     [runId, from, error === undefined ? null : JSON.stringify(error)],
   );
   return rows.length > 0;
+}
+
+/** The row as the store's copy of the run says its last segment ended (its worker did not get to say so). */
+export function settleFromStore(q: Executor, state: RunState): Promise<void> {
+  return markSettled(q, state.runId, state.status, state.stopReason, state.error === undefined ? undefined : { code: state.error.code, message: state.error.message });
 }
 
 /** The run kept failing: it is dead, with its last error, until someone retries it. */

@@ -10,7 +10,7 @@ import type { AgentEvent } from '../core/vocabulary/events.js';
 import type { RunResult } from '../core/vocabulary/result.js';
 import type { RunStore } from '../stores/run-store.js';
 import type { QueueDb } from './connection.js';
-import { getDispatch, markActive, markCancelled, markDead, markQueued, markSettled, pinVersion, releaseRun, sendJob, type Dispatch, type JobData } from './dispatch.js';
+import { getDispatch, markActive, markCancelled, markDead, markQueued, markSettled, pinVersion, releaseRun, sendJob, settleFromStore, type Dispatch, type JobData } from './dispatch.js';
 import { EventWriter } from './events.js';
 import { queueName } from './schema.js';
 import type { AgentLimit, Slots } from './slots.js';
@@ -145,7 +145,7 @@ async function reconciled(parts: JobParts, row: Dispatch, held: boolean): Promis
   const state = await parts.store.loadRun(row.runId).catch(() => undefined);
   if (state === undefined || state.status === 'running') return refused(parts, held ? row : undefined);
   parts.counts.refused++;
-  await markSettled(parts.db, row.runId, state.status, state.stopReason, state.error === undefined ? undefined : { code: state.error.code, message: state.error.message });
+  await settleFromStore(parts.db, state);
   return 'refused';
 }
 

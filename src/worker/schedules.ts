@@ -5,7 +5,7 @@ import { newRunId } from '../core/vocabulary/state.js';
 import type { RunInput } from '../core/vocabulary/messages.js';
 import { enqueueStart } from './dispatch.js';
 import type { JobParts } from './job-runner.js';
-import { scheduleQueue } from './schema.js';
+import { isScheduleQueue } from './schema.js';
 
 /**
  * What a schedule starts, each time its cron fires.
@@ -32,7 +32,7 @@ export async function relaySchedules(parts: JobParts, queues: string[]): Promise
   const schedules = await parts.boss.getSchedules();
   for (const schedule of schedules) {
     const spec = schedule.data as ScheduleSpec | undefined;
-    if (spec === undefined || !parts.agents.has(spec.agent) || !schedule.name.startsWith('koagent-cron.') || queues.includes(schedule.name)) continue;
+    if (spec === undefined || !parts.agents.has(spec.agent) || !isScheduleQueue(schedule.name) || queues.includes(schedule.name)) continue;
     queues.push(schedule.name);
   }
 }
@@ -46,4 +46,3 @@ export async function startScheduled(parts: JobParts, jobId: string, queue: stri
   return runId;
 }
 
-export { scheduleQueue };

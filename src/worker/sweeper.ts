@@ -6,7 +6,7 @@
 // lets exactly one worker claim a run; pg-boss sends one recover job per run per lease however
 // many workers look. Nobody calls recover() by hand.
 import { type JobParts } from './job-runner.js';
-import { getDispatch, markSettled, sendJob, type Dispatch } from './dispatch.js';
+import { dispatchesWhere, sendJob, settleFromStore, type Dispatch } from './dispatch.js';
 import type { Executor } from './connection.js';
 import { NOW, queueName } from './schema.js';
 
@@ -17,28 +17,24 @@ const SWEEP_LISTS_AT_MOST = 1000;
 
 export async function sweep(parts: JobParts, wake: () => void): Promise<number> {
   let sent = 0;
+  // Leases are timed by the database server's clock: compare with it, not this host's.
+  const { rows: [clock] } = await parts.db.query(`SELECT ${NOW} AS now`);
   for (const { agent, version } of parts.agents.values()) {
-    const { rows } = await parts.db.query(
-      `SELECT run_id FROM koagent_dispatch WHERE agent_name = $1 AND (version = $2 OR version IS NULL) AND state IN ('queued', 'active')
-       AND worker IS NOT NULL AND held_until < ${NOW} LIMIT ${SWEEP_TAKES_AT_MOST}`,
-      [agent.name, version],
-    );
-    for (const { run_id: runId } of rows) {
-      const row = await getDispatch(parts.db, String(runId));
-      if (row !== undefined && (await takeOver(parts, row))) sent++;
-    }
-    sent += await expiredLeases(parts, agent.name, version);
+    const lapsed = await dispatchesWhere(parts.db,
+      `agent_name = $1 AND (version = $2 OR version IS NULL) AND state IN ('queued', 'active') AND worker IS NOT NULL AND held_until < ${NOW} LIMIT ${SWEEP_TAKES_AT_MOST}`,
+      [agent.name, version]);
+    for (const row of lapsed) if (await takeOver(parts, row)) sent++;
+    sent += await expiredLeases(parts, agent.name, version, Number(clock.now));
   }
   if (sent > 0) wake();
   return sent;
 }
 
 /** A recover job for each run of the agent's version the store shows running with an expired lease. */
-async function expiredLeases(parts: JobParts, agent: string, version: string): Promise<number> {
+async function expiredLeases(parts: JobParts, agent: string, version: string, now: number): Promise<number> {
   const { db, store } = parts;
-  const { rows: [clock] } = await db.query(`SELECT ${NOW} AS now`);
   const running = await store.listRuns({ agentName: agent, status: 'running', limit: SWEEP_LISTS_AT_MOST });
-  const expired = running.filter((run) => run.leaseExpiresAt < Number(clock.now)).map((run) => run.runId);
+  const expired = running.filter((run) => run.leaseExpiresAt < now).map((run) => run.runId);
   if (expired.length === 0) return 0;
   const { rows } = await db.query("SELECT run_id, priority FROM koagent_dispatch WHERE run_id = ANY($1) AND version = $2 AND state IN ('active', 'queued')", [expired, version]);
   for (const row of rows) await db.tx((tx) => sendRecover(tx, parts, agent, version, String(row.run_id), row.priority));
@@ -69,7 +65,7 @@ async function takeOver(parts: JobParts, row: Dispatch): Promise<boolean> {
       await sendJob(tx, boss, queueName(agent, row.job.kind === 'start' ? row.version ?? undefined : row.version!), row.job, { priority: row.priority });
     } else if (state !== undefined) {
       // The segment ended in the store; its worker died before it said so.
-      await markSettled(tx, row.runId, state.status, state.stopReason, state.error === undefined ? undefined : { code: state.error.code, message: state.error.message });
+      await settleFromStore(tx, state);
     }
     return true;
   });

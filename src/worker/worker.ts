@@ -3,8 +3,7 @@
 // as their leases expire; stops gracefully on SIGTERM. See docs/workers.md.
 import type PgBoss from 'pg-boss';
 import { describe } from '../core/vocabulary/errors.js';
-import { randomUUID } from 'node:crypto';
-import { hostname } from 'node:os';
+import { workerId } from '../core/vocabulary/state.js';
 import { postgresStore } from '../stores/postgres.js';
 import { assertStore, type RunStore } from '../stores/run-store.js';
 import { bossDb, QueueDb } from './connection.js';
@@ -81,7 +80,7 @@ class QueueWorker implements Worker {
   readonly #signals: [NodeJS.Signals, () => void][] = [];
 
   constructor(readonly options: ReturnType<typeof checkWorkerOptions>, readonly db: QueueDb, readonly boss: PgBoss, readonly store: RunStore, readonly ownStore: boolean) {
-    this.id = options.id ?? `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
+    this.id = options.id ?? workerId();
     const agents = new Map<string, VersionedAgent>(options.agents.map((entry) => [entry.agent.name, entry]));
     this.parts = {
       id: this.id, db, boss, store, logger: options.logger, agents,

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { hostname } from 'node:os';
 import type { Message, ToolMessage } from './messages.js';
 
 /**
@@ -176,6 +177,11 @@ export interface AgentIdentity {
   name: string;
   id: string;
   toolsFingerprint: string;
+}
+
+/** A name for this process as a worker, unique enough to tell what it holds from what another process holds: `host:pid:random`. */
+export function workerId(): string {
+  return `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
 }
 
 /**
