@@ -71,7 +71,7 @@ describe('many worker processes on one PostgreSQL', () => {
       await client.close();
       await pool.end();
     }
-  }, 240_000);
+  }, 120_000);
 });
 
 async function scenario(url: string, pool: pg.Pool, client: WorkerClient): Promise<void> {
