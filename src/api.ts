@@ -45,6 +45,7 @@ export {
 } from './core/vocabulary/content.js';
 export type { AssistantMessage, AssistantToolCall, Message, RunInput, SystemMessage, ToolMessage, UserMessage } from './core/vocabulary/messages.js';
 export { defineMiddleware, type Middleware } from './core/vocabulary/middleware.js';
+export { keyValuesOf, memoryKeyValues, type KeyValueSource, type KeyValueStore } from './core/vocabulary/key-values.js';
 export type { FinishReason, GenerateOptions, GenerateResult, ModelProvider, ResponseFormat, StreamPart, TokenUsage, ToolSpec } from './core/vocabulary/model.js';
 export { functionSchema, optionsSchema, parseOptions, refuseMisspellings, wholeNumberSchema, type OptionsWording } from './core/vocabulary/options.js';
 export { deny, toolError, type ToolFailure, type ToolOutcome } from './core/vocabulary/outcome.js';
@@ -59,6 +60,7 @@ export type {
   RunState,
   RunStatus,
   StopCondition,
+  EndReason,
   StopReason,
   Usage,
 } from './core/vocabulary/state.js';

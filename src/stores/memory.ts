@@ -1,3 +1,4 @@
+import { memoryKeyValues, type KeyValueStore } from '../core/vocabulary/key-values.js';
 import type { Checkpoint } from './run-store.js';
 import type { LedgerEntry, RunState } from '../core/vocabulary/state.js';
 import { applyToRow, assembleState, filterStatuses, leaseLost, partsOf, rowOf, stillRunning, summaryOf, type RunRow } from './records.js';
@@ -46,6 +47,7 @@ export function memoryStore(options: MemoryStoreOptions = {}): RunStore {
 class MemoryStore implements RunStore {
   readonly kind = 'memory';
   readonly leaseMs: number;
+  readonly keyValues: KeyValueStore;
   readonly #now: () => number;
   readonly #retention: RetentionPolicy | undefined;
   readonly #runs = new Map<string, StoredRun>();
@@ -59,6 +61,7 @@ class MemoryStore implements RunStore {
     this.leaseMs = options.leaseMs ?? DEFAULT_LEASE_MS;
     this.#now = options.now ?? Date.now;
     this.#retention = options.retention;
+    this.keyValues = memoryKeyValues({ now: this.#now });
   }
 
   get stats(): StoreStats {

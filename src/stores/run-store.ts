@@ -1,6 +1,7 @@
 // The contract between the agent and a run store. koagent ships three: memoryStore() (tests),
 // sqliteStore() from koagent/sqlite (the embedded default) and postgresStore() from
 // koagent/postgres (many processes and machines). See docs/durable-runs.md.
+import type { KeyValueStore } from '../core/vocabulary/key-values.js';
 import type { LedgerEntry, PendingApproval, RunState, RunStatus, StopReason } from '../core/vocabulary/state.js';
 
 declare module '../core/vocabulary/errors.js' {
@@ -176,6 +177,11 @@ export interface RunStore {
   /** How long a lease lasts unless renewed, in milliseconds; a running segment renews it every third of that. */
   readonly leaseMs: number;
   readonly stats: StoreStats;
+  /**
+   * What layers keep across runs (caches, rate limits, a session's counts), in the store's own
+   * database so every process that opens it shares them. Optional for stores of your own.
+   */
+  readonly keyValues?: KeyValueStore;
   /** Store a new run, with its opening transcript, and lease it to `run.owner`. */
   createRun(run: NewRun): Promise<CreateOutcome>;
   /** Claim a suspended or failed run for its next segment (a resume); the decisions are written with the claim. */

@@ -68,7 +68,18 @@ export abstract class CallContext implements BaseContext {
     if (typeof name !== 'string' || name === '') throw new TypeError('ctx.setHookState(name, value): name must be a non-empty string (it keys the value in state.hookState)');
     this.#segment.writer.setHookState(name, plainJson(value, `hook state ${JSON.stringify(name)}`, 'state'));
   }
+
+  countUsage(name: string, amount: number): void {
+    if (typeof name !== 'string' || name === '' || OWN_COUNTS.has(name)) {
+      throw new TypeError(`ctx.countUsage(name, amount): name must be a counter of your own, not ${JSON.stringify(name)} (koagent counts ${[...OWN_COUNTS].join(', ')} itself)`);
+    }
+    if (typeof amount !== 'number' || !Number.isFinite(amount)) throw new TypeError(`ctx.countUsage(${JSON.stringify(name)}, amount): amount must be a finite number, not ${String(amount)}`);
+    this.#segment.writer.countUsage(name, amount);
+  }
 }
+
+/** The counts koagent keeps itself: a layer adding to them would make limits lie. */
+const OWN_COUNTS = new Set(['inputTokens', 'outputTokens', 'totalTokens', 'modelCalls', 'toolCalls', 'cachedInputTokens']);
 
 /** The segment behind a context koagent created. */
 export function segmentOf(ctx: BaseContext): Segment {

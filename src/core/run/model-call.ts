@@ -9,6 +9,7 @@ import { copyPlain } from '../vocabulary/json.js';
 import { plainValue } from '../state/transcript-view.js';
 import { endRun } from './run-context.js';
 import type { ProviderCall, Segment } from './segment.js';
+import type { EndReason } from '../vocabulary/state.js';
 
 const NO_USAGE = Object.freeze({ inputTokens: 0, outputTokens: 0 });
 
@@ -19,8 +20,12 @@ export class ModelCallContext extends CallContext implements ModelContext {
   /** The stack is done: a provider call still running (an orphaned `next()`) must not touch the run. */
   #closed = false;
 
+  /** The model the terminal asks: the agent's, unless a layer set another. */
+  provider: ModelProvider;
+
   constructor(segment: Segment, public request: GenerateOptions, readonly step: number, readonly purpose: string) {
     super(segment);
+    this.provider = segment.agent.provider;
   }
 
   get reply(): AssistantMessage | undefined {
@@ -31,8 +36,8 @@ export class ModelCallContext extends CallContext implements ModelContext {
     return segmentOf(this).ended !== undefined;
   }
 
-  end(output?: unknown): GenerateResult {
-    endRun(segmentOf(this), output);
+  end(output?: unknown, reason?: EndReason): GenerateResult {
+    endRun(segmentOf(this), output, reason);
     return { message: { role: 'assistant', content: '' }, usage: { ...NO_USAGE }, finishReason: 'hook_end' };
   }
 
@@ -68,7 +73,9 @@ export class ModelCallContext extends CallContext implements ModelContext {
     // A retry asks again from the same transcript: the earlier attempt's reply leaves it first.
     segment.writer.withdrawReply(call.#reply);
     call.#reply = undefined;
-    return callProvider({ segment, provider: segment.agent.provider, request: forProvider(call.request), purpose: call.purpose, turn: call });
+    const { provider } = call;
+    if (!isModelProvider(provider)) return Promise.reject(new TypeError('ctx.provider must be a model provider (an object with generate(request)); a layer set it to something else'));
+    return callProvider({ segment, provider, request: forProvider(call.request), purpose: call.purpose, turn: call });
   }
 
   /** Whether the turn's stack is still running (a provider call that ends after it changes nothing). */

@@ -3,6 +3,7 @@ import type { RunContext } from '../vocabulary/contexts.js';
 import type { Message } from '../vocabulary/messages.js';
 import { resultContent } from '../vocabulary/outcome.js';
 import type { RunResult } from '../vocabulary/result.js';
+import type { EndReason } from '../vocabulary/state.js';
 import type { Segment } from './segment.js';
 
 /** The context of the `run` hook point: one per segment. */
@@ -12,18 +13,22 @@ export class SegmentContext extends CallContext implements RunContext {
     super(owner);
   }
 
-  end(output?: unknown): RunResult {
+  end(output?: unknown, reason?: EndReason): RunResult {
     const owner = segmentOf(this);
-    endRun(owner, output);
+    endRun(owner, output, reason);
     return owner.finish('hook_end');
   }
 }
 
 /**
- * A layer ends the run with `output`, which is kept in the run state: it must be JSON. Shared
- * by the run and model contexts' `end`.
+ * A layer ends the run with `output`, which is kept in the run state: it must be JSON, and
+ * `reason`, which must not pass for one of koagent's own ends. Shared by the run and model
+ * contexts' `end`.
  */
-export function endRun(segment: Segment, output: unknown): void {
+export function endRun(segment: Segment, output: unknown, reason: EndReason | undefined): void {
+  if (reason !== undefined && reason !== 'hook_end' && !/^(limit|stop):./.test(String(reason))) {
+    throw new TypeError(`ctx.end(output, reason): reason must be 'hook_end', 'limit:<what>' or 'stop:<what>' (e.g. 'limit:cost'), not ${JSON.stringify(reason)}`);
+  }
   if (output !== undefined) {
     try {
       resultContent(output);
@@ -31,5 +36,5 @@ export function endRun(segment: Segment, output: unknown): void {
       throw new TypeError(`ctx.end(output): the output is kept in the run state, so it must be JSON; ${(error as Error).message.replace('the result is not JSON: ', '')}`);
     }
   }
-  segment.end(output);
+  segment.end(output, reason ?? 'hook_end');
 }

@@ -6,7 +6,7 @@ import type { NamedMiddleware } from '../vocabulary/middleware.js';
 import type { GenerateOptions, GenerateResult, ModelProvider, ToolSpec } from '../vocabulary/model.js';
 import type { ToolOutcome } from '../vocabulary/outcome.js';
 import type { RunResult } from '../vocabulary/result.js';
-import type { RunState, StopCondition, StopReason } from '../vocabulary/state.js';
+import type { EndReason, RunState, StopCondition, StopReason } from '../vocabulary/state.js';
 import type { StateObserver } from '../state/state-observer.js';
 import { StateWriter } from '../state/state-writer.js';
 import { stateView, transcriptView } from '../state/transcript-view.js';
@@ -137,7 +137,7 @@ export class Segment {
   readonly listening: boolean;
   #aborted = false;
   /** Set by a layer that ended the run (`ctx.end`, a hook's `{ end }`). */
-  ended: { output: unknown } | undefined;
+  ended: { output: unknown; reason: EndReason } | undefined;
   /** How the segment ends, as the run stack's terminal (the loop, or `ctx.end`) last decided it. */
   #end: SegmentEnd | undefined;
   /** The output a run layer gave the state for that end instead of the end's own (`keepOutput`). */
@@ -224,8 +224,8 @@ export class Segment {
   }
 
   /** A layer ends the run; the loop stops at its next check, or a run layer returns `finish` itself. */
-  end(output: unknown): void {
-    this.ended = { output };
+  end(output: unknown, reason: EndReason): void {
+    this.ended = { output, reason };
   }
 
   /** The segment starts: the state counts it and says the run is running. Returns its number. */
@@ -243,6 +243,8 @@ export class Segment {
     const status = stopReason === 'approval' ? 'suspended' : 'completed';
     const text = lastAssistantText(state.messages);
     const output = stopReason === 'hook_end' ? this.ended?.output : text;
+    // A layer's end says its own reason (`limit:cost`); the loop only knows a layer ended it.
+    if (stopReason === 'hook_end' && this.ended !== undefined) stopReason = this.ended.reason;
     this.#end = { status, stopReason, output };
     this.#kept = undefined;
     return {

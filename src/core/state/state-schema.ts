@@ -87,7 +87,7 @@ function buildSchemas() {
     output: z.unknown().optional(),
     messages: z.array(message),
     steps: count,
-    usage: z.object({ inputTokens: tokens, outputTokens: tokens, totalTokens: tokens, modelCalls: count, toolCalls: count }),
+    usage: z.object({ inputTokens: tokens, outputTokens: tokens, totalTokens: tokens, modelCalls: count, toolCalls: count }).catchall(z.number()),
     pendingApprovals: z.array(pendingApproval),
     decisions: record(z.object({ approved: z.boolean(), reason: z.string().optional(), toolName: z.string().optional(), args: z.unknown() })),
     settled: callList(toolMessage, (m) => m.toolCallId, 'toolCallId'),

@@ -344,6 +344,16 @@ export class StateWriter implements TranscriptWrites {
     total.inputTokens += input;
     total.outputTokens += output;
     total.totalTokens += input + output;
+    const cached = usage?.cachedInputTokens;
+    if (typeof cached === 'number' && cached > 0) total.cachedInputTokens = (total.cachedInputTokens ?? 0) + cached;
+    this.#changed('run');
+  }
+
+  /** A layer's own usage counter (`ctx.countUsage`). */
+  countUsage(name: string, amount: number): void {
+    if (this.#closed) return;
+    const total = this.state.usage;
+    total[name] = (total[name] ?? 0) + amount;
     this.#changed('run');
   }
 
@@ -351,7 +361,11 @@ export class StateWriter implements TranscriptWrites {
   addUsage(used: Usage): void {
     if (this.#closed) return;
     const total = this.state.usage;
-    for (const key of USAGE_KEYS) total[key] += used[key];
+    // Every counter adds up: koagent's own and those layers counted (a cost, cache hits).
+    for (const key of Object.keys(used)) {
+      const amount = used[key];
+      if (typeof amount === 'number' && amount !== 0) total[key] = (total[key] ?? 0) + amount;
+    }
     this.#changed('run');
   }
 
@@ -363,4 +377,3 @@ export class StateWriter implements TranscriptWrites {
   }
 }
 
-const USAGE_KEYS = ['inputTokens', 'outputTokens', 'totalTokens', 'modelCalls', 'toolCalls'] as const;

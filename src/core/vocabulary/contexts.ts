@@ -7,7 +7,7 @@ import type { AssistantMessage, AssistantToolCall, Message } from './messages.js
 import type { GenerateOptions, GenerateResult, ModelProvider, ToolSpec } from './model.js';
 import type { ToolOutcome } from './outcome.js';
 import type { RunResult } from './result.js';
-import type { RunState } from './state.js';
+import type { EndReason, RunState } from './state.js';
 
 /**
  * Where a context runs when it is inside a sub-agent (unset in the lead agent).
@@ -75,6 +75,14 @@ export interface BaseContext<C = unknown> {
    * @example ctx.setHookState('loop-guard', { calls: Number((ctx.state.hookState['loop-guard'] as any)?.calls ?? 0) + 1 });
    */
   setHookState(name: string, value: unknown): void;
+  /**
+   * Add `amount` to the run's usage counter `name` (`state.usage[name]`, created at 0): what a
+   * layer measures beyond koagent's own counts — a cost, cache hits. A sub-agent's counters add
+   * up into its parent's. koagent's own counts (`inputTokens` … `toolCalls`) are not a layer's.
+   *
+   * @example ctx.countUsage('cost', 0.0042);
+   */
+  countUsage(name: string, amount: number): void;
 }
 
 /**
@@ -89,10 +97,13 @@ export interface RunContext<C = unknown> extends BaseContext<C> {
   readonly segment: number;
   readonly resumed: boolean;
   /**
-   * End the segment now, without the loop, with stop reason `hook_end` and `output` (plain
-   * JSON, kept in the state). Returns the result to return from the layer.
+   * End the segment now, without the loop, with stop reason `reason` (default `hook_end`; a
+   * `limit:<what>` or `stop:<what>` of your own) and `output` (plain JSON, kept in the state).
+   * Returns the result to return from the layer. After `next()` it replaces the loop's end.
+   *
+   * @example run: async (ctx, next) => { const result = await next(); return tooLong(result) ? ctx.end({ verdict: 'too long' }, 'stop:guardrail') : result; }
    */
-  end(output?: unknown): RunResult;
+  end(output?: unknown, reason?: EndReason): RunResult;
 }
 
 /**
@@ -112,12 +123,20 @@ export interface ModelContext<C = unknown> extends BaseContext<C> {
   /** True once a layer called `end()`: the run ends after this call. */
   readonly ended: boolean;
   /**
-   * End the run after this model call with stop reason `hook_end`. Returns a reply to return
-   * from the layer when the model should not be called at all.
+   * End the run after this model call with stop reason `reason` (default `hook_end`; a
+   * `limit:<what>` or `stop:<what>` of your own). Returns a reply to return from the layer when
+   * the model should not be called at all.
    *
-   * @example model: async (ctx, next) => (budgetLeft() ? next() : ctx.end('out of budget'))
+   * @example model: async (ctx, next) => (budgetLeft() ? next() : ctx.end({ spent }, 'limit:cost'))
    */
-  end(output?: unknown): GenerateResult;
+  end(output?: unknown, reason?: EndReason): GenerateResult;
+  /**
+   * The model this call asks: the agent's, unless a layer set another before `next()` (a
+   * fallback to a second provider). Inner layers and the provider see the one set last.
+   *
+   * @example model: async (ctx, next) => { try { return await next(); } catch { ctx.provider = backup; return next(); } }
+   */
+  provider: ModelProvider;
   /**
    * A side model call (summaries, classifiers) that counts in the run's usage and limits and has
    * its own span. The provider defaults to the agent's model.

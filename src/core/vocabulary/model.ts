@@ -63,6 +63,8 @@ export const modelSettingsSchema = z.looseObject({
 export interface TokenUsage {
   inputTokens: number;
   outputTokens: number;
+  /** Input tokens read from the provider's prompt cache (part of `inputTokens`), when it says. */
+  cachedInputTokens?: number;
 }
 
 /**

@@ -42,7 +42,22 @@ export interface Usage {
   modelCalls: number;
   /** Tool calls that settled: ran, or were refused, denied or failed; not ones waiting for a human. */
   toolCalls: number;
+  /** Input tokens the provider read from its prompt cache (part of `inputTokens`), when it reports them. */
+  cachedInputTokens?: number;
+  /**
+   * Counters layers add with `ctx.countUsage(name, amount)` (a cost, cache hits): present once
+   * counted, kept with the run and summed into the parent run's usage like the tokens.
+   */
+  [counter: string]: number | undefined;
 }
+
+/**
+ * The stop reason a layer may end a run with (`ctx.end(output, reason)`): `hook_end`, a
+ * `limit:<what>` or a `stop:<what>` of its own.
+ *
+ * @example return ctx.end({ spent: 1.02 }, 'limit:cost');
+ */
+export type EndReason = 'hook_end' | `limit:${string}` | `stop:${string}`;
 
 /**
  * A tool call waiting for a human. `args` are those the layers produced, not the model's raw ones.

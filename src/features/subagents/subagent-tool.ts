@@ -154,11 +154,8 @@ function subagentInfo(name: string, ctx: ToolContext): SubagentInfo {
 /** What the child run used in this segment (a resumed one counted its earlier segments already). */
 function spent(used: Usage, before: Usage | undefined): Usage {
   if (before === undefined) return used;
-  return {
-    inputTokens: used.inputTokens - before.inputTokens,
-    outputTokens: used.outputTokens - before.outputTokens,
-    totalTokens: used.totalTokens - before.totalTokens,
-    modelCalls: used.modelCalls - before.modelCalls,
-    toolCalls: used.toolCalls - before.toolCalls,
-  };
+  // Every counter: koagent's own and those the sub-agent's layers counted.
+  const out = { ...used };
+  for (const key of Object.keys(used)) out[key] = (used[key] ?? 0) - (before[key] ?? 0);
+  return out;
 }

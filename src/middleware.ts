@@ -1,0 +1,27 @@
+/**
+ * koagent's built-in middleware, each one unit with its own options: retry, timeout,
+ * compaction and the media store (also on the package root), and the library of docs/built-in-middleware.md.
+ * Also the key-value store the cross-run ones keep their state in.
+ *
+ * @example
+ * ```ts
+ * import { retryMiddleware, memoryKeyValues } from 'koagent/middleware';
+ * ```
+ *
+ * @packageDocumentation
+ * @module koagent/middleware
+ */
+// The `koagent/middleware` entry. Each built-in lives in src/middleware/<name>-middleware.ts and
+// imports only the public API; this file only lists them.
+/** @category Middleware */
+export { compactionMiddleware, type CompactionOptions } from './middleware/compaction-middleware.js';
+/** @category Middleware */
+export { fileMediaStore, mediaStoreMiddleware, type MediaStore, type MediaStoreOptions } from './middleware/media-store-middleware.js';
+/** @category Middleware */
+export { isRetryableError, retryMiddleware, type RetryAttempt, type RetryOptions } from './middleware/retry-middleware.js';
+/** @category Middleware */
+export { timeoutMiddleware, TimeoutError, type TimeoutOptions } from './middleware/timeout-middleware.js';
+/** @category Key-value stores */
+export { keyValuesOf, memoryKeyValues, type KeyValueSource, type KeyValueStore } from './api.js';
+
+// The library of built-ins: one block each, in the order of docs/built-in-middleware.md.
