@@ -32,7 +32,7 @@ function changes(before: Record<string, unknown>, after: Record<string, unknown>
  * The fixture layer: outermost, it records each call with the layers `inner` names inside it
  * (their effects read from what the call looked like before and after them).
  */
-export function handTrace(inner: string[]): Middleware {
+export function handTrace(inner: string[], rewriter = inner[0]): Middleware {
   const append = (state: { hookState: Record<string, unknown> }, set: (value: LayerTraceRecord) => void, call: TracedCall) => {
     const record = (state.hookState['koagent.trace'] as LayerTraceRecord | undefined) ?? { version: 1, calls: [] };
     set({ version: 1, calls: [...record.calls, call] });
@@ -57,7 +57,7 @@ export function handTrace(inner: string[]): Middleware {
       const outcome = await next();
       const durationMs = Date.now() - startedAt;
       const after = ctx.args as Record<string, unknown>;
-      const layers = inner.map((name, i) => layer(name, i * 0.1, durationMs, i === 0 ? [{ kind: 'rewrote-args' as const, changes: changes(before, after) }] : []));
+      const layers = inner.map((name, i) => layer(name, i * 0.1, durationMs, name === rewriter ? [{ kind: 'rewrote-args' as const, changes: changes(before, after) }] : []));
       append(ctx.state, (value) => ctx.setHookState('koagent.trace', value), {
         id: ctx.toolCallId, kind: 'tool', name: ctx.toolName, step: ctx.state.steps, segment: ctx.state.segment, startedAt, durationMs,
         outcome: outcome.requiresApproval ? 'approval' : 'ok', layers,
@@ -77,11 +77,14 @@ export const tidyQuery: Middleware = {
   },
 };
 
-/** Agent `support`: one search (its query rewritten by tidy-query), then an answer. */
+/** A layer that passes every call on as it is. */
+export const audit: Middleware = { name: 'audit', tool: (ctx, next) => next() };
+
+/** Agent `support`: one search (its query rewritten by tidy-query, inside audit), then an answer. */
 export function supportAgent(store: RunStore): Agent {
   const search = defineTool({ name: 'search', description: 'Search the help centre', input: z.object({ query: z.string() }), execute: ({ query }) => `3 articles about ${query}` });
   return createAgent({
-    name: 'support', store, tools: [search], middleware: [handTrace(['tidy-query']), tidyQuery],
+    name: 'support', store, tools: [search], middleware: [handTrace(['audit', 'tidy-query'], 'tidy-query'), audit, tidyQuery],
     model: mockModel([{ reasoning: 'Look it up first.', toolCalls: [{ name: 'search', args: { query: '  Refund POLICY ' }, id: 'call_search' }] }, 'Refunds take 5 days.'], { resumable: true }),
   });
 }

@@ -58,7 +58,7 @@ describe('the runs API', () => {
     const detail = (await (await api(`runs/${traced}`)).json()) as { state: { messages: unknown[] }; ledger: unknown[]; trace: { calls: { id: string; layers: { name: string }[] }[] } };
     expect(detail.state.messages.length).toBeGreaterThan(2);
     expect(detail.ledger).toEqual([{ id: 'call_search', entry: 'done', toolName: 'search', idempotencyKey: `${traced}:call_search` }]);
-    expect(detail.trace.calls.find((call) => call.id === 'call_search')!.layers.map((layer) => layer.name)).toEqual(['tidy-query']);
+    expect(detail.trace.calls.find((call) => call.id === 'call_search')!.layers.map((layer) => layer.name)).toEqual(['audit', 'tidy-query']);
   });
 
   it('exports the run as JSON and its trace as OTLP JSON, as downloads', async () => {
