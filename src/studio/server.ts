@@ -45,8 +45,11 @@ export interface StudioOptions {
  * @example const studio = await startStudio({ store }); console.log(studio.url); await studio.close();
  */
 export interface Studio {
+  /** Where the page is, its token in the query: `http://127.0.0.1:PORT/?token=…`. */
   readonly url: string;
+  /** What every API request must carry (the `x-koagent-token` header, or `?token=`). */
   readonly token: string;
+  /** Stop serving: the event streams end, and the resumes the studio started are waited for. */
   close(): Promise<void>;
 }
 

@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { z } from 'zod';
 import { createAgent, defineTool, type Agent, type Middleware } from '../../src/index.js';
+import type { BaseContext } from '../../src/types.js';
 import { sqliteStore } from '../../src/sqlite.js';
 import type { RunStore } from '../../src/store.js';
 import type { LayerTraceRecord, TracedCall, TracedLayer } from '../../src/studio/trace-types.js';
@@ -33,9 +34,13 @@ function changes(before: Record<string, unknown>, after: Record<string, unknown>
  * (their effects read from what the call looked like before and after them).
  */
 export function handTrace(inner: string[], rewriter = inner[0]): Middleware {
-  const append = (state: { hookState: Record<string, unknown> }, set: (value: LayerTraceRecord) => void, call: TracedCall) => {
-    const record = (state.hookState['koagent.trace'] as LayerTraceRecord | undefined) ?? { version: 1, calls: [] };
-    set({ version: 1, calls: [...record.calls, call] });
+  // A sub-agent's calls (the lead's layers run inside it too) wait here for the lead's call that ran them.
+  const nested: TracedCall[] = [];
+  const append = (ctx: BaseContext, call: TracedCall) => {
+    if (ctx.subagent) return void nested.push({ ...call, agentPath: [ctx.subagent.name] });
+    const record = (ctx.state.hookState['koagent.trace'] as LayerTraceRecord | undefined) ?? { version: 1, calls: [] };
+    const children = call.kind === 'tool' ? nested.splice(0).map((child) => ({ ...child, parentCallId: call.id })) : [];
+    ctx.setHookState('koagent.trace', { version: 1, calls: [...record.calls, call, ...children] });
   };
   const layer = (name: string, at: number, total: number, effects: TracedLayer['effects']): TracedLayer => ({ name, source: 'middleware', inAt: at, outAt: total - at, selfMs: 0.2, nextCalls: 1, effects });
   let modelCalls = 0;
@@ -45,7 +50,7 @@ export function handTrace(inner: string[], rewriter = inner[0]): Middleware {
       const startedAt = Date.now();
       const reply = await next();
       const durationMs = Date.now() - startedAt;
-      append(ctx.state, (value) => ctx.setHookState('koagent.trace', value), {
+      append(ctx, {
         id: `model:${ctx.state.steps}:${++modelCalls}`, kind: 'model', name: 'turn', step: ctx.state.steps, segment: ctx.state.segment,
         startedAt, durationMs, outcome: 'ok', layers: [{ ...layer('fixture-trace', 0, durationMs, []), source: 'builtin' }],
       });
@@ -58,7 +63,7 @@ export function handTrace(inner: string[], rewriter = inner[0]): Middleware {
       const durationMs = Date.now() - startedAt;
       const after = ctx.args as Record<string, unknown>;
       const layers = inner.map((name, i) => layer(name, i * 0.1, durationMs, name === rewriter ? [{ kind: 'rewrote-args' as const, changes: changes(before, after) }] : []));
-      append(ctx.state, (value) => ctx.setHookState('koagent.trace', value), {
+      append(ctx, {
         id: ctx.toolCallId, kind: 'tool', name: ctx.toolName, step: ctx.state.steps, segment: ctx.state.segment, startedAt, durationMs,
         outcome: outcome.requiresApproval ? 'approval' : 'ok', layers,
       });
@@ -86,6 +91,16 @@ export function supportAgent(store: RunStore): Agent {
   return createAgent({
     name: 'support', store, tools: [search], middleware: [handTrace(['audit', 'tidy-query'], 'tidy-query'), audit, tidyQuery],
     model: mockModel([{ reasoning: 'Look it up first.', toolCalls: [{ name: 'search', args: { query: '  Refund POLICY ' }, id: 'call_search' }] }, 'Refunds take 5 days.'], { resumable: true }),
+  });
+}
+
+/** Agent `editor`: asks its sub-agent `researcher`, which searches, then answers. */
+export function editorAgent(store: RunStore): Agent {
+  const search = defineTool({ name: 'search', description: 'Search the web', input: z.object({ query: z.string() }), execute: ({ query }) => `otters: ${query}` });
+  const researcher = createAgent({ name: 'researcher', tools: [search], model: mockModel([{ toolCalls: [{ name: 'search', args: { query: 'Otters ' }, id: 'call_sub_search' }] }, 'They hold hands.']) });
+  return createAgent({
+    name: 'editor', store, tools: [researcher.asTool({ description: 'Researches a topic' })], middleware: [handTrace(['audit', 'tidy-query'], 'tidy-query'), audit, tidyQuery],
+    model: mockModel([{ toolCalls: [{ name: 'researcher', args: { task: 'otters' }, id: 'call_researcher' }] }, 'Otters hold hands.']),
   });
 }
 

@@ -6,7 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startStudio, type Studio } from '../../src/studio/server.js';
-import { paymentsAgent, slowAgent, supportAgent, tempStore, untilStatus } from './fixtures.js';
+import { editorAgent, paymentsAgent, slowAgent, supportAgent, tempStore, untilStatus } from './fixtures.js';
 
 const executablePath = process.env.KOAGENT_CHROMIUM ?? '/usr/bin/chromium';
 const found = existsSync(executablePath);
@@ -53,6 +53,16 @@ describe.skipIf(!found)(found ? 'the studio page in Chromium' : `the studio page
     expect(await page.locator('details.reasoning summary').first().textContent()).toBe('reasoning');
     expect(await page.locator('[data-testid="ledger"]').textContent()).toContain(`${traced}:call_search`);
     await page.screenshot({ path: `${shots}run.png`, fullPage: true });
+  });
+
+  it('nests a sub-agent\'s calls inside the lead\'s call that ran it', async () => {
+    const { state } = await editorAgent(temp.store).run('Check a fact about otters');
+    await page.goto(`${studio.url}#/run/${state.runId}`);
+    await page.click('.bar-row[data-call="call_researcher"]');
+    const nested = page.locator('.onion[data-call="call_researcher"] [data-testid="subagent-calls"] .onion[data-call="call_sub_search"]');
+    await nested.waitFor();
+    expect(await nested.locator('.call-head').textContent()).toContain('in researcher');
+    expect(await nested.locator('tr[data-path="/args/query"] .after').textContent()).toBe('"otters"');
   });
 
   it('resumes a pending approval approved from the page exactly once (the store has the run completed, the tool ran once)', async () => {

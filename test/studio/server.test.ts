@@ -2,7 +2,7 @@
 // answered twice at once resumes its run once.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startStudio, type Studio } from '../../src/studio/server.js';
-import { paymentsAgent, supportAgent, tempStore, untilStatus } from './fixtures.js';
+import { editorAgent, paymentsAgent, supportAgent, tempStore, untilStatus } from './fixtures.js';
 
 const temp = tempStore();
 const executions = { refunds: [] as { orderId: string; amount: number }[] };
@@ -59,6 +59,12 @@ describe('the runs API', () => {
     expect(detail.state.messages.length).toBeGreaterThan(2);
     expect(detail.ledger).toEqual([{ id: 'call_search', entry: 'done', toolName: 'search', idempotencyKey: `${traced}:call_search` }]);
     expect(detail.trace.calls.find((call) => call.id === 'call_search')!.layers.map((layer) => layer.name)).toEqual(['audit', 'tidy-query']);
+  });
+
+  it('gives a sub-agent\'s calls in the trace under the lead\'s call that ran them', async () => {
+    const { state } = await editorAgent(temp.store).run('Check a fact about otters');
+    const detail = (await (await api(`runs/${state.runId}`)).json()) as { trace: { calls: { id: string; parentCallId?: string }[] } };
+    expect(detail.trace.calls.filter((call) => call.parentCallId === 'call_researcher').map((call) => call.id)).toContain('call_sub_search');
   });
 
   it('exports the run as JSON and its trace as OTLP JSON, as downloads', async () => {
