@@ -15,15 +15,17 @@ if (!found) console.warn(`test/studio/page.test.ts: the browser tests are skippe
 const shots = fileURLToPath(new URL('../../docs/studio/', import.meta.url));
 
 describe.skipIf(!found)(found ? 'the studio page in Chromium' : `the studio page in Chromium (skipped: ${reason})`, () => {
-  const temp = tempStore();
+  let temp: ReturnType<typeof tempStore>;
   const executions = { refunds: [] as { orderId: string; amount: number }[] };
-  const payments = paymentsAgent(temp.store, executions);
+  let payments: ReturnType<typeof paymentsAgent>;
   let studio: Studio;
   let browser: Browser;
   let page: Page;
   let traced: string;
 
   beforeAll(async () => {
+    temp = tempStore();
+    payments = paymentsAgent(temp.store, executions);
     traced = (await supportAgent(temp.store).run('How do refunds work?')).state.runId;
     studio = await startStudio({ store: temp.store, agents: [payments], pollMs: 100 });
     browser = await chromium.launch({ executablePath });
@@ -33,7 +35,7 @@ describe.skipIf(!found)(found ? 'the studio page in Chromium' : `the studio page
   afterAll(async () => {
     await browser?.close();
     await studio?.close();
-    await temp.dispose();
+    await temp?.dispose();
   });
 
   it('shows a finished run\'s onion: each layer of a call, outermost first, with its change as a diff', async () => {
