@@ -104,8 +104,8 @@ export function editorAgent(store: RunStore): Agent {
   });
 }
 
-/** Agent `payments`: a refund that waits for a human; `executions` counts the refunds made. */
-export function paymentsAgent(store: RunStore, executions: { refunds: { orderId: string; amount: number }[] }): Agent {
+/** Agent `payments`: a refund of each order (default one) that waits for a human; `executions` counts the refunds made. */
+export function paymentsAgent(store: RunStore, executions: { refunds: { orderId: string; amount: number }[] }, orders = ['A-17']): Agent {
   const refund = defineTool({
     name: 'refund', description: 'Refund an order', needsApproval: true,
     input: z.object({ orderId: z.string().min(1), amount: z.number().positive().max(500) }),
@@ -113,7 +113,7 @@ export function paymentsAgent(store: RunStore, executions: { refunds: { orderId:
   });
   return createAgent({
     name: 'payments', store, tools: [refund], middleware: [handTrace([])],
-    model: mockModel([{ toolCalls: [{ name: 'refund', args: { orderId: 'A-17', amount: 40 }, id: 'call_refund' }] }, 'The refund is on its way.'], { resumable: true }),
+    model: mockModel([{ toolCalls: orders.map((orderId, i) => ({ name: 'refund', args: { orderId, amount: 40 }, id: i === 0 ? 'call_refund' : `call_refund_${i + 1}` })) }, 'The refund is on its way.'], { resumable: true }),
   });
 }
 

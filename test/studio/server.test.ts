@@ -124,6 +124,24 @@ describe('approvals', () => {
     expect(JSON.stringify(tool)).toContain('Order already refunded');
   });
 
+  it('resumes a run with several pending calls once each has an answer, not before', async () => {
+    const both = paymentsAgent(temp.store, executions, ['B-1', 'B-2']);
+    const studioOfBoth = await startStudio({ store: temp.store, agents: [both] });
+    try {
+      const { state } = await both.run('Refund B-1 and B-2');
+      const answer = (id: string, decision: object) => fetch(new URL(`/api/runs/${state.runId}/approvals/${id}`, studioOfBoth.url), { method: 'POST', headers: { 'x-koagent-token': studioOfBoth.token }, body: JSON.stringify(decision) });
+      const first = await answer('call_refund', { approved: true });
+      expect(first.status).toBe(202);
+      expect(await first.json()).toMatchObject({ resumed: false, waitingFor: ['call_refund_2'] });
+      expect((await temp.store.loadRun(state.runId))!.status).toBe('suspended');
+      expect(((await answer('call_refund_2', { approved: false, reason: 'Not B-2' })).status)).toBe(202);
+      await untilStatus(temp.store, state.runId, 'completed');
+      expect(executions.refunds.filter((refund) => refund.orderId.startsWith('B-'))).toEqual([{ orderId: 'B-1', amount: 40 }]);
+    } finally {
+      await studioOfBoth.close();
+    }
+  });
+
   it('answers 409, saying to start the studio with --agents, when it has no agent to resume with', async () => {
     const { state } = await payments.run('Refund order A-17');
     const bare = await startStudio({ store: temp.store });

@@ -65,7 +65,7 @@ export function RunScreen({ runId }: { runId: string }) {
     <section class="run" data-run={state.runId} data-status={state.status}>
       <h1>{state.agentName} <span class={`badge ${state.status}`} data-testid="run-status">{state.status}</span></h1>
       <p class="muted">
-        {state.runId} · steps <span data-testid="run-steps">{row?.steps ?? '?'}</span> · {state.usage.totalTokens ?? 0} tokens · {state.usage.modelCalls ?? 0} model calls · {state.usage.toolCalls ?? 0} tool calls
+        {state.runId} · segment {row?.segment ?? '?'} · steps <span data-testid="run-steps">{row?.steps ?? '?'}</span> · {state.usage.totalTokens ?? 0} tokens · {state.usage.modelCalls ?? 0} model calls · {state.usage.toolCalls ?? 0} tool calls
         {row && <> · started {when(row.startedAt)} · {ms(row.durationMs)}</>}
         {row?.stopReason && <> · stopped: {row.stopReason}</>}
       </p>
