@@ -45,7 +45,8 @@ export default {
     'src/postgres.ts',
     'src/mcp/index.ts',
     'src/worker.ts',
-    'src/middleware.ts'
+    'src/middleware.ts',
+    'src/studio.ts'
   ],
   tsconfig: 'tsconfig.build.json',
   out: 'docs/api',

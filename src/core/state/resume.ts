@@ -1,4 +1,5 @@
 import { KoagentError } from '../vocabulary/errors.js';
+import { copyJson } from '../vocabulary/json.js';
 import { checkState } from './state-schema.js';
 import type { AgentIdentity, ApprovalDecision, PendingApproval, RunState } from '../vocabulary/state.js';
 import { StateWriter } from './state-writer.js';
@@ -37,7 +38,12 @@ export function nextSegment(state: RunState, decisions: Record<string, ApprovalD
     if (decision === undefined) throw bad(`no decision for pending call "${id}" (${approval.toolName}); give true, false or { approved, reason } for each of: ${ids()}`);
     const approved = typeof decision === 'boolean' ? decision : decision?.approved;
     if (typeof approved !== 'boolean') throw bad(`the decision for "${id}" must be true, false or { approved: boolean, reason?: string }`);
-    taken.set(id, { approval, decision, approved });
+    const edited = typeof decision === 'object' && decision.args !== undefined;
+    if (edited && (!approved || (approval.path?.length ?? 0) > 0)) {
+      throw bad(`the decision for "${id}" carries args, which only an approval of the run's own call takes (${approved ? 'this one is a sub-agent\'s' : 'it denies the call'})`);
+    }
+    // Approved with edited arguments: the call is approved as edited, so it starts from them.
+    taken.set(id, { approval: edited ? { ...approval, args: copyJson(decision.args) } : approval, decision, approved });
   }
   const next = structuredClone(checked);
   new StateWriter(next).takeDecisions(taken);

@@ -74,11 +74,12 @@ export interface PendingApproval {
 }
 
 /**
- * A human's answer to one pending approval.
+ * A human's answer to one pending approval. An approval may carry `args`: the call then runs
+ * with those arguments instead of the ones asked about (the run's own calls, not a sub-agent's).
  *
  * @example await agent.resume(result.state, { [pending.toolCallId]: { approved: false, reason: 'Not today' } });
  */
-export type ApprovalDecision = boolean | { approved: boolean; reason?: string };
+export type ApprovalDecision = boolean | { approved: boolean; reason?: string; args?: unknown };
 
 /**
  * How far a tool call of the run got: `pending` (received, not started), `running` (the tool's

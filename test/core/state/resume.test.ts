@@ -129,6 +129,22 @@ describe('resume: a tool approved once executes exactly once', () => {
   });
 });
 
+describe('resume: an approval with edited arguments', () => {
+  it('runs the call with the arguments the human gave, and keeps them as the approved ones', async () => {
+    const { agent, pay, state } = await pausedPayment();
+    const done = await agent.resume(state, { p: { approved: true, args: { amount: 60, note: 'capped' } } });
+    expect(done.status).toBe('completed');
+    expect(pay.runs).toEqual([{ amount: 60, note: 'capped' }]);
+  });
+
+  it('is refused on a denial, which has no arguments to run with', async () => {
+    const { agent, pay, state } = await pausedPayment();
+    const error = await rejection(agent.resume(state, { p: { approved: false, args: { amount: 60 } } }));
+    expect(error.message).toContain('carries args');
+    expect(pay.runs).toEqual([]);
+  });
+});
+
 describe('resume: claimResume', () => {
   it('is asked to claim (runId, segment) before the segment starts; a false answer refuses the resume and runs no tool', async () => {
     const claims: ResumeClaim[] = [];

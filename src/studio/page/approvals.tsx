@@ -1,0 +1,76 @@
+// The approvals: every pending call of every suspended run, with the arguments the layers
+// produced. Approve, deny with a reason, or approve with edited arguments — which the server
+// checks against the tool's schema, refusing them with the schema's error.
+import { useCallback, useEffect, useState } from 'preact/hooks';
+import { api, type PendingRow } from './client.ts';
+import { useLiveRuns } from './live.ts';
+
+function Card({ pending, done }: { pending: PendingRow; done: (message: string) => void }) {
+  const [args, setArgs] = useState(JSON.stringify(pending.args, null, 2));
+  const [reason, setReason] = useState('');
+  const [error, setError] = useState<string | undefined>();
+  const [busy, setBusy] = useState(false);
+  const decided = pending.decided.includes(pending.toolCallId);
+  const send = async (decision: { approved: boolean; reason?: string; args?: unknown }) => {
+    setBusy(true);
+    setError(undefined);
+    try {
+      const answer = await api<{ resumed: boolean; message?: string; status?: string }>(`runs/${encodeURIComponent(pending.runId)}/approvals/${encodeURIComponent(pending.toolCallId)}`, { method: 'POST', body: JSON.stringify(decision) });
+      done(answer.resumed ? `Run ${pending.runId} resumed (${answer.status}).` : (answer.message ?? 'Answer kept.'));
+    } catch (e) {
+      setError((e as Error).message);
+    } finally {
+      setBusy(false);
+    }
+  };
+  const edited = () => {
+    try {
+      return send({ approved: true, args: JSON.parse(args), ...(reason ? { reason } : {}) });
+    } catch (e) {
+      setError(`the arguments are not JSON: ${(e as Error).message}`);
+      return undefined;
+    }
+  };
+  const editable = (pending.path?.length ?? 0) === 0;
+  return (
+    <div class="approval" data-approval={pending.toolCallId} data-run={pending.runId}>
+      <div class="call-head">
+        <strong>{pending.toolName}</strong> <span class="muted small">{pending.toolCallId}</span>
+        {pending.path && pending.path.length > 0 && <span class="muted small"> · sub-agent {pending.path.join(' › ')}</span>}
+        {decided && <span class="badge suspended"> answered, waiting for the run's other calls</span>}
+      </div>
+      <p class="small">run <a href={`#/run/${encodeURIComponent(pending.runId)}`}>{pending.runId}</a> · {pending.agentName} · session {pending.sessionId}</p>
+      {pending.reason && <p>Why it asks: {pending.reason}</p>}
+      <label>Arguments (as the layers produced them{editable ? '; edit to approve with others' : ''})
+        <textarea rows={Math.min(12, args.split('\n').length + 1)} value={args} readOnly={!editable} onInput={(event) => setArgs((event.target as HTMLTextAreaElement).value)} data-testid="args" />
+      </label>
+      {pending.schema && <details class="small"><summary>the tool's schema</summary><pre>{JSON.stringify(pending.schema, null, 2)}</pre></details>}
+      <label>Reason (for a denial) <input value={reason} onInput={(event) => setReason((event.target as HTMLInputElement).value)} data-testid="reason" /></label>
+      {!pending.canResume && <p class="warning small">This studio has no agent named {pending.agentName}: start it with --agents to answer from here.</p>}
+      <div class="actions">
+        <button type="button" disabled={busy} onClick={() => send({ approved: true })} data-testid="approve">Approve</button>
+        {editable && <button type="button" disabled={busy} onClick={edited} data-testid="approve-edited">Approve with these arguments</button>}
+        <button type="button" disabled={busy} class="deny" onClick={() => send({ approved: false, ...(reason ? { reason } : {}) })} data-testid="deny">Deny</button>
+      </div>
+      {error && <p class="error" role="alert" data-testid="approval-error">{error}</p>}
+    </div>
+  );
+}
+
+export function ApprovalsScreen() {
+  const [pending, setPending] = useState<PendingRow[] | undefined>();
+  const [error, setError] = useState<string | undefined>();
+  const [notice, setNotice] = useState<string | undefined>();
+  const load = useCallback(() => api<PendingRow[]>('approvals').then((list) => (setPending(list), setError(undefined)), (e: Error) => setError(e.message)), []);
+  useEffect(() => void load(), [load]);
+  useLiveRuns(useCallback((changed) => void (changed.length > 0 && load()), [load]));
+  const done = (message: string) => (setNotice(message), void load());
+  return (
+    <section>
+      <h1>Approvals</h1>
+      {notice && <p class="notice" data-testid="notice">{notice}</p>}
+      {error && <p class="error">{error}</p>}
+      {pending === undefined ? <p>Loading…</p> : pending.length === 0 ? <p class="muted" data-testid="no-approvals">No call is waiting for a human.</p> : pending.map((row) => <Card key={`${row.runId}/${row.toolCallId}`} pending={row} done={done} />)}
+    </section>
+  );
+}

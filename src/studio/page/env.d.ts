@@ -1,0 +1,2 @@
+// Vite bundles the stylesheet the page imports.
+declare module '*.css';

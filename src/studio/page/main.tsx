@@ -1,0 +1,46 @@
+// The studio page: three screens chosen by the URL's hash — the runs (#/), one run (#/run/<id>)
+// and the approvals (#/approvals) — and one event stream that tells them when runs change.
+import { render } from 'preact';
+import { useEffect, useState } from 'preact/hooks';
+import { ApprovalsScreen } from './approvals.tsx';
+import { token } from './client.ts';
+import { connect } from './live.ts';
+import { RunScreen } from './run.tsx';
+import { RunsScreen } from './runs.tsx';
+import './style.css';
+
+function useHash(): string {
+  const [hash, setHash] = useState(location.hash);
+  useEffect(() => {
+    const changed = () => setHash(location.hash);
+    addEventListener('hashchange', changed);
+    return () => removeEventListener('hashchange', changed);
+  }, []);
+  return hash;
+}
+
+function App() {
+  const hash = useHash();
+  const [live, setLive] = useState(false);
+  useEffect(() => connect(setLive), []);
+  if (!token()) return <main class="empty"><h1>koagent studio</h1><p>Open the URL the studio printed: it holds the token this page needs.</p></main>;
+  const run = /^#\/run\/(.+)$/.exec(hash);
+  const screen = run ? 'run' : hash === '#/approvals' ? 'approvals' : 'runs';
+  return (
+    <>
+      <header>
+        <strong>koagent studio</strong>
+        <nav>
+          <a href="#/" class={screen === 'runs' ? 'active' : ''}>Runs</a>
+          <a href="#/approvals" class={screen === 'approvals' ? 'active' : ''}>Approvals</a>
+        </nav>
+        <span class={`live ${live ? 'on' : ''}`} data-testid="live">{live ? '● live' : '○ offline'}</span>
+      </header>
+      <main>
+        {run ? <RunScreen runId={decodeURIComponent(run[1]!)} /> : screen === 'approvals' ? <ApprovalsScreen /> : <RunsScreen />}
+      </main>
+    </>
+  );
+}
+
+render(<App />, document.getElementById('app')!);

@@ -1,0 +1,206 @@
+// The studio's server: the page's files, and a JSON API over one run store (runs, one run with
+// its transcript, ledger and layer trace, the pending approvals and their answers, exports, and
+// live updates). Node's own http: a dozen routes need no router. The API answers only requests
+// that carry the token printed in the studio's URL, since answering an approval runs a tool.
+import { randomBytes, timingSafeEqual } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { extname, join, normalize, sep } from 'node:path';
+import type { Agent } from '../agent/agent.js';
+import type { RunStatus } from '../api.js';
+import { assertStore, type RunStore } from '../stores/run-store.js';
+import { Approvals, type DecisionRequest } from './approvals.js';
+import { studioAssets } from './assets.js';
+import { RunCatalog } from './catalog.js';
+import { LiveRuns } from './live.js';
+import { traceToOtlp } from './otlp.js';
+import { TRACE_STATE, type LayerTraceRecord } from './trace-types.js';
+
+/**
+ * Options of `startStudio`.
+ *
+ * @example await startStudio({ store: sqliteStore({ path: 'runs.db' }), agents: [teller] });
+ */
+export interface StudioOptions {
+  /** The run store the studio shows. */
+  store: RunStore;
+  /** Default 127.0.0.1: only this machine reaches it. */
+  host?: string;
+  /** Default 0: a free port. */
+  port?: number;
+  /** The agents whose runs the studio may resume when a human answers an approval (by agent name). */
+  agents?: readonly Agent<any, any>[];
+  /** The API's token (default: 24 random bytes, base64url). */
+  token?: string;
+  /** How often live updates poll the store's list, in ms (default 500). */
+  pollMs?: number;
+  /** Serve the page from this folder instead of the package's own bundle. */
+  assetsDir?: string;
+}
+
+/**
+ * A running studio: its URL (with the token), the token, and `close`.
+ *
+ * @example const studio = await startStudio({ store }); console.log(studio.url); await studio.close();
+ */
+export interface Studio {
+  /** Where the page is, its token in the query: `http://127.0.0.1:PORT/?token=…`. */
+  readonly url: string;
+  /** What every API request must carry (the `x-koagent-token` header, or `?token=`). */
+  readonly token: string;
+  /** Stop serving: the event streams end, and the resumes the studio started are waited for. */
+  close(): Promise<void>;
+}
+
+const TYPES: Record<string, string> = {
+  '.html': 'text/html; charset=utf-8', '.js': 'text/javascript; charset=utf-8', '.css': 'text/css; charset=utf-8',
+  '.svg': 'image/svg+xml', '.png': 'image/png', '.json': 'application/json', '.ico': 'image/x-icon', '.woff2': 'font/woff2',
+};
+const STATUSES = new Set<RunStatus>(['running', 'completed', 'suspended', 'failed']);
+const BODY_LIMIT = 1_000_000;
+
+class HttpError extends Error {
+  constructor(readonly status: number, message: string) {
+    super(message);
+  }
+}
+
+/**
+ * Serve the studio over `store`: the runs, each run as its transcript, ledger and onion, and the
+ * pending approvals, which it answers by resuming runs with `agents`.
+ *
+ * @example const studio = await startStudio({ store: sqliteStore({ path: 'runs.db' }), agents: [teller] }); console.log(`Open ${studio.url}`);
+ */
+export async function startStudio(options: StudioOptions): Promise<Studio> {
+  assertStore(options?.store, 'startStudio: store');
+  const { store, host = '127.0.0.1', port = 0, agents = [], pollMs = 500 } = options;
+  const token = options.token ?? randomBytes(24).toString('base64url');
+  if (typeof token !== 'string' || token.length < 8) throw new TypeError('startStudio: token must be a string of 8 characters or more (leave it out for a random one)');
+  const catalog = new RunCatalog(store);
+  const live = new LiveRuns(store, catalog, pollMs);
+  const approvals = new Approvals(store, agents);
+  const assets = options.assetsDir === undefined ? studioAssets : () => Promise.resolve(options.assetsDir!);
+  const expected = Buffer.from(token);
+
+  const authorized = (request: IncomingMessage, url: URL): HttpError | undefined => {
+    const given = request.headers['x-koagent-token'] ?? url.searchParams.get('token') ?? bearer(request.headers.authorization);
+    if (typeof given !== 'string' || given === '') return new HttpError(401, 'this API needs the token of the studio\'s URL (the x-koagent-token header, or ?token=)');
+    const buffer = Buffer.from(given);
+    if (buffer.length !== expected.length || !timingSafeEqual(buffer, expected)) return new HttpError(403, 'wrong token: open the URL the studio printed');
+    return undefined;
+  };
+
+  const api = async (request: IncomingMessage, response: ServerResponse, url: URL, parts: string[]): Promise<void> => {
+    const method = request.method ?? 'GET';
+    const [, resource, id, sub, callId] = parts; // ['api', 'runs', id, 'approvals', callId]
+    if (method === 'GET' && resource === 'info' && parts.length === 2) return json(response, 200, { store: store.kind, agents: agents.map((agent) => agent.name), pollMs });
+    if (method === 'GET' && resource === 'events' && parts.length === 2) return live.add(response);
+    if (method === 'GET' && resource === 'approvals' && parts.length === 2) return json(response, 200, await approvals.list());
+    if (resource !== 'runs') throw new HttpError(404, `no API route ${method} ${url.pathname}`);
+    if (method === 'GET' && id === undefined) {
+      const status = (url.searchParams.get('status') ?? '').split(',').filter((s): s is RunStatus => STATUSES.has(s as RunStatus));
+      const filter = { agent: url.searchParams.get('agent') ?? undefined, session: url.searchParams.get('session') ?? undefined, text: url.searchParams.get('text') ?? undefined, status };
+      return json(response, 200, await catalog.rows(filter));
+    }
+    if (method === 'POST' && sub === 'approvals' && callId !== undefined && parts.length === 5) {
+      const answer = await approvals.decide(id!, callId, (await body(request)) as DecisionRequest);
+      return json(response, answer.status, answer.body);
+    }
+    if (method !== 'GET' || id === undefined || parts.length > 4) throw new HttpError(404, `no API route ${method} ${url.pathname}`);
+    const state = await store.loadRun(id);
+    if (state === undefined) throw new HttpError(404, `there is no run ${id} in the store`);
+    const trace = (state.hookState[TRACE_STATE] as LayerTraceRecord | undefined) ?? null;
+    if (sub === 'export') return download(response, `${id}.json`, state);
+    if (sub === 'otlp') {
+      if (trace === null) throw new HttpError(404, `run ${id} has no layer trace: run its agent with layerTrace: true`);
+      return download(response, `${id}.otlp.json`, traceToOtlp(trace, state));
+    }
+    if (sub !== undefined) throw new HttpError(404, `no API route ${method} ${url.pathname}`);
+    const summaries = await store.listRuns({ agentName: state.agentName, sessionId: state.sessionId, limit: 500 });
+    const summary = summaries.find((s) => s.runId === id);
+    const row = summary === undefined ? undefined : (await catalog.entry(summary))?.row;
+    const tools = new Map<string, string>();
+    for (const message of state.messages) if (message.role === 'assistant') for (const call of message.toolCalls ?? []) tools.set(call.id, call.name);
+    const ledger = state.ledger.map((call) => ({ ...call, toolName: tools.get(call.id), idempotencyKey: `${state.runId}:${call.id}` }));
+    return json(response, 200, { row, state, trace, ledger });
+  };
+
+  const serveFile = async (response: ServerResponse, pathname: string): Promise<void> => {
+    const dir = await assets();
+    const relative = normalize(decodeURIComponent(pathname === '/' ? '/index.html' : pathname)).replace(/^([/\\])+/, '');
+    const file = join(dir, relative);
+    if (!file.startsWith(dir.endsWith(sep) ? dir : dir + sep)) throw new HttpError(404, 'not found');
+    let content: Buffer;
+    try {
+      content = await readFile(file);
+    } catch {
+      throw new HttpError(404, `not found: ${pathname}`);
+    }
+    const immutable = relative.startsWith(`assets${sep}`) || relative.startsWith('assets/');
+    response.writeHead(200, { 'content-type': TYPES[extname(file)] ?? 'application/octet-stream', 'cache-control': immutable ? 'public, max-age=31536000, immutable' : 'no-store', 'x-content-type-options': 'nosniff' });
+    response.end(content);
+  };
+
+  const server = createServer((request, response) => {
+    const url = new URL(request.url ?? '/', 'http://studio.invalid');
+    const parts = url.pathname.split('/').filter(Boolean).map(decodeURIComponent);
+    const handle = async () => {
+      if (parts[0] === 'api') {
+        const refused = authorized(request, url);
+        if (refused) throw refused;
+        return api(request, response, url, parts);
+      }
+      if (request.method !== 'GET' && request.method !== 'HEAD') throw new HttpError(405, 'the page\'s files are read with GET');
+      return serveFile(response, url.pathname);
+    };
+    handle().catch((error: unknown) => {
+      const status = error instanceof HttpError ? error.status : 500;
+      if (response.headersSent) return void response.end();
+      json(response, status, { error: (error as Error)?.message ?? String(error) });
+    });
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => resolve());
+  });
+  const address = server.address() as AddressInfo;
+  const shownHost = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+  return {
+    url: `http://${shownHost}:${address.port}/?token=${encodeURIComponent(token)}`,
+    token,
+    async close() {
+      live.close();
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      await approvals.close();
+    },
+  };
+}
+
+function bearer(header: string | undefined): string | undefined {
+  return header?.startsWith('Bearer ') ? header.slice(7) : undefined;
+}
+
+function json(response: ServerResponse, status: number, value: unknown): void {
+  response.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store' });
+  response.end(JSON.stringify(value));
+}
+
+function download(response: ServerResponse, name: string, value: unknown): void {
+  response.writeHead(200, { 'content-type': 'application/json; charset=utf-8', 'content-disposition': `attachment; filename="${name}"`, 'cache-control': 'no-store' });
+  response.end(JSON.stringify(value, null, 2));
+}
+
+async function body(request: IncomingMessage): Promise<unknown> {
+  let text = '';
+  for await (const chunk of request) {
+    text += chunk;
+    if (text.length > BODY_LIMIT) throw new HttpError(413, 'the request body is over 1 MB');
+  }
+  try {
+    return JSON.parse(text || 'null');
+  } catch {
+    throw new HttpError(400, 'the request body is not JSON');
+  }
+}

@@ -1,0 +1,123 @@
+// The studio's page in a real Chromium (Debian's, driven by playwright-core): the onion of a
+// finished run, approvals answered from the page, a run updating live, and a page without the
+// token. The screenshots of the main screens go to docs/studio/, where docs/studio.md shows them.
+import { existsSync, mkdirSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { chromium, type Browser, type Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startStudio, type Studio } from '../../src/studio/server.js';
+import { editorAgent, paymentsAgent, slowAgent, supportAgent, tempStore, untilStatus } from './fixtures.js';
+
+const executablePath = process.env.KOAGENT_CHROMIUM ?? '/usr/bin/chromium';
+const found = existsSync(executablePath);
+const reason = `no Chromium at ${executablePath} (install Debian's: apt-get install -y chromium, or set KOAGENT_CHROMIUM)`;
+if (!found) console.warn(`test/studio/page.test.ts: the browser tests are skipped: ${reason}`);
+const shots = fileURLToPath(new URL('../../docs/studio/', import.meta.url));
+
+describe.skipIf(!found)(found ? 'the studio page in Chromium' : `the studio page in Chromium (skipped: ${reason})`, () => {
+  let temp: ReturnType<typeof tempStore>;
+  const executions = { refunds: [] as { orderId: string; amount: number }[] };
+  let payments: ReturnType<typeof paymentsAgent>;
+  let studio: Studio;
+  let browser: Browser;
+  let page: Page;
+  let traced: string;
+
+  beforeAll(async () => {
+    temp = tempStore();
+    payments = paymentsAgent(temp.store, executions);
+    traced = (await supportAgent(temp.store).run('How do refunds work?')).state.runId;
+    studio = await startStudio({ store: temp.store, agents: [payments], pollMs: 100 });
+    browser = await chromium.launch({ executablePath });
+    page = await browser.newPage({ viewport: { width: 1360, height: 820 } });
+    mkdirSync(shots, { recursive: true });
+  }, 60_000);
+  afterAll(async () => {
+    await browser?.close();
+    await studio?.close();
+    await temp?.dispose();
+  });
+
+  it('shows a finished run\'s onion: each layer of a call, outermost first, with its change as a diff', async () => {
+    await page.goto(studio.url);
+    await page.click(`tr[data-run="${traced}"] a`);
+    await page.click('.bar-row[data-call="call_search"]');
+    const onion = page.locator('.onion[data-call="call_search"]');
+    await onion.waitFor();
+    expect(await onion.locator('.layer').evaluateAll((layers) => layers.map((layer) => layer.getAttribute('data-layer')))).toEqual(['audit', 'tidy-query']);
+    expect(await onion.locator('.layer[data-layer="audit"] > .muted').first().textContent()).toBe('passed it on unchanged');
+    const tidy = onion.locator('.layer[data-layer="tidy-query"]');
+    expect(await tidy.locator('.effect').first().textContent()).toContain('rewrote the arguments');
+    const change = tidy.locator('tr[data-path="/args/query"]');
+    expect(await change.locator('.before').textContent()).toBe('"  Refund POLICY "');
+    expect(await change.locator('.after').textContent()).toBe('"refund policy"');
+    // The transcript and the ledger are beside it: reasoning folded, the call with its key.
+    expect(await page.locator('details.reasoning summary').first().textContent()).toBe('reasoning');
+    expect(await page.locator('[data-testid="ledger"]').textContent()).toContain(`${traced}:call_search`);
+    await page.screenshot({ path: `${shots}run.png`, fullPage: true });
+  });
+
+  it('nests a sub-agent\'s calls inside the lead\'s call that ran it', async () => {
+    const { state } = await editorAgent(temp.store).run('Check a fact about otters');
+    await page.goto(`${studio.url}#/run/${state.runId}`);
+    await page.click('.bar-row[data-call="call_researcher"]');
+    const nested = page.locator('.onion[data-call="call_researcher"] [data-testid="subagent-calls"] .onion[data-call="call_sub_search"]');
+    await nested.waitFor();
+    expect(await nested.locator('.call-head').textContent()).toContain('in researcher');
+    expect(await nested.locator('tr[data-path="/args/query"] .after').textContent()).toBe('"otters"');
+  });
+
+  it('resumes a pending approval approved from the page exactly once (the store has the run completed, the tool ran once)', async () => {
+    const { state } = await payments.run('Refund order A-17');
+    await page.goto(`${studio.url}#/approvals`);
+    const card = page.locator(`.approval[data-run="${state.runId}"]`);
+    await card.waitFor();
+    expect(JSON.parse((await card.locator('[data-testid="args"]').inputValue()))).toEqual({ orderId: 'A-17', amount: 40 });
+    await page.screenshot({ path: `${shots}approvals.png`, fullPage: true });
+    await card.locator('[data-testid="approve"]').click();
+    expect(await page.locator('[data-testid="notice"]').textContent()).toContain(`Run ${state.runId} resumed`);
+    await untilStatus(temp.store, state.runId, 'completed');
+    expect(executions.refunds).toEqual([{ orderId: 'A-17', amount: 40 }]);
+    expect((await temp.store.loadRun(state.runId))!.ledger).toEqual([{ id: 'call_refund', entry: 'done' }]);
+  });
+
+  it('refuses, on the page, an approval with edited arguments that fail the tool\'s schema', async () => {
+    const { state } = await payments.run('Refund order A-17');
+    await page.goto(`${studio.url}#/approvals`);
+    const card = page.locator(`.approval[data-run="${state.runId}"]`);
+    await card.locator('[data-testid="args"]').fill('{ "orderId": "A-17", "amount": 9000 }');
+    await card.locator('[data-testid="approve-edited"]').click();
+    expect(await card.locator('[data-testid="approval-error"]').textContent()).toMatch(/do not fit refund's schema: amount: .*500/);
+    expect((await temp.store.loadRun(state.runId))!.status).toBe('suspended');
+    expect(executions.refunds).toHaveLength(1);
+  });
+
+  it('updates a running run live in the list, without a reload, as it finishes', async () => {
+    const slow = slowAgent(temp.store);
+    const finished = slow.agent.run('Is KO-1 in stock?');
+    await slow.entered;
+    await page.goto(studio.url);
+    const row = page.locator(`tr[data-status="running"]`);
+    await row.waitFor();
+    const runId = (await row.getAttribute('data-run'))!;
+    await page.screenshot({ path: `${shots}runs.png`, fullPage: true });
+    await page.evaluate(() => ((globalThis as unknown as { sameDocument: boolean }).sameDocument = true));
+    slow.release();
+    await finished;
+    await page.locator(`tr[data-run="${runId}"][data-status="completed"]`).waitFor();
+    expect(await page.locator(`tr[data-run="${runId}"] [data-testid="steps"]`).textContent()).toBe('2');
+    expect(await page.evaluate(() => (globalThis as unknown as { sameDocument?: boolean }).sameDocument)).toBe(true);
+  });
+
+  it('refuses a request without the token, and says so on a page opened without it', async () => {
+    const bare = await browser.newPage();
+    try {
+      await bare.goto(new URL('/', studio.url).href);
+      expect(await bare.locator('main').textContent()).toContain('Open the URL the studio printed');
+      const status = await bare.evaluate(async () => (await fetch('/api/runs')).status);
+      expect(status).toBe(401);
+    } finally {
+      await bare.close();
+    }
+  });
+});

@@ -1,0 +1,172 @@
+// The studio's server without a browser: what its API answers, to whom, and that an approval
+// answered twice at once resumes its run once.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startStudio, type Studio } from '../../src/studio/server.js';
+import { editorAgent, paymentsAgent, supportAgent, tempStore, untilStatus } from './fixtures.js';
+
+const temp = tempStore();
+const executions = { refunds: [] as { orderId: string; amount: number }[] };
+const payments = paymentsAgent(temp.store, executions);
+let studio: Studio;
+let traced: string;
+
+const api = (path: string, init: RequestInit = {}, token: string | null = studio.token) =>
+  fetch(new URL(`/api/${path}`, studio.url), { ...init, headers: { ...(token === null ? {} : { 'x-koagent-token': token }), 'content-type': 'application/json', ...init.headers } });
+
+beforeAll(async () => {
+  traced = (await supportAgent(temp.store).run('How do refunds work?')).state.runId;
+  studio = await startStudio({ store: temp.store, agents: [payments], pollMs: 50 });
+});
+afterAll(async () => {
+  await studio.close();
+  await temp.dispose();
+});
+
+describe('the token', () => {
+  it('is in the URL the studio prints, which is on 127.0.0.1', () => {
+    expect(studio.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/\?token=/);
+    expect(new URL(studio.url).searchParams.get('token')).toBe(studio.token);
+  });
+
+  it('is needed for every API request: none is refused with 401, a wrong one with 403', async () => {
+    for (const path of ['runs', `runs/${traced}`, 'approvals', `runs/${traced}/export`, 'events']) {
+      expect((await api(path, {}, null)).status, path).toBe(401);
+      expect((await api(path, {}, 'not-the-token-at-all')).status, path).toBe(403);
+    }
+    expect((await api('runs/x/approvals/y', { method: 'POST', body: '{"approved":true}' }, null)).status).toBe(401);
+  });
+
+  it('is taken from the query too (links the browser follows itself), and the page is served without it', async () => {
+    expect((await fetch(new URL(`/api/runs?token=${studio.token}`, studio.url))).status).toBe(200);
+    const page = await fetch(new URL('/', studio.url));
+    expect(page.status).toBe(200);
+    expect(await page.text()).toContain('<div id="app">');
+  });
+});
+
+describe('the runs API', () => {
+  it('lists runs with agent, status, stop reason, tokens and steps, filtered by agent, status and text', async () => {
+    const rows = (await (await api('runs')).json()) as { runId: string; agentName: string; status: string; stopReason?: string; tokens: { total: number }; steps: number }[];
+    expect(rows.find((row) => row.runId === traced)).toMatchObject({ agentName: 'support', status: 'completed', stopReason: 'final', steps: 2 });
+    expect(rows.find((row) => row.runId === traced)!.tokens.total).toBeGreaterThan(0);
+    expect((await (await api('runs?agent=nobody')).json()) as unknown[]).toEqual([]);
+    expect(((await (await api('runs?status=failed')).json()) as unknown[]).length).toBe(0);
+    expect(((await (await api('runs?text=REFUNDS%20TAKE')).json()) as { runId: string }[]).map((row) => row.runId)).toEqual([traced]);
+  });
+
+  it('gives one run with its transcript, its ledger with idempotency keys, and its layer trace', async () => {
+    const detail = (await (await api(`runs/${traced}`)).json()) as { state: { messages: unknown[] }; ledger: unknown[]; trace: { calls: { id: string; layers: { name: string }[] }[] } };
+    expect(detail.state.messages.length).toBeGreaterThan(2);
+    expect(detail.ledger).toEqual([{ id: 'call_search', entry: 'done', toolName: 'search', idempotencyKey: `${traced}:call_search` }]);
+    expect(detail.trace.calls.find((call) => call.id === 'call_search')!.layers.map((layer) => layer.name)).toEqual(['audit', 'tidy-query']);
+  });
+
+  it('gives a sub-agent\'s calls in the trace under the lead\'s call that ran them', async () => {
+    const { state } = await editorAgent(temp.store).run('Check a fact about otters');
+    const detail = (await (await api(`runs/${state.runId}`)).json()) as { trace: { calls: { id: string; parentCallId?: string }[] } };
+    expect(detail.trace.calls.filter((call) => call.parentCallId === 'call_researcher').map((call) => call.id)).toContain('call_sub_search');
+  });
+
+  it('exports the run as JSON and its trace as OTLP JSON, as downloads', async () => {
+    const run = await api(`runs/${traced}/export`);
+    expect(run.headers.get('content-disposition')).toContain(`${traced}.json`);
+    expect(((await run.json()) as { runId: string }).runId).toBe(traced);
+    const otlp = (await (await api(`runs/${traced}/otlp`)).json()) as { resourceSpans: { scopeSpans: { spans: { name: string }[] }[] }[] };
+    expect(otlp.resourceSpans[0]!.scopeSpans[0]!.spans.map((span) => span.name)).toEqual(expect.arrayContaining(['tool search', 'layer tidy-query']));
+  });
+
+  it('answers 404 for a run the store does not hold', async () => {
+    expect((await api('runs/run_missing')).status).toBe(404);
+  });
+});
+
+describe('approvals', () => {
+  it('lists a pending call with the arguments the layers produced and the tool\'s schema', async () => {
+    const { state } = await payments.run('Refund order A-17');
+    const pending = (await (await api('approvals')).json()) as { runId: string; toolName: string; args: unknown; schema?: { properties?: object }; canResume: boolean }[];
+    expect(pending.find((p) => p.runId === state.runId)).toMatchObject({ toolName: 'refund', args: { orderId: 'A-17', amount: 40 }, canResume: true, schema: { properties: { orderId: {}, amount: {} } } });
+  });
+
+  it('refuses edited arguments that fail the tool\'s schema, with the schema\'s error, and runs nothing', async () => {
+    const { state } = await payments.run('Refund order A-17');
+    const refused = await api(`runs/${state.runId}/approvals/call_refund`, { method: 'POST', body: JSON.stringify({ approved: true, args: { orderId: 'A-17', amount: -5 } }) });
+    expect(refused.status).toBe(422);
+    expect(((await refused.json()) as { error: string }).error).toMatch(/refund's schema: amount: .*0/);
+    expect((await temp.store.loadRun(state.runId))!.status).toBe('suspended');
+  });
+
+  it('resumes a run once when the same approval is answered twice at once: the tool runs once', async () => {
+    const { state } = await payments.run('Refund order A-17');
+    const before = executions.refunds.length;
+    const answer = () => api(`runs/${state.runId}/approvals/call_refund`, { method: 'POST', body: JSON.stringify({ approved: true }) });
+    const statuses = (await Promise.all([answer(), answer()])).map((response) => response.status).sort();
+    expect(statuses).toEqual([202, 409]);
+    await untilStatus(temp.store, state.runId, 'completed');
+    expect(executions.refunds.length - before).toBe(1);
+    expect((await answer()).status).toBe(409);
+  });
+
+  it('runs an approval with edited arguments with those arguments', async () => {
+    const { state } = await payments.run('Refund order A-17');
+    const answered = await api(`runs/${state.runId}/approvals/call_refund`, { method: 'POST', body: JSON.stringify({ approved: true, args: { orderId: 'A-17', amount: 25 } }) });
+    expect(answered.status).toBe(202);
+    await untilStatus(temp.store, state.runId, 'completed');
+    expect(executions.refunds.at(-1)).toEqual({ orderId: 'A-17', amount: 25 });
+  });
+
+  it('keeps a denial\'s reason: the model reads it and the tool does not run', async () => {
+    const { state } = await payments.run('Refund order A-17');
+    const before = executions.refunds.length;
+    expect((await api(`runs/${state.runId}/approvals/call_refund`, { method: 'POST', body: JSON.stringify({ approved: false, reason: 'Order already refunded' }) })).status).toBe(202);
+    await untilStatus(temp.store, state.runId, 'completed');
+    expect(executions.refunds.length).toBe(before);
+    const tool = (await temp.store.loadRun(state.runId))!.messages.find((m) => m.role === 'tool');
+    expect(JSON.stringify(tool)).toContain('Order already refunded');
+  });
+
+  it('resumes a run with several pending calls once each has an answer, not before', async () => {
+    const both = paymentsAgent(temp.store, executions, ['B-1', 'B-2']);
+    const studioOfBoth = await startStudio({ store: temp.store, agents: [both] });
+    try {
+      const { state } = await both.run('Refund B-1 and B-2');
+      const answer = (id: string, decision: object) => fetch(new URL(`/api/runs/${state.runId}/approvals/${id}`, studioOfBoth.url), { method: 'POST', headers: { 'x-koagent-token': studioOfBoth.token }, body: JSON.stringify(decision) });
+      const first = await answer('call_refund', { approved: true });
+      expect(first.status).toBe(202);
+      expect(await first.json()).toMatchObject({ resumed: false, waitingFor: ['call_refund_2'] });
+      expect((await temp.store.loadRun(state.runId))!.status).toBe('suspended');
+      expect(((await answer('call_refund_2', { approved: false, reason: 'Not B-2' })).status)).toBe(202);
+      await untilStatus(temp.store, state.runId, 'completed');
+      expect(executions.refunds.filter((refund) => refund.orderId.startsWith('B-'))).toEqual([{ orderId: 'B-1', amount: 40 }]);
+    } finally {
+      await studioOfBoth.close();
+    }
+  });
+
+  it('answers 409, saying to start the studio with --agents, when it has no agent to resume with', async () => {
+    const { state } = await payments.run('Refund order A-17');
+    const bare = await startStudio({ store: temp.store });
+    try {
+      const response = await fetch(new URL(`/api/runs/${state.runId}/approvals/call_refund`, bare.url), { method: 'POST', headers: { 'x-koagent-token': bare.token }, body: '{"approved":true}' });
+      expect(response.status).toBe(409);
+      expect(((await response.json()) as { error: string }).error).toContain('--agents');
+    } finally {
+      await bare.close();
+    }
+  });
+});
+
+describe('live updates', () => {
+  it('push the runs that changed as server-sent events', async () => {
+    const controller = new AbortController();
+    const response = await api('events', { signal: controller.signal });
+    expect(response.headers.get('content-type')).toContain('text/event-stream');
+    const reader = response.body!.getReader();
+    // Let the stream take the store as it is before the run starts.
+    await new Promise((resolve) => setTimeout(resolve, 150));
+    const { state } = await supportAgent(temp.store).run('Where is my parcel?');
+    let text = '';
+    while (!text.includes(state.runId)) text += new TextDecoder().decode((await reader.read()).value);
+    controller.abort();
+    expect(text).toMatch(/event: runs\ndata: \{"changed":\[/);
+  });
+});
