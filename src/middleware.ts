@@ -27,3 +27,5 @@ export { keyValuesOf, memoryKeyValues, type KeyValueSource, type KeyValueStore }
 // The library of built-ins: one block each, in the order of docs/built-in-middleware.md.
 /** @category Middleware */
 export { toolCallLimitMiddleware, type ToolCallCaps, type ToolCallLimitOptions } from './middleware/tool-call-limit-middleware.js';
+/** @category Middleware */
+export { loopDetectionMiddleware, type LoopDetectionOptions } from './middleware/loop-detection-middleware.js';
