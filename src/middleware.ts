@@ -28,4 +28,6 @@ export { keyValuesOf, memoryKeyValues, type KeyValueSource, type KeyValueStore }
 /** @category Middleware */
 export { toolCallLimitMiddleware, type ToolCallCaps, type ToolCallLimitOptions } from './middleware/tool-call-limit-middleware.js';
 /** @category Middleware */
+export { CLEARED_PLACEHOLDER, contextEditingMiddleware, type ContextEditingOptions } from './middleware/context-editing-middleware.js';
+/** @category Middleware */
 export { loopDetectionMiddleware, type LoopDetectionOptions } from './middleware/loop-detection-middleware.js';
