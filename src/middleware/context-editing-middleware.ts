@@ -25,7 +25,11 @@ export interface ContextEditingOptions {
   placeholder?: string;
 }
 
-/** What a cleared tool result says to the model by default. */
+/**
+ * What a cleared tool result says to the model by default.
+ *
+ * @example const cleared = result.messages.filter((m) => m.role === 'tool' && m.content === CLEARED_PLACEHOLDER);
+ */
 export const CLEARED_PLACEHOLDER = '[tool result cleared to save context; call the tool again if you need it]';
 
 const NAME = 'context-editing';

@@ -2,7 +2,7 @@
 // swings between two (or a few) calls, is stuck. Within a window of recent calls, spot it, do
 // not run the call, and tell the model — or end the run with stop reason `stop:loop`.
 import { createHash } from 'node:crypto';
-import { optionsSchema, parseOptions, toolError, wholeNumberSchema, type GenerateResult, type Middleware, type ModelContext, type ToolContext, type ToolOutcome } from '../api.js';
+import { optionsSchema, type BaseContext, type RunContext, type RunResult, parseOptions, toolError, wholeNumberSchema, type GenerateResult, type Middleware, type ModelContext, type ToolContext, type ToolOutcome } from '../api.js';
 import { z } from 'zod';
 
 /**
@@ -39,18 +39,20 @@ type Loop =
   | { loop: 'repeat'; tool: string; times: number; window: number }
   | { loop: 'oscillation'; tools: string[]; period: number; cycles: number };
 
-/** One call in the window: its id, its tool, and a digest of tool and arguments (never the arguments: they may hold what a redaction layer keeps out of the state). */
-interface Seen {
-  id: string;
-  tool: string;
-  call: string;
-}
+/**
+ * One call in the window: `[id, tool, digest of tool and arguments]` — never the arguments
+ * (they may hold what a redaction layer keeps out of the state); a tuple, as it is written
+ * with every step.
+ */
+type Seen = [id: string, tool: string, call: string];
 
 /** What this layer keeps in the run's hook state: the window only, so it stays small. */
 interface LoopState {
   recent: Seen[];
   warnings: number;
   end?: { output: Loop & { message: string } };
+  /** How many times this layer wrote it. */
+  v?: number;
 }
 
 const NAME = 'loop-detection';
@@ -87,27 +89,35 @@ export function loopDetectionMiddleware(options: LoopDetectionOptions = {}): Mid
     throw new TypeError(`loopDetectionMiddleware: oscillation.maxPeriod × cycles (${oscillation.maxPeriod * oscillation.cycles}) must be at most window (${window}): a loop must fit in the window`);
   }
   const excluded = new Set(options.excludeTools ?? []);
+  const states = hookStateCopies<LoopState>(NAME, () => ({ recent: [], warnings: 0 }));
 
   return {
     name: NAME,
+    run: async function forgetWindow(ctx: RunContext, next: () => Promise<RunResult>): Promise<RunResult> {
+      try {
+        return await next();
+      } finally {
+        states.forget(ctx.runId);
+      }
+    },
     // Before validation: a model stuck on the same invalid call is looping too.
     rawCalls: true,
     tool: function detectLoops(ctx: ToolContext, next: () => Promise<ToolOutcome>): Promise<ToolOutcome> | ToolOutcome {
       if (excluded.has(ctx.toolName)) return next();
-      const state = stateOf(ctx);
+      const state = states.read(ctx);
       // A call a human approved, or one run again after an interruption, is in the window already.
-      if (ctx.resumedAfterApproval || state.recent.some((seen) => seen.id === ctx.toolCallId)) return next();
-      const recent = [...state.recent, { id: ctx.toolCallId, tool: ctx.toolName, call: digest(ctx.toolName, ctx.args) }].slice(-window);
+      if (ctx.resumedAfterApproval || state.recent.some(([id]) => id === ctx.toolCallId)) return next();
+      const recent: Seen[] = [...state.recent, [ctx.toolCallId, ctx.toolName, digest(ctx.toolName, ctx.args)] as Seen].slice(-window);
       const loop = repeated(recent, repeats, window) ?? (oscillation === undefined ? undefined : oscillating(recent, oscillation.maxPeriod, oscillation.cycles));
       if (loop === undefined) {
-        ctx.setHookState(NAME, { ...state, recent });
+        states.write(ctx, { ...state, recent });
         return next();
       }
       const ends = onLoop === 'end' || state.warnings >= maxWarnings;
       const message = loopMessage(loop, ends);
       ctx.emit?.({ type: 'loop_detection.detected', toolCallId: ctx.toolCallId, toolName: ctx.toolName, ...loop, action: ends ? 'end' : 'warn' });
       // The call that was not run stays in the window: repeating it again is still the loop.
-      ctx.setHookState(NAME, { recent, warnings: state.warnings + (ends ? 0 : 1), ...(ends ? { end: state.end ?? { output: { ...loop, message } } } : state.end ? { end: state.end } : {}) });
+      states.write(ctx, { recent, warnings: state.warnings + (ends ? 0 : 1), ...(ends ? { end: state.end ?? { output: { ...loop, message } } } : state.end ? { end: state.end } : {}) });
       return toolError('tool_error', message, NAME);
     },
     // Between steps: the run ends where the model would be asked next.
@@ -118,15 +128,42 @@ export function loopDetectionMiddleware(options: LoopDetectionOptions = {}): Mid
   };
 }
 
-function stateOf(ctx: ToolContext): LoopState {
-  return (ctx.state.hookState[NAME] as LoopState | undefined) ?? { recent: [], warnings: 0 };
+/**
+ * Hook state as this instance last wrote it, by run: reading it back through the run state's
+ * read-only view walks the view at every read, and a layer reads it several times a call. A
+ * version number (`v`) in the stored value says whether the copy is still the run's (a resume
+ * from older JSON is not); the copy goes when the run's segment ends.
+ */
+function hookStateCopies<S extends { v?: number }>(name: string, empty: () => S) {
+  const held = new Map<string, S>();
+  const read = (ctx: BaseContext): S => {
+    const stored = ctx.state.hookState[name] as S | undefined;
+    if (stored === undefined) return empty();
+    const mine = held.get(ctx.runId);
+    if (mine !== undefined && mine.v === stored.v) return mine;
+    const plain = JSON.parse(JSON.stringify(stored)) as S;
+    held.set(ctx.runId, plain);
+    return plain;
+  };
+  return {
+    read,
+    /** Keep `next` (a new object: copies are never changed in place). */
+    write(ctx: BaseContext, next: S): void {
+      const kept = { ...next, v: (read(ctx).v ?? 0) + 1 };
+      ctx.setHookState(name, kept);
+      held.set(ctx.runId, kept);
+    },
+    forget(runId: string): void {
+      held.delete(runId);
+    },
+  };
 }
 
 /** The same call `repeats` times in the window (the newest call among them). */
 function repeated(recent: Seen[], repeats: number, window: number): Loop | undefined {
-  const last = recent[recent.length - 1];
-  const times = recent.filter((seen) => seen.call === last.call).length;
-  return times >= repeats ? { loop: 'repeat', tool: last.tool, times, window } : undefined;
+  const [, tool, call] = recent[recent.length - 1];
+  const times = recent.filter((seen) => seen[2] === call).length;
+  return times >= repeats ? { loop: 'repeat', tool, times, window } : undefined;
 }
 
 /** The newest calls are `cycles` rounds of one sequence of `period` calls, not all the same. */
@@ -135,11 +172,11 @@ function oscillating(recent: Seen[], maxPeriod: number, cycles: number): Loop | 
     const span = period * cycles;
     if (recent.length < span) break;
     const tail = recent.slice(-span);
-    if (!tail.every((seen, i) => i < period || seen.call === tail[i - period].call)) continue;
+    if (!tail.every((seen, i) => i < period || seen[2] === tail[i - period][2])) continue;
     const round = tail.slice(0, period);
     // A-A is a repeat, and A-B-A-A-B-A is period 3 with A twice: each call of a round must differ from the next.
-    if (round.some((seen, i) => seen.call === round[(i + 1) % period].call)) continue;
-    return { loop: 'oscillation', tools: round.map((seen) => seen.tool), period, cycles };
+    if (round.some((seen, i) => seen[2] === round[(i + 1) % period][2])) continue;
+    return { loop: 'oscillation', tools: round.map((seen) => seen[1]), period, cycles };
   }
   return undefined;
 }
@@ -157,7 +194,7 @@ function loopMessage(loop: Loop, ends: boolean): string {
 
 /** A short digest of a call: its tool and its arguments as canonical JSON (keys sorted at every depth). */
 function digest(tool: string, args: unknown): string {
-  return createHash('sha256').update(tool).update('\u0000').update(canonical(args)).digest('base64url').slice(0, 16);
+  return createHash('sha256').update(tool).update('\u0000').update(canonical(args)).digest('base64url').slice(0, 12);
 }
 
 function canonical(value: unknown): string {

@@ -1,6 +1,6 @@
 // Tool-call limits: per tool and overall, per run (hook state) and per session (a key-value
 // store). Past a limit the call does not run; the model reads why, or the run ends.
-import { keyValuesOf, optionsSchema, parseOptions, toolError, wholeNumberSchema, type GenerateResult, type KeyValueSource, type Middleware, type ModelContext, type ToolContext, type ToolOutcome } from '../api.js';
+import { keyValuesOf, type BaseContext, type RunContext, type RunResult, optionsSchema, parseOptions, toolError, wholeNumberSchema, type GenerateResult, type KeyValueSource, type Middleware, type ModelContext, type ToolContext, type ToolOutcome } from '../api.js';
 import { z } from 'zod';
 
 /**
@@ -60,6 +60,8 @@ interface LimitState {
   open: Record<string, string>;
   /** Set in `'end'` mode once a call ran into a limit: the next model call ends the run so. */
   end?: { output: LimitHit & { message: string }; reason: `limit:${string}` };
+  /** How many times this layer wrote it. */
+  v?: number;
 }
 
 const NAME = 'tool-call-limit';
@@ -102,6 +104,21 @@ export function toolCallLimitMiddleware(options: ToolCallLimitOptions): Middlewa
   const ttl = perSession?.ttlMs === undefined ? undefined : { ttlMs: perSession.ttlMs };
   // Calls of this instance under way, by run and call id: settled when their count is.
   const settling = new Map<string, Promise<void>>();
+  const states = hookStateCopies<LimitState>(NAME, () => ({ total: 0, byTool: {}, open: {} }));
+  const stateOf = states.read;
+  /** Change a copy of the hook state and keep it. */
+  const change = (ctx: ToolContext, edit: (state: LimitState) => void): void => {
+    const current = stateOf(ctx);
+    const next: LimitState = { ...current, byTool: { ...current.byTool }, open: { ...current.open } };
+    edit(next);
+    states.write(ctx, next);
+  };
+  const uncount = (ctx: ToolContext, id: string, tool: string): void => change(ctx, (s) => {
+    s.total--;
+    s.byTool[tool]--;
+    if (s.byTool[tool] === 0) delete s.byTool[tool];
+    delete s.open[id];
+  });
 
   /** The session counters a call of `tool` adds to, with their caps. */
   const sessionKeys = (ctx: ToolContext, tool: string) => {
@@ -135,13 +152,20 @@ export function toolCallLimitMiddleware(options: ToolCallLimitOptions): Middlewa
     ctx.emit?.({ type: 'tool_call_limit.reached', toolCallId: ctx.toolCallId, toolName: ctx.toolName, ...hit, onLimit });
     if (onLimit === 'end') {
       const state = stateOf(ctx);
-      if (state.end === undefined) ctx.setHookState(NAME, { ...state, end: { output: { ...hit, message }, reason: hit.tool === undefined ? 'limit:tool_calls' : `limit:tool_calls:${hit.tool}` } });
+      if (state.end === undefined) states.write(ctx, { ...state, end: { output: { ...hit, message }, reason: hit.tool === undefined ? 'limit:tool_calls' : `limit:tool_calls:${hit.tool}` } });
     }
     return toolError('tool_error', message, NAME);
   };
 
   return {
     name: NAME,
+    run: async function forgetCounts(ctx: RunContext, next: () => Promise<RunResult>): Promise<RunResult> {
+      try {
+        return await next();
+      } finally {
+        states.forget(ctx.runId);
+      }
+    },
     tool: async function limitToolCalls(ctx: ToolContext, next: () => Promise<ToolOutcome>): Promise<ToolOutcome> {
       const tool = ctx.toolName;
       const id = ctx.toolCallId;
@@ -192,29 +216,39 @@ export function toolCallLimitMiddleware(options: ToolCallLimitOptions): Middlewa
   };
 }
 
+/**
+ * Hook state as this instance last wrote it, by run: reading it back through the run state's
+ * read-only view walks the view at every read, and a layer reads it several times a call. A
+ * version number (`v`) in the stored value says whether the copy is still the run's (a resume
+ * from older JSON is not); the copy goes when the run's segment ends.
+ */
+function hookStateCopies<S extends { v?: number }>(name: string, empty: () => S) {
+  const held = new Map<string, S>();
+  const read = (ctx: BaseContext): S => {
+    const stored = ctx.state.hookState[name] as S | undefined;
+    if (stored === undefined) return empty();
+    const mine = held.get(ctx.runId);
+    if (mine !== undefined && mine.v === stored.v) return mine;
+    const plain = JSON.parse(JSON.stringify(stored)) as S;
+    held.set(ctx.runId, plain);
+    return plain;
+  };
+  return {
+    read,
+    /** Keep `next` (a new object: copies are never changed in place). */
+    write(ctx: BaseContext, next: S): void {
+      const kept = { ...next, v: (read(ctx).v ?? 0) + 1 };
+      ctx.setHookState(name, kept);
+      held.set(ctx.runId, kept);
+    },
+    forget(runId: string): void {
+      held.delete(runId);
+    },
+  };
+}
+
 function hasCaps(caps: ToolCallCaps | undefined): boolean {
   return caps !== undefined && (caps.total !== undefined || (caps.byTool !== undefined && Object.keys(caps.byTool).length > 0));
-}
-
-function stateOf(ctx: ToolContext | ModelContext): LimitState {
-  return (ctx.state.hookState[NAME] as LimitState | undefined) ?? { total: 0, byTool: {}, open: {} };
-}
-
-/** Change a copy of the hook state and keep it (the state itself is read-only). */
-function change(ctx: ToolContext, edit: (state: LimitState) => void): void {
-  const current = stateOf(ctx);
-  const next: LimitState = { ...current, byTool: { ...current.byTool }, open: { ...current.open } };
-  edit(next);
-  ctx.setHookState(NAME, next);
-}
-
-function uncount(ctx: ToolContext, id: string, tool: string): void {
-  change(ctx, (s) => {
-    s.total--;
-    s.byTool[tool]--;
-    if (s.byTool[tool] === 0) delete s.byTool[tool];
-    delete s.open[id];
-  });
 }
 
 /** The run cap another call of `tool` would pass: its own first, then the total. */

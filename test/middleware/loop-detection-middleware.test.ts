@@ -129,7 +129,7 @@ describe('loopDetectionMiddleware: state', () => {
     const done = await build(after).resume(state, { [first.pendingApprovals[0].toolCallId]: true });
     // The third 'look' is the loop: the window came through the resume; the approved 'act' entered it once.
     expect([...before, ...after]).toEqual(['look', 'act:1', 'look']);
-    expect((done.state.hookState['loop-detection'] as { recent: { tool: string }[] }).recent.map((s) => s.tool)).toEqual(['look', 'act', 'look', 'look']);
+    expect((done.state.hookState['loop-detection'] as { recent: string[][] }).recent.map((s) => s[1])).toEqual(['look', 'act', 'look', 'look']);
     expect(toolError(toolMessages(done.messages)[3])?.kind).toBe('tool_error');
   });
 
@@ -156,6 +156,6 @@ describe('loopDetectionMiddleware: options', () => {
 
   it('is a named middleware with named functions', () => {
     const m = loopDetectionMiddleware();
-    expect([m.name, m.tool?.name, m.model?.name]).toEqual(['loop-detection', 'detectLoops', 'endOnLoop']);
+    expect([m.name, m.run?.name, m.tool?.name, m.model?.name]).toEqual(['loop-detection', 'forgetWindow', 'detectLoops', 'endOnLoop']);
   });
 });

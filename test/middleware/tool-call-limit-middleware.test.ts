@@ -68,7 +68,7 @@ describe('toolCallLimitMiddleware: what counts', () => {
     // Two denials took no place; 'a' and the failing tool did; 'b' is past the cap.
     expect(t.ran).toEqual(['search:a', 'broken']);
     expect(toolMessages(result.messages).map((m) => toolError(m)?.kind ?? 'ok')).toEqual(['denied', 'denied', 'ok', 'execution', 'tool_error']);
-    expect(result.state.hookState['tool-call-limit']).toEqual({ total: 2, byTool: { search: 1, broken: 1 }, open: {} });
+    expect(result.state.hookState['tool-call-limit']).toEqual({ total: 2, byTool: { search: 1, broken: 1 }, open: {}, v: expect.any(Number) });
   });
 
   it('counts a call that waits for approval once, when it runs after the approval — through suspend, JSON and resume in a new agent', async () => {
@@ -79,13 +79,28 @@ describe('toolCallLimitMiddleware: what counts', () => {
     const ranBefore: string[] = [];
     const first = await build(ranBefore).run('Go');
     expect(first.status).toBe('suspended');
-    expect(first.state.hookState['tool-call-limit']).toEqual({ total: 1, byTool: { search: 1 }, open: {} });
+    expect(first.state.hookState['tool-call-limit']).toEqual({ total: 1, byTool: { search: 1 }, open: {}, v: expect.any(Number) });
     const state = JSON.parse(JSON.stringify(first.state));
     const ranAfter: string[] = [];
     const done = await build(ranAfter).resume(state, { [first.pendingApprovals[0].toolCallId]: { approved: true } });
     expect([...ranBefore, ...ranAfter]).toEqual(['a', 'b']);
-    expect(done.state.hookState['tool-call-limit']).toEqual({ total: 2, byTool: { search: 2 }, open: {} });
+    expect(done.state.hookState['tool-call-limit']).toEqual({ total: 2, byTool: { search: 2 }, open: {}, v: expect.any(Number) });
     expect(toolError(toolMessages(done.messages)[2])?.message).toMatch(/^Tool call limit reached: search may be called at most 2 times in this run/);
+  });
+
+  it('reads the counts from the state it resumes, not from a later one it wrote: one suspended state resumed twice counts the same', async () => {
+    const ran: string[] = [];
+    const search = defineTool({ name: 'search', description: 'Searches', input: z.object({ q: z.string() }), needsApproval: ({ q }) => q === 'b', execute: ({ q }) => { ran.push(q); return q; } });
+    // One middleware instance in two agents (a process that resumes a run twice from its JSON).
+    const limit = toolCallLimitMiddleware({ perRun: { byTool: { search: 3 } } });
+    const agent = () => createAgent({ model: mockModel([...searches('a', 'b', 'c', 'd'), 'Done.'], { resumable: true }), tools: [search], middleware: [limit] });
+    const first = await agent().run('Go');
+    const json = JSON.stringify(first.state);
+    const decision = { [first.pendingApprovals[0].toolCallId]: true };
+    const once = await agent().resume(JSON.parse(json), decision);
+    const twice = await agent().resume(JSON.parse(json), decision);
+    expect(ran).toEqual(['a', 'b', 'c', 'b', 'c']);
+    expect(twice.state.hookState['tool-call-limit']).toEqual(once.state.hookState['tool-call-limit']);
   });
 
   it('checks an approved call against the cap when it runs: an approval never takes a run past its cap', async () => {
@@ -196,6 +211,6 @@ describe('toolCallLimitMiddleware: options', () => {
   it('is a named middleware with named functions', () => {
     const m = toolCallLimitMiddleware({ perRun: { total: 1 } });
     expect(m.name).toBe('tool-call-limit');
-    expect([m.tool?.name, m.model?.name]).toEqual(['limitToolCalls', 'endAtLimit']);
+    expect([m.run?.name, m.tool?.name, m.model?.name]).toEqual(['forgetCounts', 'limitToolCalls', 'endAtLimit']);
   });
 });
