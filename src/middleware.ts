@@ -25,3 +25,9 @@ export { timeoutMiddleware, TimeoutError, type TimeoutOptions } from './middlewa
 export { keyValuesOf, memoryKeyValues, type KeyValueSource, type KeyValueStore } from './api.js';
 
 // The library of built-ins: one block each, in the order of docs/built-in-middleware.md.
+/** @category Middleware */
+export { toolCallLimitMiddleware, type ToolCallCaps, type ToolCallLimitOptions } from './middleware/tool-call-limit-middleware.js';
+/** @category Middleware */
+export { CLEARED_PLACEHOLDER, contextEditingMiddleware, type ContextEditingOptions } from './middleware/context-editing-middleware.js';
+/** @category Middleware */
+export { loopDetectionMiddleware, type LoopDetectionOptions } from './middleware/loop-detection-middleware.js';
