@@ -3,10 +3,23 @@
 // calls. Everything crosses the boundary as JSON text; what comes out is checked by the host, so
 // code in the sandbox that breaks this prelude (a tampered prototype) only breaks its own calls.
 
-/** The one module a hook source may import (as `koagent` or `koagent/hooks`). */
+/**
+ * The one module a hook source may import (as `koagent` or `koagent/hooks`): the hook classes,
+ * and the two text helpers hooks use on message content, written again here (they are pure).
+ */
 export const KOAGENT_MODULE = `
 const { ToolResult, ToolError } = globalThis.__koagent_classes;
 export { ToolResult, ToolError };
+export function textOf(content) {
+  if (typeof content === 'string') return content;
+  let text = '';
+  for (const part of content) if (part.type === 'text') text += part.text;
+  return text;
+}
+export function mapText(content, fn) {
+  if (typeof content === 'string') return fn(content);
+  return content.map((part) => (part.type === 'text' ? { ...part, text: fn(part.text) } : part));
+}
 `;
 
 /**
