@@ -128,8 +128,7 @@ export class Sandbox {
       const state = vm.getPromiseState(evaluated);
       if (state.type !== 'fulfilled' || !state.notAPromise) evaluated.dispose();
       if (state.type !== 'fulfilled') {
-        const error = state.type === 'rejected' ? describeError(vm, state.error) : 'it awaits something that never comes (top-level await)';
-        throw new Fault(undefined, `the hook module did not load: ${error}`);
+        throw new Fault(undefined, state.type === 'rejected' ? describeError(vm, state.error) : 'it awaits something that never comes (top-level await)');
       }
       const register = unwrap(vm, vm.evalCode('globalThis.__koagent_register'));
       const order = vm.newString(JSON.stringify(exportOrder(source)));
@@ -139,7 +138,7 @@ export class Sandbox {
       instance.invoke = unwrap(vm, vm.evalCode('globalThis.__koagent_invoke'));
     } catch (error) {
       retire(instance);
-      if (error instanceof Fault) throw new SandboxError(`sandboxedHooks(source): ${error.limit === undefined ? error.detail : `loading the hook module went over its ${limitText(error.limit, this.#options)}`}`, error.limit);
+      if (error instanceof Fault) throw new SandboxError(`sandboxedHooks(source): ${error.limit === undefined ? `the hook module did not load: ${error.detail}` : `loading the hook module went over its ${limitText(error.limit, this.#options)}`}`, error.limit);
       throw new SandboxError(`sandboxedHooks(source): the hook module did not load: ${(error as Error).message}`);
     } finally {
       instance.deadline = Infinity;
@@ -182,7 +181,10 @@ export class Sandbox {
       const text = vm.typeof(result) === 'string' ? vm.getString(result) : undefined;
       result.dispose();
       if (text === undefined) throw new Fault(undefined, 'the sandbox answered with something other than the call\'s result');
-      return JSON.parse(text) as unknown;
+      const answer = JSON.parse(text) as { kind?: string; name?: string; message?: string };
+      // Running out of memory is catchable in QuickJS: the prelude catches it like a hook's throw.
+      if (answer.kind === 'threw' && answer.name === 'InternalError' && answer.message === 'out of memory') throw new Fault('memoryMb', 'out of memory');
+      return answer;
     } catch (error) {
       // Whatever stopped the call, the sandbox it ran in is not used again.
       this.#replace(instance);
@@ -286,18 +288,24 @@ function faultLimit(vm: QuickJSContext, error: QuickJSHandle): 'timeoutMs' | 'me
 }
 
 function describeError(vm: QuickJSContext, error: QuickJSHandle): string {
-  const { name, message } = dumped(vm, error);
-  return `${name}: ${message}`;
+  const { name, message, at } = dumped(vm, error);
+  return `${name}: ${message}${at === undefined ? '' : ` (${at})`}`;
 }
 
-const seen = new WeakMap<object, { name: string; message: string }>();
-function dumped(vm: QuickJSContext, error: QuickJSHandle): { name: string; message: string } {
+const seen = new WeakMap<object, { name: string; message: string; at?: string }>();
+/** An error of the engine's as name, message and where in the hook source it arose. */
+function dumped(vm: QuickJSContext, error: QuickJSHandle): { name: string; message: string; at?: string } {
   const cached = seen.get(error);
   if (cached) return cached;
-  let value: { name: string; message: string };
+  let value: { name: string; message: string; at?: string };
   try {
-    const raw = vm.dump(error) as { name?: unknown; message?: unknown } | unknown;
-    value = typeof raw === 'object' && raw !== null ? { name: String((raw as { name?: unknown }).name ?? 'Error'), message: String((raw as { message?: unknown }).message ?? '') } : { name: 'Error', message: String(raw) };
+    const raw = vm.dump(error) as { name?: unknown; message?: unknown; stack?: unknown } | unknown;
+    if (typeof raw === 'object' && raw !== null) {
+      const { name, message, stack } = raw as { name?: unknown; message?: unknown; stack?: unknown };
+      value = { name: String(name ?? 'Error'), message: String(message ?? '') };
+      const at = typeof stack === 'string' ? /hooks\.js:\d+:\d+/.exec(stack)?.[0] : undefined;
+      if (at !== undefined) value.at = at;
+    } else value = { name: 'Error', message: String(raw) };
   } catch {
     value = { name: 'Error', message: 'an error that could not be read' };
   }

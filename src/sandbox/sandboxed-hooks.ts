@@ -52,7 +52,7 @@ const RESERVED = /^(?:console|log|globalThis|Object|Array|JSON|Promise|Reflect|F
 
 const sandboxOptionsSchema = optionsSchema(
   {
-    timeoutMs: z.number({ error: 'must be a number of milliseconds, e.g. 100' }).positive({ error: 'must be more than 0 ms' }).finite({ error: 'must be finite: a hook call that may run for ever holds the run' }).optional(),
+    timeoutMs: z.number({ error: 'must be a number of milliseconds, e.g. 100' }).positive({ error: 'must be more than 0 ms' }).optional(),
     memoryMb: z.number({ error: 'must be a number of MiB, e.g. 64' }).int({ error: 'must be a whole number of MiB' }).min(24, { error: 'must be at least 24 (the engine itself takes 16 MiB)' }).max(2048, { error: 'must be at most 2048' }).optional(),
     log: functionSchema('a function (...args) => void, e.g. console.log').optional(),
     functions: z.record(z.string(), functionSchema('a function, called with JSON arguments')).optional(),
