@@ -117,7 +117,8 @@ export class Sandbox {
     const runtime = quickjs.newRuntime({ maxStackSizeBytes: STACK_BYTES, memoryLimitBytes: memoryMb * 1024 * 1024 });
     runtime.setModuleLoader((name) => (name === 'koagent' || name === 'koagent/hooks' ? KOAGENT_MODULE : { error: new Error(`hook source imports "${name}": a sandboxed hook may import only ToolResult, ToolError, textOf and mapText from 'koagent'`) }));
     const vm = runtime.newContext();
-    const instance: Instance = { runtime, vm, invoke: vm.undefined, hooks: [], deadline: Date.now() + timeoutMs, current: undefined, wake: () => undefined, dead: false };
+    // Loading (compiling the prelude and the module, running its top level) gets more room than a call.
+    const instance: Instance = { runtime, vm, invoke: vm.undefined, hooks: [], deadline: Date.now() + loadTimeMs(timeoutMs), current: undefined, wake: () => undefined, dead: false };
     runtime.setInterruptHandler(() => Date.now() > instance.deadline);
     try {
       installBridge(instance, functions, log);
@@ -138,7 +139,7 @@ export class Sandbox {
       instance.invoke = unwrap(vm, vm.evalCode('globalThis.__koagent_invoke'));
     } catch (error) {
       retire(instance);
-      if (error instanceof Fault) throw new SandboxError(`sandboxedHooks(source): ${error.limit === undefined ? `the hook module did not load: ${error.detail}` : `loading the hook module went over its ${limitText(error.limit, this.#options)}`}`, error.limit);
+      if (error instanceof Fault) throw new SandboxError(`sandboxedHooks(source): ${error.limit === undefined ? `the hook module did not load: ${error.detail}` : `loading the hook module went over its ${error.limit === 'timeoutMs' ? `time limit (${loadTimeMs(this.#options.timeoutMs)} ms: 10 × timeoutMs, at least 1000)` : limitText(error.limit, this.#options)}`}`, error.limit);
       throw new SandboxError(`sandboxedHooks(source): the hook module did not load: ${(error as Error).message}`);
     } finally {
       instance.deadline = Infinity;
@@ -182,8 +183,12 @@ export class Sandbox {
       result.dispose();
       if (text === undefined) throw new Fault(undefined, 'the sandbox answered with something other than the call\'s result');
       const answer = JSON.parse(text) as { kind?: string; name?: string; message?: string };
-      // Running out of memory is catchable in QuickJS: the prelude catches it like a hook's throw.
-      if (answer.kind === 'threw' && answer.name === 'InternalError' && answer.message === 'out of memory') throw new Fault('memoryMb', 'out of memory');
+      // Running out of memory is catchable in QuickJS, and an interrupt inside an async function
+      // rejects its promise: the prelude hands both back like a hook's throw.
+      if (answer.kind === 'threw' && answer.name === 'InternalError') {
+        if (answer.message === 'out of memory') throw new Fault('memoryMb', 'out of memory');
+        if (answer.message === 'interrupted') throw new Fault('timeoutMs', 'interrupted');
+      }
       return answer;
     } catch (error) {
       // Whatever stopped the call, the sandbox it ran in is not used again.
@@ -206,6 +211,11 @@ export class Sandbox {
     this.#instance = this.#start();
     this.#instance.catch(() => undefined);
   }
+}
+
+/** What loading a module may take: ten calls' time, and at least a second. */
+export function loadTimeMs(timeoutMs: number): number {
+  return Math.max(1000, timeoutMs * 10);
 }
 
 function limitText(limit: 'timeoutMs' | 'memoryMb', options: EngineOptions): string {

@@ -16,7 +16,7 @@ import { marshal, unmarshal } from './marshal.js';
  * @example await sandboxedHooks(source, { timeoutMs: 50, memoryMb: 32, log: console.log, functions: { lookup: async (sku) => prices[sku] } })
  */
 export interface SandboxOptions {
-  /** Wall-clock milliseconds one hook call may take, waits for granted functions included (default 100). */
+  /** Wall-clock milliseconds one hook call may take, waits for granted functions included (default 1000). Loading the module may take 10 × this, at least 1000. */
   timeoutMs?: number;
   /** The sandbox's memory in MiB, the engine's own included (default 64, at least 24). */
   memoryMb?: number;
@@ -46,7 +46,7 @@ export interface SandboxedHooks {
   close(): void;
 }
 
-const DEFAULT_TIMEOUT_MS = 100;
+const DEFAULT_TIMEOUT_MS = 1000;
 const DEFAULT_MEMORY_MB = 64;
 const RESERVED = /^(?:console|log|globalThis|Object|Array|JSON|Promise|Reflect|Function|Error|Math|Symbol|String|Number|Boolean|Date|RegExp|Map|Set|ToolResult|ToolError)$/;
 
@@ -64,7 +64,7 @@ const sandboxOptionsSchema = optionsSchema(
  * Load hook source text (one JavaScript module, as an editor produces it) into a sandbox and get
  * its hooks back as hook objects whose methods run there. The module's default export (a hook or
  * an array of hooks) gives the hooks, in order; without one, its exported objects and classes do,
- * in the order of the source. It may import ToolResult and ToolError from 'koagent', nothing else.
+ * in the order of the source. It may import ToolResult, ToolError, textOf and mapText from 'koagent', nothing else.
  * The code there gets no file system, network, process, environment or timers: only the `log`
  * and `functions` the options grant. Past `timeoutMs` or `memoryMb`, a call fails (a `hook_failed`
  * run under the dialect's rules), and the sandbox is replaced for the next one.

@@ -15,7 +15,7 @@ const opened: SandboxedHooks[] = [];
 afterAll(() => opened.forEach((s) => s.close()));
 
 async function sandbox(source: string, options: Parameters<typeof sandboxedHooks>[1] = {}): Promise<SandboxedHooks> {
-  const made = await sandboxedHooks(source, { timeoutMs: 200, memoryMb: 32, ...options });
+  const made = await sandboxedHooks(source, { memoryMb: 32, ...options });
   opened.push(made);
   return made;
 }
@@ -118,6 +118,12 @@ describe('limits: time and memory', () => {
     expect(made.starts).toBe(2);
   });
 
+  it('an async hook that loops is stopped the same way', async () => {
+    const made = await sandbox(hostile('for (;;) {}'), { timeoutMs: 50 });
+    expect((await failure(run(made.hooks))).message).toContain('hostile.preToolCall() went over its time limit (timeoutMs: 50); the sandbox was replaced');
+    expect(made.starts).toBe(2);
+  });
+
   it('a hook that awaits for ever (a promise that never settles) is stopped at timeoutMs too', async () => {
     const made = await sandbox(hostile('await new Promise(() => {});'), { timeoutMs: 50 });
     expect((await failure(run(made.hooks))).message).toContain('went over its time limit (timeoutMs: 50)');
@@ -140,8 +146,8 @@ describe('limits: time and memory', () => {
     expect((await failure(run(made.hooks))).message).toMatch(/stack overflow/);
   });
 
-  it('a module whose top level loops does not load: sandboxedHooks rejects naming timeoutMs', async () => {
-    await expect(sandboxedHooks('for (;;) {} export default {};', { timeoutMs: 50 })).rejects.toThrow(/loading the hook module went over its time limit \(timeoutMs: 50\)/);
+  it('a module whose top level loops does not load: sandboxedHooks rejects naming the loading time limit', async () => {
+    await expect(sandboxedHooks('for (;;) {} export default {};', { timeoutMs: 50 })).rejects.toThrow(/loading the hook module went over its time limit \(1000 ms: 10 × timeoutMs, at least 1000\)/);
   });
 });
 

@@ -18,7 +18,7 @@ afterAll(() => opened.forEach((s) => s.close()));
 /** The scenario's findings with in-process hooks and with sandboxed hooks from the same source. */
 async function bothWays(file: string, scenario: Scenario): Promise<{ inProcess: unknown; sandboxed: unknown }> {
   const source = hookSource(file);
-  const sandbox = await sandboxedHooks(source, { timeoutMs: TIME[file] ?? 100 });
+  const sandbox = await sandboxedHooks(source, { timeoutMs: TIME[file] ?? 1000 });
   opened.push(sandbox);
   return { inProcess: await scenario(await inProcessHooks(source)), sandboxed: await scenario(sandbox.hooks) };
 }
