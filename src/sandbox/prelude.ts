@@ -90,35 +90,44 @@ export function prelude(granted: readonly string[], logs: boolean): string {
   } });
 
   // A context: its plain fields, with the heavy ones (transcript, run state, request) read from
-  // the host on first use. What the hook changed in it goes back as "changes".
+  // the host on first use, through getters on one prototype (defining them per call costs more
+  // than the rest of the call). What the hook changed in it goes back as "changes".
+  const inner = new WeakMap();
+  const load = (ctx, key) => {
+    const own = inner.get(ctx);
+    if (own === undefined || !own.given.lazy.includes(key)) return undefined;
+    if (key in own.values) return own.values[key];
+    const json = bridge.read(key);
+    let value = json === undefined ? undefined : parse(json);
+    if (key === 'state') deepFreeze(value);
+    else if (own.given.watch.includes(key)) own.originals[key] = json;
+    if (key === 'request' && own.given.linked && value) value.messages = load(ctx, 'messages');
+    own.values[key] = value;
+    return value;
+  };
+  class Context {}
+  for (const key of ['messages', 'state', 'request']) {
+    defineProperty(Context.prototype, key, { enumerable: true, get() { return load(this, key); }, set(next) { load(this, key); const own = inner.get(this); if (own) own.values[key] = next; } });
+  }
+  const withoutMessages = (request) => { if (!request) return request; const { messages, ...rest } = request; return rest; };
   const context = (given, watched) => {
-    const ctx = given.fields;
-    const originals = {};
-    for (const key of keys(ctx)) if (given.watch.includes(key)) originals[key] = stringify(ctx[key]);
-    for (const key of given.lazy) {
-      let value, read = false;
-      const load = () => {
-        if (read) return value;
-        read = true;
-        const json = bridge.read(key);
-        value = json === undefined ? undefined : parse(json);
-        if (key === 'state') deepFreeze(value);
-        else if (given.watch.includes(key)) originals[key] = json;
-        if (key === 'request' && given.linked && value) value.messages = ctx.messages;
-        return value;
-      };
-      defineProperty(ctx, key, { enumerable: true, configurable: true, get: load, set: (next) => { load(); value = next; } });
+    const ctx = new Context();
+    const own = { given, values: {}, originals: {} };
+    inner.set(ctx, own);
+    const fields = given.fields;
+    for (const key of keys(fields)) {
+      ctx[key] = fields[key];
+      if (given.watch.includes(key)) own.originals[key] = stringify(fields[key]);
     }
     if (given.hookState) ctx.setHookState = (name, value) => { bridge.setHookState(String(name), stringify(value)); };
     if (given.emit) ctx.emit = (event) => { bridge.emit(stringify(event)); };
     watched.push(() => {
       const changes = {};
-      for (const key of keys(originals)) {
-        let now = ctx[key];
-        if (key === 'request' && given.linked && now) { const { messages, ...rest } = now; now = rest; }
-        const json = stringify(now);
-        const before = key === 'request' && given.linked ? stringify((({ messages, ...rest }) => rest)(parse(originals[key]) ?? {})) : originals[key];
-        if (json !== before) changes[key] = now;
+      for (const key of keys(own.originals)) {
+        const linked = key === 'request' && given.linked;
+        const now = stringify(linked ? withoutMessages(ctx[key]) : ctx[key]);
+        const before = linked ? stringify(withoutMessages(parse(own.originals[key]))) : own.originals[key];
+        if (now !== before) changes[key] = ctx[key];
       }
       return changes;
     });
