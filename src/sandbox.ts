@@ -12,8 +12,8 @@
  * @packageDocumentation
  * @module koagent/sandbox
  */
-// The `koagent/sandbox` entry: only this entry loads quickjs-emscripten, so the package root
-// never needs it.
+// The `koagent/sandbox` entry: only this entry loads quickjs-emscripten (when the first sandbox
+// starts), so the package root never needs it.
 /** @category Hooks */
 export { sandboxedHooks, type SandboxedHooks, type SandboxOptions } from './sandbox/sandboxed-hooks.js';
 /** @category Hooks */

@@ -3,7 +3,7 @@
 // the line). The hook module is evaluated in it once; every call goes in and out as JSON text.
 // A call that runs past its deadline is interrupted; one that exhausts memory or breaks the
 // engine leaves it behind: a fresh sandbox is started for the next call.
-import { newQuickJSWASMModule, newVariant, RELEASE_SYNC, type QuickJSContext, type QuickJSHandle, type QuickJSRuntime, type VmCallResult } from 'quickjs-emscripten';
+import type { QuickJSContext, QuickJSHandle, QuickJSRuntime, VmCallResult } from 'quickjs-emscripten';
 import { KOAGENT_MODULE, prelude } from './prelude.js';
 
 /** What a sandbox is made of: the source, the limits and the grants. */
@@ -62,6 +62,18 @@ interface Instance {
   dead: boolean;
 }
 
+type QuickJS = typeof import('quickjs-emscripten');
+let loading: Promise<QuickJS> | undefined;
+
+/** quickjs-emscripten, an optional peer: loaded when the first sandbox starts, with what to install if it is missing. */
+function quickjs(): Promise<QuickJS> {
+  loading ??= import('quickjs-emscripten').catch((error: unknown) => {
+    loading = undefined;
+    throw new SandboxError(`sandboxedHooks needs quickjs-emscripten, an optional peer dependency of koagent: npm install quickjs-emscripten@^0.32.0 (${(error as Error).message})`);
+  });
+  return loading;
+}
+
 const PAGE = 64 * 1024;
 /** The WebAssembly module's own first memory: QuickJS starts in 16 MiB. */
 const INITIAL_PAGES = 256;
@@ -113,8 +125,9 @@ export class Sandbox {
     const { source, timeoutMs, memoryMb, functions, log } = this.#options;
     // Typed here: the project's lib (ES2023) has no WebAssembly declarations.
     const wasmMemory = new (globalThis as unknown as { WebAssembly: { Memory: new (d: { initial: number; maximum: number }) => object } }).WebAssembly.Memory({ initial: INITIAL_PAGES, maximum: Math.max(INITIAL_PAGES, Math.floor((memoryMb * 1024 * 1024) / PAGE)) });
-    const quickjs = await newQuickJSWASMModule(newVariant(RELEASE_SYNC, { wasmMemory: wasmMemory as never }));
-    const runtime = quickjs.newRuntime({ maxStackSizeBytes: STACK_BYTES, memoryLimitBytes: memoryMb * 1024 * 1024 });
+    const { newQuickJSWASMModule, newVariant, RELEASE_SYNC } = await quickjs();
+    const engine = await newQuickJSWASMModule(newVariant(RELEASE_SYNC, { wasmMemory: wasmMemory as never }));
+    const runtime = engine.newRuntime({ maxStackSizeBytes: STACK_BYTES, memoryLimitBytes: memoryMb * 1024 * 1024 });
     runtime.setModuleLoader((name) => (name === 'koagent' || name === 'koagent/hooks' ? KOAGENT_MODULE : { error: new Error(`hook source imports "${name}": a sandboxed hook may import only ToolResult, ToolError, textOf and mapText from 'koagent'`) }));
     const vm = runtime.newContext();
     // Loading (compiling the prelude and the module, running its top level) gets more room than a call.
