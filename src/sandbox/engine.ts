@@ -194,6 +194,13 @@ export class Sandbox {
       }
       const text = vm.typeof(result) === 'string' ? vm.getString(result) : undefined;
       result.dispose();
+      // Work the hook left queued runs now, under its own deadline, not in a later call's.
+      if (runtime.hasPendingJob()) {
+        const jobs = runtime.executePendingJobs();
+        if (jobs.error) throw new Fault(faultLimit(vm, jobs.error), describeError(vm, jobs.error));
+        // An interrupt inside a queued job only rejects that job's promise: the clock tells.
+        if (Date.now() > instance.deadline) throw new Fault('timeoutMs', 'its queued work ran past the deadline');
+      }
       if (text === undefined) throw new Fault(undefined, 'the sandbox answered with something other than the call\'s result');
       const answer = JSON.parse(text) as { kind?: string; name?: string; message?: string };
       // Running out of memory is catchable in QuickJS, and an interrupt inside an async function

@@ -124,6 +124,13 @@ describe('limits: time and memory', () => {
     expect(made.starts).toBe(2);
   });
 
+  it('a hook that leaves an endless chain of promises behind is stopped in its own call, not in the next hook\'s', async () => {
+    const made = await sandbox("export const leaver = { name: 'leaver', preToolCall() { const again = () => Promise.resolve().then(again); again(); } }; export const bystander = { name: 'bystander', async postToolCall() { await null; } };", { timeoutMs: 50 });
+    const error = await failure(run(made.hooks));
+    expect(error.layer).toBe('leaver');
+    expect(error.message).toContain('leaver.preToolCall() went over its time limit (timeoutMs: 50)');
+  });
+
   it('a hook that awaits for ever (a promise that never settles) is stopped at timeoutMs too', async () => {
     const made = await sandbox(hostile('await new Promise(() => {});'), { timeoutMs: 50 });
     expect((await failure(run(made.hooks))).message).toContain('went over its time limit (timeoutMs: 50)');
