@@ -1,7 +1,8 @@
 // What crosses into the sandbox for each hook method, and how what the hook changed comes back:
 // copies in (plain fields at once, the transcript, run state and request when first read), the
-// changed fields out, applied through the public context API as an in-process hook's changes
-// would be (the transcript checks them the same way).
+// watched fields out as they are after the call; those that differ from what was sent are
+// applied through the public context API as an in-process hook's changes would be (the
+// transcript checks them the same way).
 import { ToolError, type ModelContext, type ToolContext } from '../api.js';
 import { ToolResult } from '../dialects/criogen/tool-result.js';
 import type { CallHost } from './engine.js';
@@ -35,17 +36,28 @@ export const SIGNATURES: Record<string, readonly (ContextKind | 'value')[]> = {
 
 type AnyContext = Record<string, unknown>;
 
+/** The context of a call, with the JSON of each watched field as the sandbox got it. */
+interface SentContext {
+  kind: ContextKind;
+  ctx: AnyContext;
+  sent: Record<string, string | undefined>;
+}
+
 /** The JSON of a call's arguments, and the host side of its bridge (lazy reads, hook state, events). */
-export function marshal(method: string, args: unknown[]): { payload: string; host: CallHost; context?: { kind: ContextKind; ctx: AnyContext } } {
+export function marshal(method: string, args: unknown[]): { payload: string; host: CallHost; context?: SentContext } {
   const kinds = SIGNATURES[method];
-  let context: { kind: ContextKind; ctx: AnyContext } | undefined;
+  let context: SentContext | undefined;
   const given = kinds.map((kind, i) => {
     const value = args[i];
     if (kind === 'value') return ToolError.is(value) ? { $: 'toolError', message: value.message, kind: value.kind } : { $: 'value', value };
     const ctx = value as AnyContext;
-    context = { kind, ctx };
+    const sent: Record<string, string | undefined> = {};
+    context = { kind, ctx, sent };
     const fields: AnyContext = {};
-    for (const key of EAGER[kind]) fields[key] = ctx[key];
+    for (const key of EAGER[kind]) {
+      fields[key] = ctx[key];
+      if (WATCH[kind].includes(key)) sent[key] = JSON.stringify(ctx[key]);
+    }
     return {
       $: 'ctx',
       fields,
@@ -59,7 +71,10 @@ export function marshal(method: string, args: unknown[]): { payload: string; hos
   const host: CallHost = {
     read(field) {
       if (context === undefined || !LAZY[context.kind].includes(field)) return undefined;
-      return JSON.stringify(field === 'request' ? plainRequest(context.ctx.request as Record<string, unknown>) : context.ctx[field]);
+      const json = JSON.stringify(field === 'request' ? plainRequest(context.ctx.request as Record<string, unknown>) : context.ctx[field]);
+      if (field === 'request') context.sent.request = JSON.stringify(plainRequest(context.ctx.request as Record<string, unknown>, true));
+      else if (WATCH[context.kind].includes(field)) context.sent[field] = json;
+      return json;
     },
   };
   if (context?.kind !== 'hook' && context !== undefined) {
@@ -70,9 +85,10 @@ export function marshal(method: string, args: unknown[]): { payload: string; hos
   return { payload: JSON.stringify(given), host, context };
 }
 
-/** A request as JSON can carry it: its signal stays in the host. */
-function plainRequest(request: Record<string, unknown>): Record<string, unknown> {
+/** A request as JSON can carry it: its signal stays in the host (and, to compare, its messages). */
+function plainRequest(request: Record<string, unknown>, withoutMessages = false): Record<string, unknown> {
   const { signal: _signal, ...rest } = request;
+  if (withoutMessages) delete rest.messages;
   return rest;
 }
 
@@ -85,18 +101,19 @@ interface Envelope {
   errorKind?: string;
   toolError?: boolean;
   type?: string;
-  changes?: Record<string, unknown>[];
+  /** Per context argument, its watched fields as they are after the call. */
+  after?: Record<string, unknown>[];
 }
 
 /**
  * Apply the context changes, then turn the answer into what the hook method returns (or throws)
  * in the host, as an in-process hook would: a ToolResult, a ToolError, a plain value, an error.
  */
-export function unmarshal(answer: unknown, label: string, method: string, context: { kind: ContextKind; ctx: AnyContext } | undefined): unknown {
+export function unmarshal(answer: unknown, label: string, method: string, context: SentContext | undefined): unknown {
   const envelope = answer as Envelope;
   if (typeof envelope !== 'object' || envelope === null || typeof envelope.kind !== 'string') throw new TypeError(`sandboxed hook ${label}.${method}() gave an answer the host cannot read`);
-  const changes = Array.isArray(envelope.changes) ? envelope.changes[0] : undefined;
-  if (context !== undefined && changes !== undefined) applyChanges(context.kind, context.ctx, changes, `${label}.${method}()`);
+  const after = Array.isArray(envelope.after) ? envelope.after[0] : undefined;
+  if (context !== undefined && after !== undefined) applyChanges(context, after, `${label}.${method}()`);
   switch (envelope.kind) {
     case 'nothing':
       return undefined;
@@ -126,13 +143,14 @@ function toolErrorOf(envelope: Envelope): ToolError {
 
 const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
 
-/** The hook's changes to its context, made on the live context in the host. */
-function applyChanges(kind: ContextKind, ctx: AnyContext, changes: Record<string, unknown>, where: string): void {
-  if (!isRecord(changes)) return;
+/** The watched fields that differ from what was sent, made so on the live context in the host. */
+function applyChanges({ kind, ctx, sent }: SentContext, after: Record<string, unknown>, where: string): void {
+  if (!isRecord(after)) return;
   const refuse = (field: string, what: string) => new TypeError(`${where} set ctx.${field} to ${what}`);
-  for (const field of Object.keys(changes)) {
+  for (const field of Object.keys(after)) {
     if (!WATCH[kind].includes(field)) continue;
-    const next = changes[field];
+    const next = after[field];
+    if (JSON.stringify(next) === sent[field]) continue;
     if (field === 'args') {
       if (!isRecord(next)) throw refuse('args', 'something other than an object of arguments');
       (ctx as unknown as ToolContext).args = next;

@@ -91,7 +91,8 @@ export function prelude(granted: readonly string[], logs: boolean): string {
 
   // A context: its plain fields, with the heavy ones (transcript, run state, request) read from
   // the host on first use, through getters on one prototype (defining them per call costs more
-  // than the rest of the call). What the hook changed in it goes back as "changes".
+  // than the rest of the call). The watched fields go back as they are after the call ("after");
+  // the host, which knows what it sent, tells what changed.
   const inner = new WeakMap();
   const load = (ctx, key) => {
     const own = inner.get(ctx);
@@ -100,7 +101,6 @@ export function prelude(granted: readonly string[], logs: boolean): string {
     const json = bridge.read(key);
     let value = json === undefined ? undefined : parse(json);
     if (key === 'state') deepFreeze(value);
-    else if (own.given.watch.includes(key)) own.originals[key] = json;
     if (key === 'request' && own.given.linked && value) value.messages = load(ctx, 'messages');
     own.values[key] = value;
     return value;
@@ -109,27 +109,22 @@ export function prelude(granted: readonly string[], logs: boolean): string {
   for (const key of ['messages', 'state', 'request']) {
     defineProperty(Context.prototype, key, { enumerable: true, get() { return load(this, key); }, set(next) { load(this, key); const own = inner.get(this); if (own) own.values[key] = next; } });
   }
-  const withoutMessages = (request) => { if (!request) return request; const { messages, ...rest } = request; return rest; };
+  const withoutMessages = (request) => { if (typeof request !== 'object' || request === null) return request; const { messages, ...rest } = request; return rest; };
   const context = (given, watched) => {
     const ctx = new Context();
-    const own = { given, values: {}, originals: {} };
+    const own = { given, values: {} };
     inner.set(ctx, own);
     const fields = given.fields;
-    for (const key of keys(fields)) {
-      ctx[key] = fields[key];
-      if (given.watch.includes(key)) own.originals[key] = stringify(fields[key]);
-    }
+    for (const key of keys(fields)) ctx[key] = fields[key];
     if (given.hookState) ctx.setHookState = (name, value) => { bridge.setHookState(String(name), stringify(value)); };
     if (given.emit) ctx.emit = (event) => { bridge.emit(stringify(event)); };
     watched.push(() => {
-      const changes = {};
-      for (const key of keys(own.originals)) {
-        const linked = key === 'request' && given.linked;
-        const now = stringify(linked ? withoutMessages(ctx[key]) : ctx[key]);
-        const before = linked ? stringify(withoutMessages(parse(own.originals[key]))) : own.originals[key];
-        if (now !== before) changes[key] = ctx[key];
+      const after = {};
+      for (const key of given.watch) {
+        if (given.lazy.includes(key) ? !(key in own.values) : !(key in fields)) continue;
+        after[key] = key === 'request' && given.linked ? withoutMessages(ctx[key]) : ctx[key];
       }
-      return changes;
+      return after;
     });
     return ctx;
   };
@@ -141,19 +136,19 @@ export function prelude(granted: readonly string[], logs: boolean): string {
   };
 
   const envelope = (returned, watched) => {
-    const changes = watched.map((f) => f());
-    if (returned === undefined) return stringify({ kind: 'nothing', changes });
-    if (returned instanceof ToolResult) return stringify({ kind: 'toolResult', value: returned.value, changes });
-    if (returned instanceof ToolError) return stringify({ kind: 'toolError', message: String(returned.message), errorKind: returned.kind, changes });
-    if (typeof returned === 'function' || typeof returned === 'symbol' || typeof returned === 'bigint') return stringify({ kind: 'unserializable', type: typeof returned, changes });
+    const after = watched.map((f) => f());
+    if (returned === undefined) return stringify({ kind: 'nothing', after });
+    if (returned instanceof ToolResult) return stringify({ kind: 'toolResult', value: returned.value, after });
+    if (returned instanceof ToolError) return stringify({ kind: 'toolError', message: String(returned.message), errorKind: returned.kind, after });
+    if (typeof returned === 'function' || typeof returned === 'symbol' || typeof returned === 'bigint') return stringify({ kind: 'unserializable', type: typeof returned, after });
     const json = stringify(returned);
-    return json === undefined ? stringify({ kind: 'nothing', changes }) : '{"kind":"value","value":' + json + ',"changes":' + stringify(changes) + '}';
+    return json === undefined ? stringify({ kind: 'nothing', after }) : '{"kind":"value","value":' + json + ',"after":' + stringify(after) + '}';
   };
   const failure = (error, watched) => {
-    let changes = [];
-    try { changes = watched.map((f) => f()); } catch {}
+    let after = [];
+    try { after = watched.map((f) => f()); } catch {}
     const isError = error instanceof Error;
-    return stringify({ kind: 'threw', name: isError ? String(error.name) : undefined, message: isError ? String(error.message) : text(error), toolError: error instanceof ToolError, errorKind: error?.kind, changes });
+    return stringify({ kind: 'threw', name: isError ? String(error.name) : undefined, message: isError ? String(error.message) : text(error), toolError: error instanceof ToolError, errorKind: error?.kind, after });
   };
 
   defineProperty(globalThis, '__koagent_invoke', { value: (index, method, json) => {
