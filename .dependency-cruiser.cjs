@@ -106,7 +106,7 @@ module.exports = {
       comment: 'index.ts, types.ts, hooks.ts and the other entry points only re-export; no module of koagent imports them.',
       severity: 'error',
       from: { path: '^src/' },
-      to: { path: '^src/(index|types|hooks|store|option-checks|media|sqlite|postgres|worker|middleware|studio)\.ts$' },
+      to: { path: '^src/(index|types|hooks|store|option-checks|media|sqlite|postgres|worker|middleware|studio|sandbox)\\.ts$' },
     },
     {
       name: 'stores-build-on-the-core',
@@ -170,6 +170,20 @@ module.exports = {
       severity: 'error',
       from: { path: '^src/', pathNot: ['^src/worker/', '^src/worker\\.ts$'] },
       to: { path: ['^src/worker/', '^node_modules/pg-boss/'] },
+    },
+    {
+      name: 'the-sandbox-hands-hooks-to-the-dialects',
+      comment: 'src/sandbox (sandboxed hooks) builds plain hook objects of each dialect against the public API, with the dialects\' public types, ToolResult and HookRegistry; the adapters run them as any hook.',
+      severity: 'error',
+      from: { path: '^src/sandbox/' },
+      to: { path: '^src/', pathNot: ['^src/sandbox/', '^src/api\\.ts$', '^src/dialects/agent-hook/(agent-hook|hook-registry)\\.ts$', '^src/dialects/criogen/(types|tool-result)\\.ts$'] },
+    },
+    {
+      name: 'only-the-sandbox-knows-quickjs',
+      comment: 'quickjs-emscripten is an optional peer of koagent/sandbox alone; nothing outside src/sandbox (and its entry point) imports the sandbox.',
+      severity: 'error',
+      from: { path: '^src/', pathNot: ['^src/sandbox/', '^src/sandbox\\.ts$'] },
+      to: { path: ['^src/sandbox/', '^node_modules/(quickjs-emscripten|quickjs-emscripten-core|@jitl)/'] },
     },
     {
       name: 'optional-peers-stay-optional',

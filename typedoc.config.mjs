@@ -46,7 +46,8 @@ export default {
     'src/mcp/index.ts',
     'src/worker.ts',
     'src/middleware.ts',
-    'src/studio.ts'
+    'src/studio.ts',
+    'src/sandbox.ts'
   ],
   tsconfig: 'tsconfig.build.json',
   out: 'docs/api',

@@ -1,0 +1,20 @@
+/**
+ * Hooks from source text, run in a sandbox: a QuickJS engine in WebAssembly with no file system,
+ * network, process, environment or timers, a time limit per call and a memory limit per
+ * sandbox. Needs `quickjs-emscripten` 0.32, an optional peer dependency. See the "Sandboxed
+ * hooks" sections of docs/agent-hooks.md and docs/criogen-hooks.md.
+ *
+ * @example
+ * ```ts
+ * import { sandboxedHooks } from 'koagent/sandbox';
+ * ```
+ *
+ * @packageDocumentation
+ * @module koagent/sandbox
+ */
+// The `koagent/sandbox` entry: only this entry loads quickjs-emscripten (when the first sandbox
+// starts), so the package root never needs it.
+/** @category Hooks */
+export { sandboxedHooks, type SandboxedHooks, type SandboxOptions } from './sandbox/sandboxed-hooks.js';
+/** @category Hooks */
+export { SandboxError } from './sandbox/engine.js';

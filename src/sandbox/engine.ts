@@ -1,0 +1,368 @@
+// One sandbox: a QuickJS engine compiled to WebAssembly, in a WebAssembly module of its own whose
+// memory cannot grow past the limit (the engine, not a count kept by the sandboxed code, holds
+// the line). The hook module is evaluated in it once; every call goes in and out as JSON text.
+// A call that runs past its deadline is interrupted; one that exhausts memory or breaks the
+// engine leaves it behind: a fresh sandbox is started for the next call.
+import type { QuickJSContext, QuickJSHandle, QuickJSRuntime, VmCallResult } from 'quickjs-emscripten';
+import { KOAGENT_MODULE, prelude } from './prelude.js';
+
+/** What a sandbox is made of: the source, the limits and the grants. */
+export interface EngineOptions {
+  source: string;
+  timeoutMs: number;
+  memoryMb: number;
+  functions: Record<string, (...args: any[]) => unknown>;
+  log?: (...args: unknown[]) => void;
+}
+
+/** The host's side of one call: what the sandboxed context reads and writes through the bridge. */
+export interface CallHost {
+  read(field: string): string | undefined;
+  setHookState?(name: string, value: unknown): void;
+  emit?(event: unknown): void;
+}
+
+/** One hook of the module as the sandbox described it. */
+export interface HookInfo {
+  exportName: string;
+  name?: string;
+  hasName: boolean;
+  className?: string;
+  methods: string[];
+}
+
+/**
+ * A sandboxed hook call stopped by a limit, or a sandbox that broke: the sandbox it ran in is
+ * replaced. `limit` names the option that was exceeded (`timeoutMs`, `memoryMb`), if one was.
+ *
+ * @example if (error.cause instanceof SandboxError && error.cause.limit === 'timeoutMs') alert(error.layer);
+ */
+export class SandboxError extends Error {
+  constructor(message: string, readonly limit?: 'timeoutMs' | 'memoryMb') {
+    super(message);
+    this.name = 'SandboxError';
+  }
+}
+
+/** Why a sandbox stopped, before the hook's name and method are known. */
+class Fault {
+  constructor(readonly limit: 'timeoutMs' | 'memoryMb' | undefined, readonly detail: string) {}
+}
+
+interface Instance {
+  runtime: QuickJSRuntime;
+  vm: QuickJSContext;
+  invoke: QuickJSHandle;
+  hooks: HookInfo[];
+  /** Epoch ms after which the engine interrupts what it runs (Infinity between calls). */
+  deadline: number;
+  /** The call in progress: the bridge answers it only. */
+  current: { host: CallHost } | undefined;
+  wake: () => void;
+  dead: boolean;
+}
+
+type QuickJS = typeof import('quickjs-emscripten');
+let loading: Promise<QuickJS> | undefined;
+
+/** quickjs-emscripten, an optional peer: loaded when the first sandbox starts, with what to install if it is missing. */
+function quickjs(): Promise<QuickJS> {
+  loading ??= import('quickjs-emscripten').catch((error: unknown) => {
+    loading = undefined;
+    throw new SandboxError(`sandboxedHooks needs quickjs-emscripten, an optional peer dependency of koagent: npm install quickjs-emscripten@^0.32.0 (${(error as Error).message})`);
+  });
+  return loading;
+}
+
+const PAGE = 64 * 1024;
+/** The WebAssembly module's own first memory: QuickJS starts in 16 MiB. */
+const INITIAL_PAGES = 256;
+/** Fixed: a larger stack lets deep recursion overrun the host's stack before QuickJS notices. */
+const STACK_BYTES = 256 * 1024;
+
+export class Sandbox {
+  readonly #options: EngineOptions;
+  #instance: Promise<Instance> | undefined;
+  #tail: Promise<unknown> = Promise.resolve();
+  #closed = false;
+  /** How many times a sandbox was started (1 after the first). */
+  starts = 0;
+
+  constructor(options: EngineOptions) {
+    this.#options = options;
+  }
+
+  /** Start the first sandbox and describe the module's hooks (a bad module fails here). */
+  async hooks(): Promise<HookInfo[]> {
+    return (await this.#ready()).hooks;
+  }
+
+  /**
+   * Call `method` of hook `index` with `payload` (the JSON of its arguments). Calls run one at a
+   * time per sandbox; each gets the whole `timeoutMs` from when it starts.
+   */
+  call(index: number, method: string, payload: string, host: CallHost): Promise<unknown> {
+    const run = this.#tail.then(() => this.#call(index, method, payload, host));
+    this.#tail = run.catch(() => undefined);
+    return run;
+  }
+
+  close(): void {
+    this.#closed = true;
+    const instance = this.#instance;
+    this.#instance = undefined;
+    void instance?.then(retire, () => undefined);
+  }
+
+  #ready(): Promise<Instance> {
+    if (this.#closed) return Promise.reject(new SandboxError('the sandbox was closed (sandboxedHooks(...).close()); make a new one with sandboxedHooks(source)'));
+    this.#instance ??= this.#start();
+    return this.#instance;
+  }
+
+  async #start(): Promise<Instance> {
+    this.starts++;
+    const { source, timeoutMs, memoryMb, functions, log } = this.#options;
+    // Typed here: the project's lib (ES2023) has no WebAssembly declarations.
+    const wasmMemory = new (globalThis as unknown as { WebAssembly: { Memory: new (d: { initial: number; maximum: number }) => object } }).WebAssembly.Memory({ initial: INITIAL_PAGES, maximum: Math.max(INITIAL_PAGES, Math.floor((memoryMb * 1024 * 1024) / PAGE)) });
+    const { newQuickJSWASMModule, newVariant, RELEASE_SYNC } = await quickjs();
+    const engine = await newQuickJSWASMModule(newVariant(RELEASE_SYNC, { wasmMemory: wasmMemory as never }));
+    const runtime = engine.newRuntime({ maxStackSizeBytes: STACK_BYTES, memoryLimitBytes: memoryMb * 1024 * 1024 });
+    runtime.setModuleLoader((name) => (name === 'koagent' || name === 'koagent/hooks' ? KOAGENT_MODULE : { error: new Error(`hook source imports "${name}": a sandboxed hook may import only ToolResult, ToolError, textOf and mapText from 'koagent'`) }));
+    const vm = runtime.newContext();
+    // Loading (compiling the prelude and the module, running its top level) gets more room than a call.
+    const instance: Instance = { runtime, vm, invoke: vm.undefined, hooks: [], deadline: Date.now() + loadTimeMs(timeoutMs), current: undefined, wake: () => undefined, dead: false };
+    runtime.setInterruptHandler(() => Date.now() > instance.deadline);
+    try {
+      installBridge(instance, functions, log);
+      unwrap(vm, vm.evalCode(prelude(Object.keys(functions), log !== undefined), 'koagent-prelude.js')).dispose();
+      const evaluated = unwrap(vm, vm.evalCode(source, 'hooks.js', { type: 'module' }));
+      runtime.executePendingJobs();
+      // A module with top-level await evaluates to a promise of its namespace; others to the namespace.
+      const state = vm.getPromiseState(evaluated);
+      if (state.type !== 'fulfilled' || !state.notAPromise) evaluated.dispose();
+      if (state.type !== 'fulfilled') {
+        throw new Fault(undefined, state.type === 'rejected' ? describeError(vm, state.error) : 'it awaits something that never comes (top-level await)');
+      }
+      const register = unwrap(vm, vm.evalCode('globalThis.__koagent_register'));
+      const order = vm.newString(JSON.stringify(exportOrder(source)));
+      const described = unwrap(vm, vm.callFunction(register, vm.undefined, state.value, order));
+      instance.hooks = JSON.parse(vm.getString(described)) as HookInfo[];
+      for (const handle of [register, order, described, state.value]) handle.dispose();
+      instance.invoke = unwrap(vm, vm.evalCode('globalThis.__koagent_invoke'));
+    } catch (error) {
+      retire(instance);
+      if (error instanceof Fault) throw new SandboxError(`sandboxedHooks(source): ${error.limit === undefined ? `the hook module did not load: ${error.detail}` : `loading the hook module went over its ${error.limit === 'timeoutMs' ? `time limit (${loadTimeMs(this.#options.timeoutMs)} ms: 10 × timeoutMs, at least 1000)` : limitText(error.limit, this.#options)}`}`, error.limit);
+      throw new SandboxError(`sandboxedHooks(source): the hook module did not load: ${(error as Error).message}`);
+    } finally {
+      instance.deadline = Infinity;
+    }
+    return instance;
+  }
+
+  async #call(index: number, method: string, payload: string, host: CallHost): Promise<unknown> {
+    const instance = await this.#ready();
+    const { vm, runtime } = instance;
+    const current = { host };
+    instance.current = current;
+    instance.deadline = Date.now() + this.#options.timeoutMs;
+    let timer: NodeJS.Timeout | undefined;
+    try {
+      const args = [vm.newNumber(index), vm.newString(method), vm.newString(payload)];
+      let result: QuickJSHandle;
+      try {
+        result = unwrap(vm, vm.callFunction(instance.invoke, vm.undefined, ...args));
+      } finally {
+        for (const handle of args) handle.dispose();
+      }
+      // A promise: run its jobs, and wait for granted host functions between them.
+      let expired: Promise<'expired'> | undefined;
+      for (;;) {
+        const state = vm.getPromiseState(result);
+        if (state.type === 'fulfilled') {
+          if (!state.notAPromise) result.dispose();
+          result = state.value;
+          break;
+        }
+        if (state.type === 'rejected') throw new Fault(undefined, describeError(vm, state.error));
+        const jobs = runtime.executePendingJobs();
+        if (jobs.error) throw new Fault(faultLimit(vm, jobs.error), describeError(vm, jobs.error));
+        if (vm.getPromiseState(result).type !== 'pending') continue;
+        expired ??= new Promise((resolve) => (timer = setTimeout(() => resolve('expired'), Math.max(0, instance.deadline - Date.now()))));
+        const woken = new Promise<'woken'>((resolve) => (instance.wake = () => resolve('woken')));
+        if ((await Promise.race([woken, expired])) === 'expired') throw new Fault('timeoutMs', 'it was still waiting when its time was up');
+      }
+      const text = vm.typeof(result) === 'string' ? vm.getString(result) : undefined;
+      result.dispose();
+      // Work the hook left queued runs now, under its own deadline, not in a later call's.
+      if (runtime.hasPendingJob()) {
+        const jobs = runtime.executePendingJobs();
+        if (jobs.error) throw new Fault(faultLimit(vm, jobs.error), describeError(vm, jobs.error));
+        // An interrupt inside a queued job only rejects that job's promise: the clock tells.
+        if (Date.now() > instance.deadline) throw new Fault('timeoutMs', 'its queued work ran past the deadline');
+      }
+      if (text === undefined) throw new Fault(undefined, 'the sandbox answered with something other than the call\'s result');
+      const answer = JSON.parse(text) as { kind?: string; name?: string; message?: string };
+      // Running out of memory is catchable in QuickJS, and an interrupt inside an async function
+      // rejects its promise: the prelude hands both back like a hook's throw.
+      if (answer.kind === 'threw' && answer.name === 'InternalError') {
+        if (answer.message === 'out of memory') throw new Fault('memoryMb', 'out of memory');
+        if (answer.message === 'interrupted') throw new Fault('timeoutMs', 'interrupted');
+      }
+      return answer;
+    } catch (error) {
+      // Whatever stopped the call, the sandbox it ran in is not used again.
+      this.#replace(instance);
+      if (error instanceof Fault) throw error.limit === undefined ? new SandboxError(error.detail) : new SandboxError(`went over its ${limitText(error.limit, this.#options)}`, error.limit);
+      throw new SandboxError(`the sandbox broke (${(error as Error).message})`);
+    } finally {
+      clearTimeout(timer);
+      instance.current = undefined;
+      if (!instance.dead) instance.deadline = Infinity;
+    }
+  }
+
+  /** Leave a broken or exceeded sandbox behind and start the next one now, ready for the next call. */
+  #replace(instance: Instance): void {
+    instance.dead = true;
+    instance.current = undefined;
+    if (this.#closed) return;
+    this.#instance = undefined;
+    this.#instance = this.#start();
+    this.#instance.catch(() => undefined);
+  }
+}
+
+/** What loading a module may take: ten calls' time, and at least a second. */
+export function loadTimeMs(timeoutMs: number): number {
+  return Math.max(1000, timeoutMs * 10);
+}
+
+function limitText(limit: 'timeoutMs' | 'memoryMb', options: EngineOptions): string {
+  return limit === 'timeoutMs' ? `time limit (timeoutMs: ${options.timeoutMs})` : `memory limit (memoryMb: ${options.memoryMb})`;
+}
+
+/** The host functions the prelude takes (and hides) at start. */
+function installBridge(instance: Instance, functions: EngineOptions['functions'], log: EngineOptions['log']): void {
+  const { vm } = instance;
+  const bridge = vm.newObject();
+  const answering = (): CallHost => {
+    if (instance.current === undefined) throw new Error('the context is gone: it is readable only during the hook call');
+    return instance.current.host;
+  };
+  const define = (name: string, fn: (...args: QuickJSHandle[]) => QuickJSHandle | undefined) => {
+    const handle = vm.newFunction(name, fn);
+    vm.setProp(bridge, name, handle);
+    handle.dispose();
+  };
+  define('read', (field) => {
+    const json = answering().read(vm.getString(field));
+    return json === undefined ? undefined : vm.newString(json);
+  });
+  define('setHookState', (name, json) => {
+    const host = answering();
+    host.setHookState?.(vm.getString(name), JSON.parse(vm.getString(json) ?? 'null'));
+    return undefined;
+  });
+  define('emit', (json) => {
+    answering().emit?.(JSON.parse(vm.getString(json)));
+    return undefined;
+  });
+  define('log', (_level, json) => {
+    log?.(...(JSON.parse(vm.getString(json)) as unknown[]));
+    return undefined;
+  });
+  define('call', (name, json) => {
+    const current = instance.current;
+    const fn = functions[vm.getString(name)];
+    const args = JSON.parse(vm.getString(json)) as unknown[];
+    const deferred = vm.newPromise();
+    // The answer is handed in only while the same call is still running in a live sandbox.
+    const live = () => !instance.dead && current !== undefined && instance.current === current;
+    void Promise.resolve()
+      .then(() => fn(...args))
+      .then(
+        (value) => {
+          if (!live()) return deferred.dispose();
+          const text = JSON.stringify(value);
+          const handle = text === undefined ? vm.undefined : vm.newString(text);
+          deferred.resolve(handle);
+          handle.dispose();
+          instance.wake();
+        },
+        (error: unknown) => {
+          if (!live()) return deferred.dispose();
+          const handle = vm.newError(error instanceof Error ? error.message : String(error));
+          deferred.reject(handle);
+          handle.dispose();
+          instance.wake();
+        },
+      );
+    return deferred.handle;
+  });
+  vm.setProp(vm.global, '__koagent_bridge', bridge);
+  bridge.dispose();
+}
+
+/** The handle of a result, or a Fault saying what the engine threw (a limit, or an error). */
+function unwrap(vm: QuickJSContext, result: VmCallResult<QuickJSHandle>): QuickJSHandle {
+  if (result.error === undefined) return result.value;
+  throw new Fault(faultLimit(vm, result.error), describeError(vm, result.error));
+}
+
+/** Which limit an error the engine threw means: QuickJS's own words for them. */
+function faultLimit(vm: QuickJSContext, error: QuickJSHandle): 'timeoutMs' | 'memoryMb' | undefined {
+  const { name, message } = dumped(vm, error);
+  if (name !== 'InternalError') return undefined;
+  return message === 'interrupted' ? 'timeoutMs' : message === 'out of memory' ? 'memoryMb' : undefined;
+}
+
+function describeError(vm: QuickJSContext, error: QuickJSHandle): string {
+  const { name, message, at } = dumped(vm, error);
+  return `${name}: ${message}${at === undefined ? '' : ` (${at})`}`;
+}
+
+const seen = new WeakMap<object, { name: string; message: string; at?: string }>();
+/** An error of the engine's as name, message and where in the hook source it arose. */
+function dumped(vm: QuickJSContext, error: QuickJSHandle): { name: string; message: string; at?: string } {
+  const cached = seen.get(error);
+  if (cached) return cached;
+  let value: { name: string; message: string; at?: string };
+  try {
+    const raw = vm.dump(error) as { name?: unknown; message?: unknown; stack?: unknown } | unknown;
+    if (typeof raw === 'object' && raw !== null) {
+      const { name, message, stack } = raw as { name?: unknown; message?: unknown; stack?: unknown };
+      value = { name: String(name ?? 'Error'), message: String(message ?? '') };
+      const at = typeof stack === 'string' ? /hooks\.js:\d+:\d+/.exec(stack)?.[0] : undefined;
+      if (at !== undefined) value.at = at;
+    } else value = { name: 'Error', message: String(raw) };
+  } catch {
+    value = { name: 'Error', message: 'an error that could not be read' };
+  }
+  seen.set(error, value);
+  return value;
+}
+
+/**
+ * Leave a sandbox behind. It is dropped whole, not disposed: a sandbox stopped mid-call holds
+ * handles QuickJS would refuse to free (it aborts), and its WebAssembly module and memory go
+ * once nothing refers to them.
+ */
+function retire(instance: Instance): void {
+  instance.dead = true;
+  instance.current = undefined;
+}
+
+/** The names a module exports, in the order its source gives them (a namespace sorts them). */
+export function exportOrder(source: string): string[] {
+  const names: string[] = [];
+  const pattern = /export\s+(?:async\s+)?(?:const|let|var|function\s*\*?|class)\s+([A-Za-z_$][\w$]*)|export\s*\{([^}]*)\}/g;
+  for (const match of source.matchAll(pattern)) {
+    if (match[1] !== undefined) names.push(match[1]);
+    else for (const part of match[2].split(',')) {
+      const name = part.trim().split(/\s+as\s+/).at(-1)?.trim();
+      if (name) names.push(name);
+    }
+  }
+  return names;
+}

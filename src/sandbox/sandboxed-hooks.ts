@@ -1,0 +1,135 @@
+// sandboxedHooks(source): hook objects whose methods run in a sandbox. Each is a plain hook object
+// of its dialect in the host (an AgentHook or a criogen Hook) whose methods call into the
+// sandbox, so the dialect adapters take them as they take any hook: order, outcomes, errors and
+// hook state are theirs, unchanged.
+import { z } from 'zod';
+import { functionSchema, optionsSchema, parseOptions } from '../api.js';
+import type { AgentHook } from '../dialects/agent-hook/agent-hook.js';
+import { HookRegistry } from '../dialects/agent-hook/hook-registry.js';
+import type { Hook } from '../dialects/criogen/types.js';
+import { Sandbox, SandboxError, type HookInfo } from './engine.js';
+import { marshal, unmarshal } from './marshal.js';
+
+/**
+ * Options of `sandboxedHooks(source, options)`: the limits and what the sandboxed code is given.
+ *
+ * @example await sandboxedHooks(source, { timeoutMs: 50, memoryMb: 32, log: console.log, functions: { lookup: async (sku) => prices[sku] } })
+ */
+export interface SandboxOptions {
+  /** Wall-clock milliseconds one hook call may take, waits for granted functions included (default 1000). Loading the module may take 10 × this, at least 1000. */
+  timeoutMs?: number;
+  /** The sandbox's memory in MiB, the engine's own included (default 64, at least 24). */
+  memoryMb?: number;
+  /** Where `console.log` and `log(...)` in the sandbox go (JSON copies of the arguments). Without it they print nothing. */
+  log?: (...args: unknown[]) => void;
+  /**
+   * Host functions the sandboxed code may call by name, as globals: JSON in, JSON out. In the
+   * sandbox each returns a promise; its wait counts in the call's `timeoutMs`.
+   */
+  functions?: Record<string, (...args: any[]) => unknown>;
+}
+
+/**
+ * The hooks of one source, running in one sandbox. Give `hooks` to `createAgent({ hooks })` (or
+ * `registry` when they are all AgentHooks), and `close()` the sandbox when no agent needs it.
+ *
+ * @example const sandboxed = await sandboxedHooks(source); const agent = createAgent({ model, hooks: sandboxed.hooks });
+ */
+export interface SandboxedHooks {
+  /** The module's hooks in order, AgentHooks and criogen Hooks, as `createAgent({ hooks })` takes them. */
+  readonly hooks: Array<AgentHook | Hook>;
+  /** A HookRegistry holding them; throws if the module has criogen Hooks (a registry holds AgentHooks only). */
+  registry(): HookRegistry;
+  /** How many sandboxes were started: 1, plus one for each that a limit or a crash left behind. */
+  readonly starts: number;
+  /** Stop the sandbox: later calls of its hooks fail. */
+  close(): void;
+}
+
+const DEFAULT_TIMEOUT_MS = 1000;
+const DEFAULT_MEMORY_MB = 64;
+const RESERVED = /^(?:console|log|globalThis|Object|Array|JSON|Promise|Reflect|Function|Error|Math|Symbol|String|Number|Boolean|Date|RegExp|Map|Set|ToolResult|ToolError)$/;
+
+const sandboxOptionsSchema = optionsSchema(
+  {
+    timeoutMs: z.number({ error: 'must be a number of milliseconds, e.g. 100' }).positive({ error: 'must be more than 0 ms' }).optional(),
+    memoryMb: z.number({ error: 'must be a number of MiB, e.g. 64' }).int({ error: 'must be a whole number of MiB' }).min(24, { error: 'must be at least 24 (the engine itself takes 16 MiB)' }).max(2048, { error: 'must be at most 2048' }).optional(),
+    log: functionSchema('a function (...args) => void, e.g. console.log').optional(),
+    functions: z.record(z.string(), functionSchema('a function, called with JSON arguments')).optional(),
+  },
+  { noun: 'an option of sandboxedHooks', aliases: { timeout: 'timeoutMs', time: 'timeoutMs', memory: 'memoryMb', memoryLimit: 'memoryMb', logger: 'log', console: 'log', grants: 'functions', globals: 'functions' } },
+);
+
+/**
+ * Load hook source text (one JavaScript module, as an editor produces it) into a sandbox and get
+ * its hooks back as hook objects whose methods run there. The module's default export (a hook or
+ * an array of hooks) gives the hooks, in order; without one, its exported objects and classes do,
+ * in the order of the source. It may import ToolResult, ToolError, textOf and mapText from 'koagent', nothing else.
+ * The code there gets no file system, network, process, environment or timers: only the `log`
+ * and `functions` the options grant. Past `timeoutMs` or `memoryMb`, a call fails (a `hook_failed`
+ * run under the dialect's rules), and the sandbox is replaced for the next one.
+ *
+ * @example const { hooks } = await sandboxedHooks(`export default { name: 'no-shell', preToolCall: (ctx) => ctx.toolName === 'shell' ? { deny: 'No shell' } : undefined }`);
+ */
+export async function sandboxedHooks(source: string, options: SandboxOptions = {}): Promise<SandboxedHooks> {
+  if (typeof source !== 'string') throw new TypeError(`sandboxedHooks(source): source must be the text of a JavaScript module, got ${source === null ? 'null' : typeof source}`);
+  if (typeof options !== 'object' || options === null) throw new TypeError('sandboxedHooks(source, options): options must be an object { timeoutMs?, memoryMb?, log?, functions? }');
+  const parsed = parseOptions(sandboxOptionsSchema, options, 'sandboxedHooks(source, options)');
+  const functions = parsed.functions ?? {};
+  for (const name of Object.keys(functions)) {
+    if (!/^[A-Za-z_$][\w$]*$/.test(name) || RESERVED.test(name)) {
+      throw new TypeError(`sandboxedHooks(source, { functions }): "${name}" cannot be a global of the sandbox; name functions with identifiers that are not built-ins (e.g. lookupPrice)`);
+    }
+  }
+  const sandbox = new Sandbox({ source, timeoutMs: parsed.timeoutMs ?? DEFAULT_TIMEOUT_MS, memoryMb: parsed.memoryMb ?? DEFAULT_MEMORY_MB, functions, log: parsed.log });
+  const described = await sandbox.hooks();
+  const hooks = described.map((info, index) => hostHook(sandbox, info, index));
+  return {
+    hooks,
+    registry() {
+      const registry = new HookRegistry();
+      const criogen = described.filter((info) => !info.methods.some((m) => AGENT_HOOK_METHODS.has(m)));
+      if (criogen.length > 0) throw new TypeError(`sandboxedHooks(...).registry(): ${criogen.map(labelOf).join(', ')} ${criogen.length === 1 ? 'is a criogen Hook' : 'are criogen Hooks'}, which a HookRegistry does not hold; give .hooks to createAgent({ hooks }) instead`);
+      return registry.registerMany(hooks as AgentHook[]);
+    },
+    get starts() {
+      return sandbox.starts;
+    },
+    close: () => sandbox.close(),
+  };
+}
+
+const AGENT_HOOK_METHODS = new Set(['preToolCall', 'postToolCall', 'preGenerate', 'postGenerate']);
+
+function labelOf(info: HookInfo): string {
+  return info.name ?? info.className ?? info.exportName;
+}
+
+/**
+ * The host's object for one sandboxed hook: its name (or its class's, which a criogen Hook is
+ * known by), its own plain fields, and each method as a function that calls into the sandbox.
+ */
+function hostHook(sandbox: Sandbox, info: HookInfo, index: number): AgentHook | Hook {
+  const hook: Record<string, unknown> = {};
+  if (info.hasName) hook.name = info.name;
+  else if (info.className !== undefined) hook.name = info.className;
+  const label = labelOf(info);
+  for (const method of info.methods) {
+    hook[method] = {
+      // Named for the method it stands for, as stack traces and the adapters' messages show it.
+      [method]: async (...args: unknown[]) => {
+        const { payload, host, context } = marshal(method, args);
+        let answer: unknown;
+        try {
+          answer = await sandbox.call(index, method, payload, host);
+        } catch (error) {
+          if (!(error instanceof SandboxError)) throw error;
+          const fault = new SandboxError(`sandboxed hook ${label}.${method}() ${error.message}${error.limit !== undefined ? '; the sandbox was replaced' : ''}`, error.limit);
+          throw fault;
+        }
+        return unmarshal(answer, label, method, context);
+      },
+    }[method];
+  }
+  return hook as AgentHook | Hook;
+}
