@@ -44,7 +44,8 @@ export default {
     'src/sqlite.ts',
     'src/postgres.ts',
     'src/mcp/index.ts',
-    'src/worker.ts'
+    'src/worker.ts',
+    'src/trace.ts'
   ],
   tsconfig: 'tsconfig.build.json',
   out: 'docs/api',
