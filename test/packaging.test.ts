@@ -93,6 +93,12 @@ describe('the package', () => {
     expect(packed.unpackedSize).toBeLessThan(1_200_000);
   });
 
+  it('has the koagent bin: the built CLI, a node script', () => {
+    expect(pkg.bin).toEqual({ koagent: './dist/cli/main.js' });
+    expect(packed.files.map((f) => f.path)).toContain('dist/cli/main.js');
+    expect(readFileSync(join(stage, 'dist/cli/main.js'), 'utf8')).toMatch(/^#!\/usr\/bin\/env node\n/);
+  });
+
   it('keeps built tarballs out of git', () => {
     expect(readFileSync(join(root, '.gitignore'), 'utf8').split('\n')).toContain('*.tgz');
   });
