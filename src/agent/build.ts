@@ -117,7 +117,8 @@ export function buildAgent(input: BuildInput): AgentCore {
         const tool: Layer<ToolContext, ToolOutcome>[] = [];
         if (tracing) tool.push(toolSpanLayer);
         if (layerTrace) tool.push(traceCallLayers.tool);
-        stacks = buildStacks(layerTrace ? tracedParts(base) : base, { ...outputLayers, model, tool, provider });
+        const run = layerTrace ? [traceCallLayers.run, ...(outputLayers.run ?? [])] : outputLayers.run;
+        stacks = buildStacks(layerTrace ? tracedParts(base) : base, { ...outputLayers, ...(run === undefined ? {} : { run }), model, tool, provider });
         built.set(mode, stacks);
       }
       return stacks;

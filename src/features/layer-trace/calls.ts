@@ -5,8 +5,9 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import { segmentOf } from '../../core/run/base-context.js';
 import type { Segment } from '../../core/run/segment.js';
 import type { Layer } from '../../core/stacks/compose.js';
-import type { BaseContext, ModelContext, ToolContext } from '../../core/vocabulary/contexts.js';
+import type { BaseContext, ModelContext, RunContext, ToolContext } from '../../core/vocabulary/contexts.js';
 import type { GenerateResult } from '../../core/vocabulary/model.js';
+import type { RunResult } from '../../core/vocabulary/result.js';
 import type { ToolOutcome } from '../../core/vocabulary/outcome.js';
 import { parentSpanOf, runSpanOf } from '../tracing.js';
 import { exportLayerSpans } from './otel.js';
@@ -67,17 +68,15 @@ function open(ctx: BaseContext, id: string, kind: TracedCall['kind'], name: stri
   target.record.calls.push(call);
   const entry: LiveCall = { call, t0: performance.now(), depth: 0 };
   live.set(ctx, entry);
-  target.flush();
   return { live: entry, target };
 }
 
-function close(entry: LiveCall, target: Target, outcome: TracedCall['outcome']): void {
+function close(entry: LiveCall, _target: Target, outcome: TracedCall['outcome']): void {
   const { call } = entry;
   call.durationMs = Math.round((performance.now() - entry.t0) * 1000) / 1000;
   // A user layer that returned without next() settled the call itself.
   const settledByLayer = call.layers.some((l) => l.source !== 'builtin' && l.effects.some((e) => e.kind === 'short-circuit'));
   call.outcome = outcome === 'ok' && settledByLayer ? 'short-circuit' : outcome;
-  target.flush();
 }
 
 function toolOutcome(out: ToolOutcome): TracedCall['outcome'] {
@@ -124,6 +123,27 @@ export const traceModelLayer: Layer<ModelContext, GenerateResult> = {
       return out;
     }, (error: unknown) => {
       close(entry, target, 'error');
+      throw error;
+    });
+  },
+};
+
+/**
+ * Around each traced segment, outermost: the segment's record is handed to its state's writer
+ * once, as the segment ends (completed, suspended or failed), so a store writes the trace once a
+ * segment rather than again at every step's checkpoint (which would grow with the run's square).
+ */
+export const traceRunLayer: Layer<RunContext, RunResult> = {
+  name: 'koagent:layer-trace',
+  trusted: true,
+  fn(ctx, next) {
+    const segment = segmentOf(ctx);
+    const flush = () => targets.get(segment)?.flush();
+    return next(ctx).then((result) => {
+      flush();
+      return result;
+    }, (error: unknown) => {
+      flush();
       throw error;
     });
   },

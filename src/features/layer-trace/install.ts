@@ -7,7 +7,7 @@ import type { GenerateResult } from '../../core/vocabulary/model.js';
 import type { ToolOutcome } from '../../core/vocabulary/outcome.js';
 import type { StackParts } from '../../core/stacks/stacks.js';
 import type { LayerFn } from '../../core/stacks/compose.js';
-import { traceModelLayer, traceToolLayer } from './calls.js';
+import { traceModelLayer, traceRunLayer, traceToolLayer } from './calls.js';
 import { recordedFn, recordedStep, type LayerIdentity } from './layers.js';
 
 export type { LayerIdentity } from './layers.js';
@@ -42,5 +42,5 @@ export function tracedParts(parts: StackParts): StackParts {
   };
 }
 
-/** The call layers of a traced segment: outermost in the model and tool stacks. */
-export const traceCallLayers = { model: traceModelLayer, tool: traceToolLayer };
+/** The layers of a traced segment: outermost in the run stack (it stores the record), the model and the tool stacks. */
+export const traceCallLayers = { run: traceRunLayer, model: traceModelLayer, tool: traceToolLayer };

@@ -1,6 +1,7 @@
 // The recording layers of the layer trace: each user layer's function and each of koagent's tool
 // steps wrapped to note when it was entered and left, how often it called next(), and what it
 // changed. Only the stacks of a traced segment are built of these: an untraced one has none.
+import { segmentOf } from '../../core/run/base-context.js';
 import type { Layer, LayerFn, TrustedLayer } from '../../core/stacks/compose.js';
 import type { ModelContext, ToolContext } from '../../core/vocabulary/contexts.js';
 import type { Message } from '../../core/vocabulary/messages.js';
@@ -161,29 +162,35 @@ function outcomeView(outcome: ToolOutcome): unknown {
 
 interface ModelBefore {
   request: unknown;
-  messages: readonly Message[];
+  /** The transcript as three references and a length: copying it for every layer would cost its length per call. */
+  length: number;
+  first: Message | undefined;
+  last: Message | undefined;
 }
 
-/** The request's own fields: the transcript is compared message by message, the tools by name. */
+/** The request's own fields: the transcript is compared by its ends, the tools by name. */
 function requestView(ctx: ModelContext): unknown {
   const { messages: _messages, signal: _signal, tools, ...rest } = ctx.request;
   return bounded({ ...rest, tools: Array.isArray(tools) ? tools.map((t) => t.name) : tools });
 }
 
+// The state's own array, not the checked view of ctx.messages: reading it costs no trap. An edit
+// inside a message, or a swap in the middle of the transcript, keeps both ends and is not shown.
+const rawMessages = (ctx: ModelContext): readonly Message[] => segmentOf(ctx).state.messages;
+
 const modelDiff: PointDiff<ModelContext, GenerateResult, ModelBefore> = {
   point: 'model',
-  // The messages by reference: copying the transcript for every layer would cost its length per call.
-  before: (ctx) => ({ request: requestView(ctx), messages: ctx.messages.slice() }),
+  before(ctx) {
+    const messages = rawMessages(ctx);
+    return { request: requestView(ctx), length: messages.length, first: messages[0], last: messages[messages.length - 1] };
+  },
   rewrote(ctx, before) {
     const changes = jsonChanges(before.request, requestView(ctx), '/request');
-    const now = ctx.messages;
-    const n = Math.max(now.length, before.messages.length);
-    for (let i = 0; i < n && changes.length < 40; i++) {
-      if (now[i] === before.messages[i]) continue;
-      const change: JsonChange = { path: `/messages/${i}` };
-      if (i < before.messages.length) change.before = bounded(before.messages[i]);
-      if (i < now.length) change.after = bounded(now[i]);
-      changes.push(change);
+    const now = rawMessages(ctx);
+    if (now.length !== before.length || now[0] !== before.first || now[before.length - 1] !== before.last) {
+      const appended = now.length > before.length && now[0] === before.first && now[before.length - 1] === before.last;
+      if (appended) for (let i = before.length; i < now.length && changes.length < 40; i++) changes.push({ path: `/messages/${i}`, after: bounded(now[i]) });
+      else changes.push({ path: '/messages', before: `${before.length} messages`, after: `${now.length} messages` }, ...(now[0] === before.first ? [] : [{ path: '/messages/0', before: bounded(before.first), after: bounded(now[0]) }]));
     }
     return changes.length === 0 ? undefined : { kind: 'rewrote-request', changes };
   },

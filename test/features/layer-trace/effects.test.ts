@@ -22,6 +22,12 @@ describe('rewrites', () => {
     expect(layer(call, 'cool').effects).toEqual([{ kind: 'rewrote-request', changes: [{ path: '/request/temperature', after: 0 }] }]);
   });
 
+  it('shows a model layer that adds a message as the message added to the request', async () => {
+    const brief: Middleware = { name: 'brief', model: (ctx, next) => { ctx.messages.push({ role: 'user', content: 'Be brief.' }); return next(); } };
+    const result = await createAgent({ model: mockModel(['Hi.']), middleware: [brief], layerTrace: true }).run('Hi');
+    expect(layer(callsOf(result)[0], 'brief').effects).toEqual([{ kind: 'rewrote-request', changes: [{ path: '/messages/1', after: { role: 'user', content: 'Be brief.' } }] }]);
+  });
+
   it('leaves a layer that passes the call on unchanged without effects', async () => {
     const look: Middleware = { name: 'look', tool: (_ctx, next) => next() };
     const result = await createAgent({ model: searchOnce(), tools: [search], middleware: [look], layerTrace: true }).run('Find cats');

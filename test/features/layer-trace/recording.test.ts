@@ -15,6 +15,14 @@ describe('turning it on', () => {
     expect(Object.keys(result.state.hookState)).not.toContain(TRACE_STATE);
   });
 
+  it('is off at no cost: the layers are called with koagent\'s own next(), not a recording one', async () => {
+    const seen: string[] = [];
+    const spy: Middleware = { name: 'spy', tool: (_ctx, next) => { seen.push(next.name); return next(); } };
+    await createAgent({ model: searchOnce(), tools: [search], middleware: [spy] }).run('Find cats');
+    await createAgent({ model: searchOnce(), tools: [search], middleware: [spy], layerTrace: true }).run('Find cats');
+    expect(seen).toEqual(['next', 'counted']);
+  });
+
   it('is on for one run with the run option, and off for one run of a traced agent', async () => {
     const agent = createAgent({ model: mockModel(['One.', 'Two.']), middleware: [look] });
     expect(callsOf(await agent.run('Hi', { layerTrace: true }))).toHaveLength(1);
