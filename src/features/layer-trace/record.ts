@@ -1,7 +1,11 @@
 // The layer trace's record: what the runtime writes into a run's hook state and what viewers
 // (the CLI, the studio, OTLP export) read. Plain JSON, with every copied value bounded.
 
-/** The hook state name the layer trace of a run is kept under (`state.hookState['koagent.trace']`). */
+/**
+ * The hook state name the layer trace of a run is kept under (`state.hookState['koagent.trace']`).
+ *
+ * @example const record = result.state.hookState[TRACE_STATE] as LayerTraceRecord | undefined;
+ */
 export const TRACE_STATE = 'koagent.trace';
 
 /**
@@ -158,7 +162,11 @@ function walk(before: unknown, after: unknown, path: string, changes: JsonChange
   changes.push(change);
 }
 
-/** The layer trace kept in a run state (or the record itself), if there is one. */
+/**
+ * The layer trace kept in a run state (or the record itself), if there is one.
+ *
+ * @example for (const call of traceOf(result.state)?.calls ?? []) console.log(call.kind, call.name, call.layers.map((l) => l.name));
+ */
 export function traceOf(stateOrRecord: unknown): LayerTraceRecord | undefined {
   if (!isRecord(stateOrRecord)) return undefined;
   if (stateOrRecord.version === 1 && Array.isArray(stateOrRecord.calls)) return stateOrRecord as unknown as LayerTraceRecord;
