@@ -47,7 +47,8 @@ export default {
     'src/worker.ts',
     'src/middleware.ts',
     'src/studio.ts',
-    'src/sandbox.ts'
+    'src/sandbox.ts',
+    'src/trace.ts'
   ],
   tsconfig: 'tsconfig.build.json',
   out: 'docs/api',

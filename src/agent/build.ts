@@ -15,6 +15,7 @@ import { limitsReached, stepCountIs } from '../features/limits.js';
 import { holdsStream, streamingProviderLayer, streamReleaseLayer } from '../features/streaming/stream-reply.js';
 import { answeredCondition, endedOutputLayer, finalAnswerTool, outputLayer, responseFormatLayer, type OutputPlan } from '../features/structured-output.js';
 import { providerSpanLayer, toolSpanLayer } from '../features/tracing.js';
+import { traceCallLayers, tracedParts } from '../features/layer-trace/install.js';
 import { approvalStep } from '../tools/approval.js';
 import { executeStep } from '../tools/execute.js';
 import { guardrailsStep } from '../tools/guardrails.js';
@@ -43,10 +44,16 @@ export interface BuildInput {
  */
 const STREAMING = 1;
 const TRACING = 2;
+const LAYER_TRACE = 4;
 
-/** The mode of a segment that streams (`agent.stream`), is traced (its run span records), both or neither. */
-export function segmentMode(streaming: boolean, tracing: boolean): number {
-  return (streaming ? STREAMING : 0) | (tracing ? TRACING : 0);
+/** The mode of a segment that streams (`agent.stream`), is traced (its run span records), records its layer trace, or any of these. */
+export function segmentMode(streaming: boolean, tracing: boolean, layerTrace = false): number {
+  return (streaming ? STREAMING : 0) | (tracing ? TRACING : 0) | (layerTrace ? LAYER_TRACE : 0);
+}
+
+/** Whether a segment of `mode` records its layer trace (a traced run's sub-agents do too). */
+export function recordsLayers(mode: number): boolean {
+  return (mode & LAYER_TRACE) !== 0;
 }
 
 /** Whether a segment of `mode` streams (a streamed run's sub-agents stream too). */
@@ -98,14 +105,20 @@ export function buildAgent(input: BuildInput): AgentCore {
       if (stacks === undefined) {
         const tracing = (mode & TRACING) !== 0;
         const streaming = streams(mode);
+        const layerTrace = recordsLayers(mode);
         // Pushed, not spread: spreading these small arrays cost more than composing the stacks.
         const model: Layer<ModelContext, GenerateResult>[] = [];
+        if (layerTrace) model.push(traceCallLayers.model);
         if (output?.mode === 'native') model.push(responseFormatLayer(output));
         if (streaming) model.push(streamReleaseLayer);
         const provider: Layer<ProviderCall, GenerateResult>[] = [];
         if (tracing) provider.push(providerSpanLayer);
         if (streaming) provider.push(streamingProviderLayer(held));
-        stacks = buildStacks(base, { ...outputLayers, model, tool: tracing ? [toolSpanLayer] : [], provider });
+        const tool: Layer<ToolContext, ToolOutcome>[] = [];
+        if (tracing) tool.push(toolSpanLayer);
+        if (layerTrace) tool.push(traceCallLayers.tool);
+        const run = layerTrace ? [traceCallLayers.run, ...(outputLayers.run ?? [])] : outputLayers.run;
+        stacks = buildStacks(layerTrace ? tracedParts(base) : base, { ...outputLayers, ...(run === undefined ? {} : { run }), model, tool, provider });
         built.set(mode, stacks);
       }
       return stacks;

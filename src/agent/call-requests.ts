@@ -5,7 +5,7 @@ import type { ModelProvider } from '../core/vocabulary/model.js';
 import type { RunState } from '../core/vocabulary/state.js';
 import type { ChildRunOptions } from '../features/subagents/subagent-tool.js';
 import { OUTPUT_STATE, outputPlan, type OutputPlan, type OutputSpec } from '../features/structured-output.js';
-import { streams } from './build.js';
+import { recordsLayers, streams } from './build.js';
 import { checkCallOptions, type AgentOptions } from './options.js';
 import type { SegmentRequest } from './run-segment.js';
 
@@ -58,6 +58,8 @@ export class CallRequests {
       listeners: options.listeners,
       permissionListeners: options.permissionListeners,
       streaming: streams(options.mode),
+      // A traced lead's sub-agents record their calls into its trace; otherwise the sub-agent's own option decides.
+      ...(recordsLayers(options.mode) ? { layerTrace: true } : {}),
       subagent: options.subagent,
       inherited: options.inherited,
       parentSpan: options.parentSpan,

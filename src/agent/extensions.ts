@@ -1,10 +1,11 @@
 import { z } from 'zod';
 import type { Middleware, NamedMiddleware } from '../core/vocabulary/middleware.js';
 import { optionsSchema, refuseMisspellings } from '../core/vocabulary/options.js';
-import { agentHookMiddleware, checkAgentHook, type AgentHook } from '../dialects/agent-hook/agent-hook.js';
+import { AGENT_HOOK_LAYER, agentHookMiddleware, checkAgentHook, type AgentHook } from '../dialects/agent-hook/agent-hook.js';
 import { hookGroup, HookRegistry } from '../dialects/agent-hook/hook-registry.js';
 import { criogenMiddleware, HookGroup } from '../dialects/criogen/hook-layers.js';
 import type { Hook } from '../dialects/criogen/types.js';
+import { identifyLayer, type LayerIdentity } from '../features/layer-trace/install.js';
 import { scopeProblem } from '../features/subagents/subagent-tool.js';
 
 const HOOK_POINTS = ['run', 'model', 'tool'] as const;
@@ -100,7 +101,8 @@ export function toMiddleware(extensions: readonly Extension[]): NamedMiddleware[
     } else if (ext.dialect === 'agent-hook') {
       if (agentHooks === undefined) {
         const group: (AgentHook | HookRegistry)[] = (agentHooks = []);
-        layers.push(adapterLayer(agentHookMiddleware(hookGroup(group))));
+        const current = hookGroup(group);
+        layers.push(identifyLayer(adapterLayer(agentHookMiddleware(current)), agentHookIdentity(current)));
       }
       agentHooks.push(ext.value as AgentHook | HookRegistry);
     } else {
@@ -108,7 +110,9 @@ export function toMiddleware(extensions: readonly Extension[]): NamedMiddleware[
       hookIndex++;
       const count = (seen.get(base) ?? 0) + 1;
       seen.set(base, count);
-      layers.push(adapterLayer(criogenMiddleware(ext.value as Hook, count === 1 ? base : `${base}#${count}`, criogen)));
+      const hook = ext.value as Hook;
+      const name = count === 1 ? base : `${base}#${count}`;
+      layers.push(identifyLayer(adapterLayer(criogenMiddleware(hook, name, criogen)), criogenIdentity(hook, name)));
     }
   });
   return layers;
@@ -130,4 +134,28 @@ function namedMiddleware(mw: Middleware, fallbackName: string): NamedMiddleware 
   if (typeof mw.model === 'function') named.model = mw.model;
   if (typeof mw.tool === 'function') named.tool = mw.tool;
   return named;
+}
+
+// How the layer trace names the dialects' layers and tells which of their methods ran.
+const AGENT_HOOK_PAIRS = { tool: ['preToolCall', 'postToolCall'], model: ['preGenerate', 'postGenerate'] } as const;
+const CRIOGEN_PAIRS = { tool: ['beforeTool', 'afterTool'], model: ['beforeModel', 'afterModel'] } as const;
+
+/** The AgentHook layer: named by the hooks with a method at the hook point; post-hooks run whatever settled the call. */
+function agentHookIdentity(current: () => readonly AgentHook[]): LayerIdentity {
+  const having = (method: string) => current().filter((hook) => typeof (hook as unknown as Record<string, unknown>)[method] === 'function');
+  return {
+    source: 'agent-hook',
+    name: (point) => [...new Set([...having(AGENT_HOOK_PAIRS[point][0]), ...having(AGENT_HOOK_PAIRS[point][1])].map((hook) => hook.name))].join(', ') || AGENT_HOOK_LAYER,
+    hooks: (point, ran) => AGENT_HOOK_PAIRS[point].filter((method, i) => having(method).length > 0 && (i === 0 || !ran.threw)),
+  };
+}
+
+/** A criogen Hook's layer: afterTool does not run while a call waits for approval; afterModel only once the model answered. */
+function criogenIdentity(hook: Hook, name: string): LayerIdentity {
+  const has = (method: string) => typeof (hook as unknown as Record<string, unknown>)[method] === 'function';
+  return {
+    source: 'criogen',
+    name: () => name,
+    hooks: (point, ran) => CRIOGEN_PAIRS[point].filter((method, i) => has(method) && (i === 0 || (!ran.threw && (point === 'tool' ? !ran.approval : ran.nextCalls > 0)))),
+  };
 }

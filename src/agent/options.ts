@@ -113,6 +113,14 @@ export interface AgentOptions<C = unknown, O = unknown> {
    * parsed value. A run may give its own (`run(input, { output })`).
    */
   output?: OutputSpec<O>;
+  /**
+   * Record every run's layer trace (default false): for each model and tool call, the layers it
+   * passed, their times and what each did, kept in `state.hookState['koagent.trace']`. A run may
+   * turn it on or off for itself (`run(input, { layerTrace })`). See docs/layer-trace.md.
+   *
+   * @example createAgent({ model, tools, layerTrace: true })
+   */
+  layerTrace?: boolean;
 }
 
 /**
@@ -150,6 +158,8 @@ export interface RunCallOptions<C = unknown> {
    * @example for await (const e of agent.resume(runId, { [callId]: true }, { stream: true })) if (e.type === 'text.delta') process.stdout.write(e.delta);
    */
   stream?: boolean;
+  /** Record this call's layer trace (or not), whatever the agent's `layerTrace` says. See docs/layer-trace.md. */
+  layerTrace?: boolean;
 }
 
 const logger = z.custom<Logger>((value) => typeof (value as Logger | null)?.warn === 'function', { error: 'must have a warn(message) method (console does)' });
@@ -196,7 +206,8 @@ const agentOptionsSchema = optionsSchema({
   contextSchema: z.custom<z.ZodType>((value) => typeof value === 'object' && value !== null && '_zod' in value, { error: 'must be a zod (v4) schema of the run context, e.g. z.object({ userId: z.string() })' }).optional(),
   // Checked where it is used, with its own messages.
   output: z.unknown().optional(),
-}, { aliases: { context: 'contextSchema', outputSchema: 'output', responseFormat: 'output', schema: 'output', systemPrompt: 'instructions', system: 'instructions', prompt: 'instructions', llm: 'model', maxTurns: 'maxSteps', maxIterations: 'maxSteps', concurrency: 'toolConcurrency', onToolError: 'onToolException', settings: 'modelSettings', listeners: 'onEvent', runStore: 'store', db: 'store' } });
+  layerTrace: z.boolean({ error: 'must be true or false' }).optional(),
+}, { aliases: { trace: 'layerTrace', layerTracing: 'layerTrace', context: 'contextSchema', outputSchema: 'output', responseFormat: 'output', schema: 'output', systemPrompt: 'instructions', system: 'instructions', prompt: 'instructions', llm: 'model', maxTurns: 'maxSteps', maxIterations: 'maxSteps', concurrency: 'toolConcurrency', onToolError: 'onToolException', settings: 'modelSettings', listeners: 'onEvent', runStore: 'store', db: 'store' } });
 
 /** Check options up front, so a mistake is reported at construction, naming the option. */
 export function checkOptions(options: AgentOptions<any, any>): void {
@@ -223,7 +234,8 @@ export const runCallOptionsSchema = optionsSchema({
   stopWhen: z.union([functionSchema(), z.array(functionSchema())], { error: 'must be a stop condition (state) => boolean | stopReason, or an array of them' }).optional(),
   store: z.unknown().optional(),
   stream: z.boolean({ error: 'must be true or false' }).optional(),
-}, { aliases: { streaming: 'stream', ctx: 'context', runContext: 'context', outputSchema: 'output', schema: 'output', session: 'sessionId', abortSignal: 'signal', listener: 'onEvent', stopIf: 'stopWhen', runStore: 'store', db: 'store' } });
+  layerTrace: z.boolean({ error: 'must be true or false' }).optional(),
+}, { aliases: { trace: 'layerTrace', layerTracing: 'layerTrace', streaming: 'stream', ctx: 'context', runContext: 'context', outputSchema: 'output', schema: 'output', session: 'sessionId', abortSignal: 'signal', listener: 'onEvent', stopIf: 'stopWhen', runStore: 'store', db: 'store' } });
 
 /** Check the options of one call (`where` names it), or throw naming the mistake. */
 export function checkCallOptions(options: unknown, where: string): RunCallOptions & { output?: unknown } {

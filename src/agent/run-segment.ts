@@ -40,7 +40,7 @@ export async function runSegment(core: AgentCore, state: RunState, input: Messag
   // The run span decides, by whether it records, if this segment's calls get spans of their own.
   const span = runSpan(core, state.runId, state.sessionId, state.segment + 1, request.parentSpan);
   const tracing = span.isRecording();
-  const mode = segmentMode(request.streaming === true, tracing);
+  const mode = segmentMode(request.streaming === true, tracing, request.layerTrace ?? o.layerTrace === true);
   // The run's own bag: what a layer puts into ctx.metadata (or into an object in it) stays in this run.
   const metadata = copyPlain(Object.assign({}, o.metadata, request.metadata));
   const stopWhen = request.stopWhen === undefined ? undefined : Array.isArray(request.stopWhen) ? request.stopWhen : [request.stopWhen];

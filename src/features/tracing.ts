@@ -50,6 +50,11 @@ export function traceSegment(segment: Segment, span: Span): void {
   runSpans.set(segment, span);
 }
 
+/** The segment's run span, if it has one (a model call's layers' spans are its children). */
+export function runSpanOf(segment: Segment): Span | undefined {
+  return runSpans.get(segment);
+}
+
 /**
  * The span a child run started by this call (a sub-agent) is a child of: the call's span, or,
  * when the run does not record (sampled out), the run's span, which passes that decision on.

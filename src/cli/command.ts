@@ -1,0 +1,67 @@
+// The `koagent` command's dispatch: operate the runs of a run store from a terminal (`koagent runs …`) and
+// open the studio on one (`koagent studio`). Exit codes are documented in docs/cli.md.
+import { CliError, EXIT, parse, type Io } from './io.js';
+import { runsCommand, RUNS_USAGE } from './runs.js';
+import { openStore } from './stores.js';
+import { loadAgents } from './agents.js';
+
+const USAGE = `koagent: operate the runs of a run store.
+
+Usage:
+${RUNS_USAGE}
+  koagent studio --store <file|url> [--port <n>] [--host 127.0.0.1] [--agents <module>]
+
+Exit codes: 0 ok, 1 failure, 2 usage error, 3 not found, 4 refused.
+See docs/cli.md.`;
+
+/** Run the command `argv` (without node and the script), writing to `io`; resolves to its exit code. */
+export async function main(argv: readonly string[], io: Io): Promise<number> {
+  const [command, ...rest] = argv;
+  try {
+    if (command === undefined || command === 'help' || command === '--help' || command === '-h') {
+      io.out(USAGE);
+      return command === undefined ? EXIT.usage : EXIT.ok;
+    }
+    if (command === 'runs') return await runsCommand(rest, io);
+    if (command === 'studio') return await studio(rest, io);
+    throw new CliError(EXIT.usage, `unknown command "${command}"; try \`koagent runs ls --store runs.db\` or \`koagent help\``);
+  } catch (error) {
+    if (error instanceof CliError) {
+      io.err(`koagent: ${error.message}`);
+      return error.code;
+    }
+    io.err(`koagent: ${error instanceof Error ? error.message : String(error)}`);
+    return EXIT.failure;
+  }
+}
+
+/** The studio's server module, written beside the CLI; a computed path, so the CLI builds without it. */
+const STUDIO_MODULE = ['..', 'studio', 'server.js'].join('/');
+
+interface StudioModule {
+  startStudio(options: { store: unknown; host: string; port: number; agents: readonly unknown[] }): Promise<{ url: string; close(): Promise<void> | void }>;
+}
+
+async function studio(argv: readonly string[], io: Io): Promise<number> {
+  const { values } = parse(argv, { store: { type: 'string' }, port: { type: 'string' }, host: { type: 'string' }, agents: { type: 'string' } });
+  const port = values.port === undefined ? 0 : Number(values.port);
+  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new CliError(EXIT.usage, `--port must be a port number (0 to 65535), got ${values.port}`);
+  let server: StudioModule;
+  try {
+    server = (await import(STUDIO_MODULE)) as StudioModule;
+  } catch (error) {
+    throw new CliError(EXIT.failure, `the studio is not part of this build (${STUDIO_MODULE} could not be loaded: ${(error as Error).message})`);
+  }
+  const agents = values.agents === undefined ? [] : await loadAgents(values.agents);
+  const store = await openStore(values.store);
+  const { url, close } = await server.startStudio({ store, host: values.host ?? '127.0.0.1', port, agents });
+  io.out(`koagent studio: ${url}`);
+  await new Promise<void>((resolve) => {
+    const stop = () => resolve();
+    process.once('SIGINT', stop);
+    process.once('SIGTERM', stop);
+  });
+  await close();
+  await store.close();
+  return EXIT.ok;
+}

@@ -1,0 +1,21 @@
+// The store a command works on: a SQLite file, or PostgreSQL by connection string. Each driver is
+// an optional peer of koagent, loaded only for the store that needs it.
+import { existsSync } from 'node:fs';
+import type { RunStore } from '../stores/run-store.js';
+import { CliError, EXIT } from './io.js';
+
+/** Open the store `--store` names; a SQLite file must exist already (reading a store never creates one). */
+export async function openStore(given: string | undefined): Promise<RunStore> {
+  if (given === undefined || given === '') throw new CliError(EXIT.usage, 'give the run store: --store runs.db (a SQLite file) or --store postgres://user@host/db');
+  if (/^postgres(ql)?:\/\//.test(given)) {
+    const { postgresStore } = await import('../postgres.js').catch((error: unknown) => driverMissing('pg', error));
+    return postgresStore({ connectionString: given });
+  }
+  if (!existsSync(given)) throw new CliError(EXIT.usage, `no run store at ${given}: --store takes an existing SQLite file or a postgres:// URL`);
+  const { sqliteStore } = await import('../sqlite.js').catch((error: unknown) => driverMissing('better-sqlite3', error));
+  return sqliteStore({ path: given });
+}
+
+function driverMissing(driver: string, error: unknown): never {
+  throw new CliError(EXIT.failure, `the store needs the ${driver} package (npm i ${driver}): ${(error as Error).message}`);
+}

@@ -1,0 +1,150 @@
+// The outermost layers of a traced segment's model and tool stacks: each opens the call's entry
+// in the run's trace, lets the recording layers inside add theirs, and settles it (and, when the
+// run's spans record, exports its layers as spans). A sub-agent's calls go into the lead's trace.
+import { AsyncLocalStorage } from 'node:async_hooks';
+import { segmentOf } from '../../core/run/base-context.js';
+import type { Segment } from '../../core/run/segment.js';
+import type { Layer } from '../../core/stacks/compose.js';
+import type { BaseContext, ModelContext, RunContext, ToolContext } from '../../core/vocabulary/contexts.js';
+import type { GenerateResult } from '../../core/vocabulary/model.js';
+import type { RunResult } from '../../core/vocabulary/result.js';
+import type { ToolOutcome } from '../../core/vocabulary/outcome.js';
+import { parentSpanOf, runSpanOf } from '../tracing.js';
+import { exportLayerSpans } from './otel.js';
+import { TRACE_STATE, traceOf, type LayerTraceRecord, type TracedCall } from './record.js';
+
+/** A call being traced: its entry, when it started (performance clock), how deep the layers now are. */
+export interface LiveCall {
+  call: TracedCall;
+  t0: number;
+  depth: number;
+}
+
+/** Where a segment's calls are written: a record, and how to tell the writer of its run it changed. */
+interface Target {
+  record: LayerTraceRecord;
+  flush(): void;
+}
+
+/** Inside a traced tool call: where a sub-agent run by it writes, and under which call. */
+interface Frame {
+  target: Target;
+  callId: string;
+}
+
+const live = new WeakMap<object, LiveCall>();
+const targets = new WeakMap<Segment, Target>();
+const modelCounts = new WeakMap<Segment, Map<number, number>>();
+const frames = new AsyncLocalStorage<Frame>();
+
+/** The traced call `ctx` belongs to, if its call is traced. */
+export function liveCall(ctx: object): LiveCall | undefined {
+  return live.get(ctx);
+}
+
+/**
+ * The record a segment writes to: its run's own (continued from the state, copied, so a state
+ * handed out before is never changed), or, in a sub-agent of a traced lead, the lead's.
+ */
+function place(ctx: BaseContext): { target: Target; parentCallId?: string; agentPath?: string[] } {
+  const segment = segmentOf(ctx);
+  const frame = ctx.subagent === undefined ? undefined : frames.getStore();
+  if (frame !== undefined) return { target: frame.target, parentCallId: frame.callId, agentPath: ctx.subagent!.path.slice(1) };
+  let target = targets.get(segment);
+  if (target === undefined) {
+    const kept = traceOf(segment.state.hookState[TRACE_STATE]);
+    const record: LayerTraceRecord = { version: 1, calls: kept === undefined ? [] : [...kept.calls] };
+    target = { record, flush: () => segment.writer.setHookState(TRACE_STATE, record) };
+    targets.set(segment, target);
+  }
+  return { target };
+}
+
+function open(ctx: BaseContext, id: string, kind: TracedCall['kind'], name: string, step: number): { live: LiveCall; target: Target } {
+  const { target, parentCallId, agentPath } = place(ctx);
+  const call: TracedCall = { id, kind, name, step, segment: segmentOf(ctx).state.segment, startedAt: Date.now(), durationMs: 0, outcome: 'ok', layers: [] };
+  if (parentCallId !== undefined) call.parentCallId = parentCallId;
+  if (agentPath !== undefined) call.agentPath = agentPath;
+  target.record.calls.push(call);
+  const entry: LiveCall = { call, t0: performance.now(), depth: 0 };
+  live.set(ctx, entry);
+  return { live: entry, target };
+}
+
+function close(entry: LiveCall, _target: Target, outcome: TracedCall['outcome']): void {
+  const { call } = entry;
+  call.durationMs = Math.round((performance.now() - entry.t0) * 1000) / 1000;
+  // A user layer that returned without next() settled the call itself.
+  const settledByLayer = call.layers.some((l) => l.source !== 'builtin' && l.effects.some((e) => e.kind === 'short-circuit'));
+  call.outcome = outcome === 'ok' && settledByLayer ? 'short-circuit' : outcome;
+}
+
+function toolOutcome(out: ToolOutcome): TracedCall['outcome'] {
+  if (out.requiresApproval === true) return 'approval';
+  if (out.error?.kind === 'denied') return 'denied';
+  if (out.error !== undefined) return 'error';
+  return out.replacedBy === undefined ? 'ok' : 'short-circuit';
+}
+
+/** Around each tool call of a traced segment, outermost. */
+export const traceToolLayer: Layer<ToolContext, ToolOutcome> = {
+  name: 'koagent:layer-trace',
+  trusted: true,
+  fn(ctx, next) {
+    const { live: entry, target } = open(ctx, ctx.toolCallId, 'tool', ctx.toolName, ctx.step);
+    const settled = frames.run({ target, callId: ctx.toolCallId }, () => next(ctx));
+    return settled.then((out) => {
+      close(entry, target, toolOutcome(out));
+      const span = parentSpanOf(ctx);
+      if (span?.isRecording() === true) exportLayerSpans(span, entry.call);
+      return out;
+    }, (error: unknown) => {
+      close(entry, target, 'error');
+      throw error;
+    });
+  },
+};
+
+/** Around each model call of a traced segment, outermost. */
+export const traceModelLayer: Layer<ModelContext, GenerateResult> = {
+  name: 'koagent:layer-trace',
+  trusted: true,
+  fn(ctx, next) {
+    const segment = segmentOf(ctx);
+    let counts = modelCounts.get(segment);
+    if (counts === undefined) modelCounts.set(segment, (counts = new Map()));
+    const n = (counts.get(ctx.step) ?? 0) + 1;
+    counts.set(ctx.step, n);
+    const { live: entry, target } = open(ctx, `model:${ctx.step}:${n}`, 'model', ctx.purpose, ctx.step);
+    return next(ctx).then((out) => {
+      close(entry, target, 'ok');
+      const span = runSpanOf(segment);
+      if (span?.isRecording() === true) exportLayerSpans(span, entry.call);
+      return out;
+    }, (error: unknown) => {
+      close(entry, target, 'error');
+      throw error;
+    });
+  },
+};
+
+/**
+ * Around each traced segment, outermost: the segment's record is handed to its state's writer
+ * once, as the segment ends (completed, suspended or failed), so a store writes the trace once a
+ * segment rather than again at every step's checkpoint (which would grow with the run's square).
+ */
+export const traceRunLayer: Layer<RunContext, RunResult> = {
+  name: 'koagent:layer-trace',
+  trusted: true,
+  fn(ctx, next) {
+    const segment = segmentOf(ctx);
+    const flush = () => targets.get(segment)?.flush();
+    return next(ctx).then((result) => {
+      flush();
+      return result;
+    }, (error: unknown) => {
+      flush();
+      throw error;
+    });
+  },
+};

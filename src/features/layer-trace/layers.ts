@@ -1,0 +1,203 @@
+// The recording layers of the layer trace: each user layer's function and each of koagent's tool
+// steps wrapped to note when it was entered and left, how often it called next(), and what it
+// changed. Only the stacks of a traced segment are built of these: an untraced one has none.
+import { segmentOf } from '../../core/run/base-context.js';
+import type { Layer, LayerFn, TrustedLayer } from '../../core/stacks/compose.js';
+import type { ModelContext, ToolContext } from '../../core/vocabulary/contexts.js';
+import type { Message } from '../../core/vocabulary/messages.js';
+import type { GenerateResult } from '../../core/vocabulary/model.js';
+import type { ToolOutcome } from '../../core/vocabulary/outcome.js';
+import { liveCall, type LiveCall } from './calls.js';
+import { bounded, jsonChanges, type JsonChange, type TracedEffect, type TracedLayer } from './record.js';
+
+/** Who a layer is, as the trace names it: a middleware, a dialect's hooks, or koagent's own step. */
+export interface LayerIdentity {
+  source: TracedLayer['source'];
+  /** The layer's name at this call (an AgentHook layer's depends on the hooks registered now). */
+  name(point: 'model' | 'tool'): string;
+  /** The dialect methods that ran, from what the layer did. */
+  hooks?(point: 'model' | 'tool', ran: { threw: boolean; nextCalls: number; approval: boolean }): string[];
+}
+
+/** How a hook point's calls are compared before and after a layer. */
+interface PointDiff<C, T, S> {
+  point: 'model' | 'tool';
+  before(ctx: C): S;
+  rewrote(ctx: C, before: S): TracedEffect | undefined;
+  returned(inner: T | undefined, out: T, layer: string): TracedEffect[];
+}
+
+type Next<T> = () => Promise<T>;
+
+/** Record one layer's pass through the call `live`; `run(next)` runs the layer with the counting `next` it is given. */
+function pass<C, T, S>(live: LiveCall, ctx: C, id: LayerIdentity, diff: PointDiff<C, T, S>, run: (next: Next<T>) => Promise<T> | T, next: Next<T>): Promise<T> {
+  const start = performance.now();
+  const layer: TracedLayer = { name: id.name(diff.point), source: id.source, depth: live.depth, inAt: round(start - live.t0), selfMs: 0, nextCalls: 0, effects: [] };
+  live.call.layers.push(layer);
+  const before = diff.before(ctx);
+  let inside = 0;
+  let inner: T | undefined;
+  const counted: Next<T> = () => {
+    layer.nextCalls++;
+    if (layer.nextCalls === 1) {
+      const rewrote = diff.rewrote(ctx, before);
+      if (rewrote !== undefined) layer.effects.push(rewrote);
+    }
+    const t = performance.now();
+    live.depth++;
+    const settle = () => {
+      live.depth--;
+      inside += performance.now() - t;
+    };
+    return next().then((value) => {
+      settle();
+      inner = value;
+      return value;
+    }, (error: unknown) => {
+      settle();
+      throw error;
+    });
+  };
+  const finish = (threw: boolean, approval: boolean) => {
+    const end = performance.now();
+    layer.selfMs = round(end - start - inside);
+    if (!threw) layer.outAt = round(end - live.t0);
+    if (layer.nextCalls > 1) layer.effects.push({ kind: 'next-again', times: layer.nextCalls - 1 });
+    const hooks = id.hooks?.(diff.point, { threw, nextCalls: layer.nextCalls, approval });
+    if (hooks !== undefined) layer.hooks = hooks;
+  };
+  let returned: Promise<T> | T;
+  try {
+    returned = run(counted);
+  } catch (error) {
+    return Promise.reject(failed(layer, error, finish));
+  }
+  return Promise.resolve(returned).then((out) => {
+    if (layer.nextCalls === 0) layer.effects.push({ kind: 'short-circuit' });
+    layer.effects.push(...diff.returned(inner, out, layer.name));
+    finish(false, (out as { requiresApproval?: boolean } | undefined)?.requiresApproval === true);
+    return out;
+  }, (error: unknown) => {
+    throw failed(layer, error, finish);
+  });
+}
+
+function failed(layer: TracedLayer, error: unknown, finish: (threw: boolean, approval: boolean) => void): unknown {
+  const e = error as { message?: unknown; code?: unknown } | undefined;
+  const effect: TracedEffect = { kind: 'threw', message: bounded(typeof e?.message === 'string' ? e.message : String(error)) as string };
+  if (typeof e?.code === 'string') effect.code = e.code;
+  layer.effects.push(effect);
+  finish(true, false);
+  return error;
+}
+
+const round = (ms: number) => Math.round(ms * 1000) / 1000;
+
+/** A user layer's function, recording its pass when its call is traced. */
+export function recordedFn<C extends object, T>(fn: LayerFn<C, T>, id: LayerIdentity, point: 'model' | 'tool'): LayerFn<C, T> {
+  const diff = (point === 'tool' ? toolDiff : modelDiff) as unknown as PointDiff<C, T, unknown>;
+  return function recorded(this: unknown, ctx, next) {
+    const live = liveCall(ctx);
+    if (live === undefined) return fn.call(this, ctx, next);
+    return pass(live, ctx, id, diff, (counted) => fn.call(this, ctx, counted), next);
+  };
+}
+
+/** One of koagent's tool steps, recording its pass (it calls `next` at once, as it did). */
+export function recordedStep(step: Layer<ToolContext, ToolOutcome>): Layer<ToolContext, ToolOutcome> {
+  if (step.trusted !== true) return step;
+  const id: LayerIdentity = { source: 'builtin', name: () => step.name };
+  const { fn } = step;
+  const recorded: TrustedLayer<ToolContext, ToolOutcome> = {
+    name: step.name,
+    trusted: true,
+    fn(ctx, next) {
+      const live = liveCall(ctx);
+      if (live === undefined) return fn(ctx, next);
+      return pass(live, ctx, id, toolDiff, (counted) => fn(ctx, () => counted()), () => next(ctx));
+    },
+  };
+  return recorded;
+}
+
+// --- tool calls ----------------------------------------------------------------------------
+
+interface ToolBefore {
+  name: string;
+  args: unknown;
+}
+
+const toolDiff: PointDiff<ToolContext, ToolOutcome, ToolBefore> = {
+  point: 'tool',
+  before: (ctx) => ({ name: ctx.toolName, args: bounded(ctx.args) }),
+  rewrote(ctx, before) {
+    const changes: JsonChange[] = ctx.toolName === before.name ? [] : [{ path: '/toolName', before: before.name, after: ctx.toolName }];
+    changes.push(...jsonChanges(before.args, bounded(ctx.args), '/args'));
+    return changes.length === 0 ? undefined : { kind: 'rewrote-args', changes };
+  },
+  returned(inner, out, layer) {
+    if (inner === out || typeof out !== 'object' || out === null) return [];
+    const error = out.error;
+    if (error?.kind === 'denied' && !(inner?.error?.kind === 'denied' && inner.error.message === error.message)) {
+      return [{ kind: 'denied', reason: bounded(error.message) as string, by: error.by ?? layer }];
+    }
+    if (out.requiresApproval === true && inner?.requiresApproval !== true) {
+      const reason = out.approval?.reason;
+      return [reason === undefined ? { kind: 'asked-approval' } : { kind: 'asked-approval', reason }];
+    }
+    if (inner === undefined) return [];
+    const changes = jsonChanges(outcomeView(inner), outcomeView(out));
+    return changes.length === 0 ? [] : [{ kind: 'replaced-result', changes }];
+  },
+};
+
+function outcomeView(outcome: ToolOutcome): unknown {
+  const view: Record<string, unknown> = { result: outcome.result };
+  if (outcome.error !== undefined) view.error = { kind: outcome.error.kind, message: outcome.error.message };
+  if (outcome.content !== undefined) view.content = outcome.content;
+  return bounded(view);
+}
+
+// --- model calls ---------------------------------------------------------------------------
+
+interface ModelBefore {
+  request: unknown;
+  /** The transcript as three references and a length: copying it for every layer would cost its length per call. */
+  length: number;
+  first: Message | undefined;
+  last: Message | undefined;
+}
+
+/** The request's own fields: the transcript is compared by its ends, the tools by name. */
+function requestView(ctx: ModelContext): unknown {
+  const { messages: _messages, signal: _signal, tools, ...rest } = ctx.request;
+  return bounded({ ...rest, tools: Array.isArray(tools) ? tools.map((t) => t.name) : tools });
+}
+
+// The state's own array, not the checked view of ctx.messages: reading it costs no trap. An edit
+// inside a message, or a swap in the middle of the transcript, keeps both ends and is not shown.
+const rawMessages = (ctx: ModelContext): readonly Message[] => segmentOf(ctx).state.messages;
+
+const modelDiff: PointDiff<ModelContext, GenerateResult, ModelBefore> = {
+  point: 'model',
+  before(ctx) {
+    const messages = rawMessages(ctx);
+    return { request: requestView(ctx), length: messages.length, first: messages[0], last: messages[messages.length - 1] };
+  },
+  rewrote(ctx, before) {
+    const changes = jsonChanges(before.request, requestView(ctx), '/request');
+    const now = rawMessages(ctx);
+    if (now.length !== before.length || now[0] !== before.first || now[before.length - 1] !== before.last) {
+      const appended = now.length > before.length && now[0] === before.first && now[before.length - 1] === before.last;
+      if (appended) for (let i = before.length; i < now.length && changes.length < 40; i++) changes.push({ path: `/messages/${i}`, after: bounded(now[i]) });
+      else changes.push({ path: '/messages', before: `${before.length} messages`, after: `${now.length} messages` }, ...(now[0] === before.first ? [] : [{ path: '/messages/0', before: bounded(before.first), after: bounded(now[0]) }]));
+    }
+    return changes.length === 0 ? undefined : { kind: 'rewrote-request', changes };
+  },
+  returned(inner, out) {
+    if (inner === undefined || inner === out || typeof out !== 'object' || out === null) return [];
+    const view = (r: GenerateResult) => bounded({ message: r.message, finishReason: r.finishReason });
+    const changes = jsonChanges(view(inner), view(out));
+    return changes.length === 0 ? [] : [{ kind: 'replaced-reply', changes }];
+  },
+};

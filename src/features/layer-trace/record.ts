@@ -1,0 +1,177 @@
+// The layer trace's record: what the runtime writes into a run's hook state and what viewers
+// (the CLI, the studio, OTLP export) read. Plain JSON, with every copied value bounded.
+
+/**
+ * The hook state name the layer trace of a run is kept under (`state.hookState['koagent.trace']`).
+ *
+ * @example const record = result.state.hookState[TRACE_STATE] as LayerTraceRecord | undefined;
+ */
+export const TRACE_STATE = 'koagent.trace';
+
+/**
+ * The layer trace of one run: each model and tool call it made, with the layers each passed.
+ *
+ * @example const trace = result.state.hookState['koagent.trace'] as LayerTraceRecord | undefined;
+ */
+export interface LayerTraceRecord {
+  version: 1;
+  /** In the order the calls started; a sub-agent's calls are here too, with `parentCallId`. */
+  calls: TracedCall[];
+}
+
+/**
+ * One model or tool call, and the layers it went through.
+ *
+ * @example const denied = trace.calls.filter((call) => call.outcome === 'denied');
+ */
+export interface TracedCall {
+  /** Tool calls: the toolCallId; model calls: `model:<step>:<n>` (n: 1, 2 … within the step). */
+  id: string;
+  kind: 'model' | 'tool';
+  /** The tool's name as called; for a model call its purpose (`turn`). */
+  name: string;
+  step: number;
+  /** The run segment it ran in. */
+  segment: number;
+  /** Epoch milliseconds. */
+  startedAt: number;
+  durationMs: number;
+  outcome: 'ok' | 'error' | 'denied' | 'approval' | 'short-circuit';
+  /** On a sub-agent's calls: the lead agent's tool call that ran the sub-agent. */
+  parentCallId?: string;
+  /** On a sub-agent's calls: the sub-agents' names, from the lead down. */
+  agentPath?: string[];
+  /** In the order they were entered, outermost first (a layer inside one that called next() again appears once per time it ran). */
+  layers: TracedLayer[];
+}
+
+/**
+ * One layer's part in a call.
+ *
+ * @example const slow = call.layers.filter((layer) => layer.selfMs > 5).map((layer) => layer.name);
+ */
+export interface TracedLayer {
+  /** The middleware's name; for a dialect's layer, its hook's name (AgentHooks: their names joined with `, `). */
+  name: string;
+  source: 'middleware' | 'agent-hook' | 'criogen' | 'builtin';
+  /** The dialect hook methods that ran inside this layer (`preToolCall`, `beforeTool` …). */
+  hooks?: string[];
+  /** How many layers enclose this one in the call (0: the outermost). */
+  depth: number;
+  /** Milliseconds since the call started, when the layer was entered. */
+  inAt: number;
+  /** Milliseconds since the call started, when the layer returned (absent if it threw, or never returned). */
+  outAt?: number;
+  /** Time in the layer itself, without the time inside its next(). */
+  selfMs: number;
+  /** Times it called next(): 0 short-circuited, 2 or more called it again. */
+  nextCalls: number;
+  effects: TracedEffect[];
+}
+
+/**
+ * What a layer did to a call.
+ *
+ * @example const rewrites = layer.effects.filter((e) => e.kind === 'rewrote-args');
+ */
+export type TracedEffect =
+  | { kind: 'rewrote-args'; changes: JsonChange[] }
+  | { kind: 'rewrote-request'; changes: JsonChange[] }
+  | { kind: 'replaced-result'; changes: JsonChange[] }
+  | { kind: 'replaced-reply'; changes: JsonChange[] }
+  | { kind: 'short-circuit' }
+  | { kind: 'denied'; reason: string; by?: string }
+  | { kind: 'asked-approval'; reason?: string }
+  /** `times`: the calls of next() after the first. */
+  | { kind: 'next-again'; times: number }
+  | { kind: 'threw'; message: string; code?: string };
+
+/**
+ * One difference between two JSON values: `before` absent means added, `after` absent removed.
+ *
+ * @example const change: JsonChange = { path: '/args/query', before: 'cats', after: 'cats lang:en' };
+ */
+export interface JsonChange {
+  path: string;
+  before?: unknown;
+  after?: unknown;
+}
+
+const MAX_STRING = 2000;
+const MAX_ITEMS = 50;
+const MAX_DEPTH = 8;
+const MAX_CHANGES = 40;
+
+/** `value` as plain JSON, bounded: strings cut at 2 000 characters, arrays and objects at 50 items, 8 levels deep. */
+export function bounded(value: unknown, depth = 0): unknown {
+  if (typeof value === 'string') return value.length <= MAX_STRING ? value : `${value.slice(0, MAX_STRING)}… [${value.length - MAX_STRING} more characters]`;
+  if (value === null || typeof value === 'number' || typeof value === 'boolean') return value;
+  if (typeof value !== 'object') return value === undefined ? undefined : String(value);
+  if (depth >= MAX_DEPTH) return '[…]';
+  if (Array.isArray(value)) {
+    const items = value.slice(0, MAX_ITEMS).map((item) => bounded(item, depth + 1) ?? null);
+    if (value.length > MAX_ITEMS) items.push(`[${value.length - MAX_ITEMS} more items]`);
+    return items;
+  }
+  const out: Record<string, unknown> = {};
+  let n = 0;
+  for (const [key, item] of Object.entries(value as Record<string, unknown>)) {
+    if (item === undefined || typeof item === 'function') continue;
+    if (n++ === MAX_ITEMS) {
+      out['…'] = 'more keys';
+      break;
+    }
+    out[key] = bounded(item, depth + 1);
+  }
+  return out;
+}
+
+const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+const escape = (key: string) => key.replaceAll('~', '~0').replaceAll('/', '~1');
+
+/** The differences between two bounded JSON values, under `path` (JSON-pointer style), at most 40. */
+export function jsonChanges(before: unknown, after: unknown, path = ''): JsonChange[] {
+  const changes: JsonChange[] = [];
+  walk(before, after, path, changes);
+  return changes;
+}
+
+function walk(before: unknown, after: unknown, path: string, changes: JsonChange[]): void {
+  if (changes.length >= MAX_CHANGES || before === after) return;
+  if (isRecord(before) && isRecord(after)) {
+    for (const key of Object.keys(before)) {
+      if (!(key in after)) changes.push({ path: `${path}/${escape(key)}`, before: before[key] });
+      else walk(before[key], after[key], `${path}/${escape(key)}`, changes);
+    }
+    for (const key of Object.keys(after)) if (!(key in before)) changes.push({ path: `${path}/${escape(key)}`, after: after[key] });
+    return;
+  }
+  if (Array.isArray(before) && Array.isArray(after)) {
+    const n = Math.max(before.length, after.length);
+    for (let i = 0; i < n; i++) {
+      if (i >= after.length) changes.push({ path: `${path}/${i}`, before: before[i] });
+      else if (i >= before.length) changes.push({ path: `${path}/${i}`, after: after[i] });
+      else walk(before[i], after[i], `${path}/${i}`, changes);
+    }
+    return;
+  }
+  if (JSON.stringify(before) === JSON.stringify(after)) return;
+  const change: JsonChange = { path };
+  if (before !== undefined) change.before = before;
+  if (after !== undefined) change.after = after;
+  changes.push(change);
+}
+
+/**
+ * The layer trace kept in a run state (or the record itself), if there is one.
+ *
+ * @example for (const call of traceOf(result.state)?.calls ?? []) console.log(call.kind, call.name, call.layers.map((l) => l.name));
+ */
+export function traceOf(stateOrRecord: unknown): LayerTraceRecord | undefined {
+  if (!isRecord(stateOrRecord)) return undefined;
+  if (stateOrRecord.version === 1 && Array.isArray(stateOrRecord.calls)) return stateOrRecord as unknown as LayerTraceRecord;
+  const hookState = stateOrRecord.hookState;
+  if (!isRecord(hookState)) return undefined;
+  const record = hookState[TRACE_STATE];
+  return isRecord(record) && Array.isArray(record.calls) ? (record as unknown as LayerTraceRecord) : undefined;
+}

@@ -1,0 +1,172 @@
+// `koagent runs …` run as a user runs it: the bin in a child process, against a SQLite file this
+// test fills by running real agents. What it prints, its --json, and its exit codes.
+import { execFile } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { sqliteStore } from '../../src/sqlite.js';
+import { helper, ops } from '../fixtures/cli-agents.js';
+import { mortal } from '../support/durable.js';
+
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+const AGENTS = 'test/fixtures/cli-agents.ts';
+const dir = mkdtempSync(join(tmpdir(), 'koagent-cli-'));
+const db = join(dir, 'runs.db');
+const marks = join(dir, 'marks.txt');
+let suspended: string;
+let completed: string;
+
+interface Exit { code: number; stdout: string; stderr: string }
+
+/** `koagent …` in a child process, as the bin runs. */
+function koagent(...args: string[]): Promise<Exit> {
+  return new Promise((resolve) => {
+    execFile(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args], { cwd: ROOT, env: { ...process.env, KOAGENT_CLI_MARKS: marks }, timeout: 60_000 }, (error, stdout, stderr) => {
+      resolve({ code: error === null ? 0 : typeof error.code === 'number' ? error.code : -1, stdout, stderr });
+    });
+  });
+}
+
+const deploys = () => { try { return readFileSync(marks, 'utf8').split('\n').filter(Boolean); } catch { return []; } };
+
+beforeAll(async () => {
+  const store = sqliteStore({ path: db });
+  suspended = (await ops.run('Deploy the service', { store, sessionId: 'team-a' })).runId;
+  completed = (await helper.run('Help me with invoices', { store, sessionId: 'team-b' })).runId;
+  await store.close();
+});
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+describe('runs ls', () => {
+  it('prints a table of the runs for people', async () => {
+    const { code, stdout } = await koagent('runs', 'ls', '--store', db);
+    expect(code).toBe(0);
+    const lines = stdout.trim().split('\n');
+    expect(lines[0]).toMatch(/^RUN\s+AGENT\s+STATUS\s+STOP\s+STEPS\s+PENDING\s+SESSION\s+UPDATED$/);
+    expect(lines.find((l) => l.startsWith(suspended))).toMatch(/ops\s+suspended\s+approval\s+1\s+1\s+team-a/);
+  });
+
+  it('filters by agent, status, session and text, and gives JSON for scripts', async () => {
+    const ids = async (...flags: string[]) => (JSON.parse((await koagent('runs', 'ls', '--store', db, '--json', ...flags)).stdout) as { runId: string }[]).map((r) => r.runId);
+    expect(await ids('--agent', 'helper')).toEqual([completed]);
+    expect(await ids('--status', 'suspended')).toEqual([suspended]);
+    expect(await ids('--session', 'team-b')).toEqual([completed]);
+    expect(await ids('--grep', 'INVOICES')).toEqual([completed]);
+    expect(await ids('--status', 'completed,suspended', '--limit', '1')).toHaveLength(1);
+  });
+
+  it('refuses a status that is not one, with exit code 2', async () => {
+    const { code, stderr } = await koagent('runs', 'ls', '--store', db, '--status', 'done');
+    expect(code).toBe(2);
+    expect(stderr).toMatch(/--status done is not a run status/);
+  });
+
+  it('refuses a store file that does not exist (exit 2), and never creates one', async () => {
+    const { code, stderr } = await koagent('runs', 'ls', '--store', join(dir, 'nope.db'));
+    expect(code).toBe(2);
+    expect(stderr).toMatch(/no run store at/);
+  });
+});
+
+describe('runs show and export', () => {
+  it('prints the transcript, the ledger with idempotency keys, and the layer trace as an onion', async () => {
+    const { code, stdout } = await koagent('runs', 'show', suspended, '--store', db);
+    expect(code).toBe(0);
+    expect(stdout).toContain('status suspended (approval)');
+    expect(stdout).toMatch(/Transcript\n\s+user: Deploy the service/);
+    expect(stdout).toMatch(/→ deploy \{"env":"staging"\} \(d1\)/);
+    expect(stdout).toMatch(new RegExp(`Ledger\\n\\s+CALL\\s+TOOL\\s+ENTRY\\s+IDEMPOTENCY KEY\\n\\s+d1\\s+deploy\\s+pending\\s+${suspended}:d1`));
+    expect(stdout).toMatch(/tool deploy d1 {2}step 1, segment 1 {2}approval/);
+    expect(stdout).toMatch(/\n {6}prod-only {2}self .*\n {8}· rewrote-args: \/args\/env "staging" → "prod"/);
+    expect(stdout).toMatch(/koagent:approval \(builtin\).*\n(\s+· .*\n)*\s+· asked for approval/);
+  });
+
+  it('exits 3 for a run the store does not have', async () => {
+    const { code, stderr } = await koagent('runs', 'show', 'run_missing', '--store', db);
+    expect(code).toBe(3);
+    expect(stderr).toMatch(/no run run_missing/);
+  });
+
+  it('exports the run as JSON, and its trace as OTLP JSON', async () => {
+    const state = JSON.parse((await koagent('runs', 'export', suspended, '--store', db)).stdout) as { runId: string; hookState: Record<string, unknown> };
+    expect(state.runId).toBe(suspended);
+    expect(state.hookState['koagent.trace']).toBeDefined();
+    const otlp = JSON.parse((await koagent('runs', 'export', suspended, '--store', db, '--otlp')).stdout) as { resourceSpans: { scopeSpans: { spans: { name: string }[] }[] }[] };
+    expect(otlp.resourceSpans[0].scopeSpans[0].spans.map((s) => s.name)).toContain('layer prod-only');
+  });
+});
+
+describe('runs approve, deny and delete', () => {
+  it('refuses to approve without --agents, naming the flag (exit 2)', async () => {
+    const { code, stderr } = await koagent('runs', 'approve', suspended, '--store', db);
+    expect(code).toBe(2);
+    expect(stderr).toMatch(/--agents <module>/);
+  });
+
+  it('refuses to deny without a reason (exit 2)', async () => {
+    const { code, stderr } = await koagent('runs', 'deny', suspended, '--store', db, '--agents', AGENTS);
+    expect(code).toBe(2);
+    expect(stderr).toMatch(/--reason/);
+  });
+
+  it('approves a suspended run, which resumes once through the store; a second approve is refused (exit 4)', async () => {
+    const first = await koagent('runs', 'approve', suspended, '--store', db, '--agents', AGENTS, '--json');
+    expect(first.stderr).toBe('');
+    expect(first.code).toBe(0);
+    expect(JSON.parse(first.stdout)).toMatchObject({ runId: suspended, status: 'completed', text: 'Done: deployed to prod' });
+    const second = await koagent('runs', 'approve', suspended, '--store', db, '--agents', AGENTS);
+    expect(second.code).toBe(4);
+    expect(second.stderr).toMatch(/is completed/);
+    expect(deploys()).toEqual(['deploy prod']);
+    const store = sqliteStore({ path: db });
+    const state = (await store.loadRun(suspended))!;
+    await store.close();
+    expect(state.status).toBe('completed');
+    expect(state.ledger).toEqual([{ id: 'd1', entry: 'done' }]);
+    expect(state.messages.filter((m) => m.role === 'tool')).toHaveLength(1);
+  });
+
+  it('denies with a reason the model reads', async () => {
+    const store = sqliteStore({ path: db });
+    const runId = (await ops.run('Deploy again', { store })).runId;
+    await store.close();
+    const { code, stdout } = await koagent('runs', 'deny', runId, '--store', db, '--agents', AGENTS, '--reason', 'Freeze week');
+    expect(code).toBe(0);
+    expect(stdout).toMatch(new RegExp(`denied deploy \\(d1\\); run ${runId} is completed`));
+    expect(deploys()).toEqual(['deploy prod']);
+  });
+
+  it('deletes a run, and exits 3 when it is gone', async () => {
+    expect((await koagent('runs', 'delete', completed, '--store', db)).code).toBe(0);
+    const again = await koagent('runs', 'delete', completed, '--store', db);
+    expect(again.code).toBe(3);
+  });
+});
+
+describe('runs recover', () => {
+  it('continues a run whose worker died, through its agent, once its lease expired', async () => {
+    const store = sqliteStore({ path: db, leaseMs: 50 });
+    const worker = mortal(store);
+    let runId = '';
+    // The worker dies as the run starts: the run stays running in the store, its lease running out.
+    void helper.run('Help me', { store: worker.store, onEvent: (event) => { if (event.type === 'run.start') { runId = event.runId; worker.die(); } } });
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    await store.close();
+    expect(runId).not.toBe('');
+    const { code, stdout, stderr } = await koagent('runs', 'recover', runId, '--store', db, '--agents', AGENTS);
+    expect(stderr).toBe('');
+    expect(code).toBe(0);
+    expect(stdout).toBe(`recovered ${runId}: completed\n`);
+    const again = await koagent('runs', 'recover', runId, '--store', db, '--agents', AGENTS);
+    expect(again.code).toBe(4);
+  });
+});
+
+describe('usage', () => {
+  it('exits 2 on an unknown command or flag, saying which', async () => {
+    expect(await koagent('walk')).toMatchObject({ code: 2, stderr: expect.stringMatching(/unknown command "walk"/) });
+    expect(await koagent('runs', 'ls', '--store', db, '--colour')).toMatchObject({ code: 2, stderr: expect.stringMatching(/--colour/) });
+  });
+});
