@@ -27,3 +27,5 @@ export { keyValuesOf, memoryKeyValues, type KeyValueSource, type KeyValueStore }
 // The library of built-ins: one block each, in the order of docs/built-in-middleware.md.
 /** @category Middleware */
 export { estimateRequest, rateLimitMiddleware, type RateLimitOptions, type RateLimitWait } from './middleware/rate-limit-middleware.js';
+/** @category Middleware */
+export { canonical, requestKey, responseCacheMiddleware, type ResponseCacheOptions } from './middleware/response-cache-middleware.js';
