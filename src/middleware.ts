@@ -28,6 +28,6 @@ export { keyValuesOf, memoryKeyValues, type KeyValueSource, type KeyValueStore }
 /** @category Middleware */
 export { estimateRequest, rateLimitMiddleware, type RateLimitOptions, type RateLimitWait } from './middleware/rate-limit-middleware.js';
 /** @category Middleware */
-export { canonical, requestKey, responseCacheMiddleware, type ResponseCacheOptions } from './middleware/response-cache-middleware.js';
+export { requestKey, responseCacheMiddleware, type ResponseCacheOptions } from './middleware/response-cache-middleware.js';
 /** @category Middleware */
 export { toolCacheMiddleware, type ToolCache, type ToolCacheOptions } from './middleware/tool-cache-middleware.js';

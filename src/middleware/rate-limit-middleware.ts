@@ -121,7 +121,13 @@ function providerKey(ctx: ModelContext): string {
   return `${name ?? 'model'}/${modelId ?? ''}`;
 }
 
-/** What a call is estimated to spend before it is made: its messages, its tools' specs, and the reply it allows. */
+/**
+ * The tokens a request is estimated to spend before it is made (what `rateLimitMiddleware`
+ * charges, then corrects by the reply's usage): its messages and tool calls at four characters a
+ * token (`estimateTokens`), its tools' specs, and the reply it allows (`maxTokens`).
+ *
+ * @example const tokens = estimateRequest(ctx.request);
+ */
 export function estimateRequest(request: GenerateOptions): number {
   let tokens = 0;
   for (const message of request.messages) {
