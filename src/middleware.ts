@@ -31,3 +31,9 @@ export { toolCallLimitMiddleware, type ToolCallCaps, type ToolCallLimitOptions }
 export { CLEARED_PLACEHOLDER, contextEditingMiddleware, type ContextEditingOptions } from './middleware/context-editing-middleware.js';
 /** @category Middleware */
 export { loopDetectionMiddleware, type LoopDetectionOptions } from './middleware/loop-detection-middleware.js';
+/** @category Middleware */
+export { estimateRequest, rateLimitMiddleware, type RateLimitOptions, type RateLimitWait } from './middleware/rate-limit-middleware.js';
+/** @category Middleware */
+export { requestKey, responseCacheMiddleware, type ResponseCacheOptions } from './middleware/response-cache-middleware.js';
+/** @category Middleware */
+export { toolCacheMiddleware, type ToolCache, type ToolCacheOptions } from './middleware/tool-cache-middleware.js';

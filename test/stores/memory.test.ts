@@ -4,10 +4,12 @@ import { memoryStore } from '../../src/index.js';
 import { storedState } from '../support/durable.js';
 import { runConformance } from './conformance-runs.js';
 import { sessionConformance } from './conformance-sessions.js';
+import { keyValueConformance } from './conformance-key-values.js';
 
 const make = async (options: { leaseMs?: number } = {}) => memoryStore(options);
 runConformance('memory', make);
 sessionConformance('memory', make);
+keyValueConformance('memory', { make: () => make() });
 
 describe('memoryStore options', () => {
   it('refuse what is not an option, naming it', () => {

@@ -8,6 +8,7 @@ import { startPostgres, type TestPostgres } from '../support/postgres-server.js'
 import { runConformance } from './conformance-runs.js';
 import { sessionConformance } from './conformance-sessions.js';
 import { unreadableConformance } from './conformance-unreadable.js';
+import { keyValueConformance } from './conformance-key-values.js';
 
 let server: TestPostgres;
 beforeAll(async () => {
@@ -20,6 +21,24 @@ afterAll(async () => {
 const make = async (options: { leaseMs?: number } = {}) => postgresStore({ connectionString: await server.database(), ...options });
 runConformance('postgres', make);
 sessionConformance('postgres', make);
+keyValueConformance('postgres', {
+  make: () => make(),
+  shared: async () => {
+    const url = await server.database();
+    await (await postgresStore({ connectionString: url })).close();
+    return { kind: 'postgres', where: url, open: () => postgresStore({ connectionString: url }) };
+  },
+  raw: async () => {
+    const pool = new pg.Pool({ connectionString: await server.database() });
+    const store = await postgresStore({ pool });
+    return {
+      store,
+      exec: async (text, ...params) => void (await pool.query(text, params)),
+      count: async (where) => (await pool.query(`SELECT count(*)::int AS n FROM koagent_kv WHERE ${where}`)).rows[0].n as number,
+      close: async () => (await store.close(), await pool.end()),
+    };
+  },
+});
 unreadableConformance('postgres', async (options) => {
   const pool = new pg.Pool({ connectionString: await server.database() });
   const store = await postgresStore({ pool, ...options });

@@ -14,6 +14,7 @@ import { storedState } from '../support/durable.js';
 import { runConformance } from './conformance-runs.js';
 import { sessionConformance } from './conformance-sessions.js';
 import { unreadableConformance } from './conformance-unreadable.js';
+import { keyValueConformance } from './conformance-key-values.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'koagent-sqlite-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -51,6 +52,24 @@ async function fsyncJournal(open: () => ReturnType<typeof sqliteStore>): Promise
   return journal;
 }
 sessionConformance('sqlite', make);
+keyValueConformance('sqlite', {
+  make: () => make(),
+  shared: async () => {
+    const path = file();
+    return { kind: 'sqlite', where: path, open: async () => sqliteStore({ path }) };
+  },
+  raw: async () => {
+    const path = file();
+    const store = sqliteStore({ path });
+    const db = new Database(path);
+    return {
+      store,
+      exec: async (text, ...params) => void db.prepare(text.replace(/\$\d+/g, '?')).run(...params),
+      count: async (where) => (db.prepare(`SELECT count(*) AS n FROM koagent_kv WHERE ${where}`).get() as { n: number }).n,
+      close: async () => (db.close(), store.close()),
+    };
+  },
+});
 unreadableConformance('sqlite', async (options) => {
   const path = file();
   const store = sqliteStore({ path, ...options });
@@ -90,7 +109,7 @@ describe('sqliteStore', () => {
     db.pragma('user_version = 9');
     expect(() => migrate(db, path, steps)).toThrow(`sqliteStore(${path}): the database has koagent schema version 9, newer than this koagent knows (2); a newer koagent wrote it — upgrade koagent to use it`);
     db.close();
-    expect(() => sqliteStore({ path })).toThrow(/schema version 9, newer than this koagent knows \(2\)/);
+    expect(() => sqliteStore({ path })).toThrow(/schema version 9, newer than this koagent knows \(3\)/);
   });
 
   it('brings a version 1 file to version 2: its finished runs are found by retention as before, its running ones never', async () => {

@@ -90,17 +90,20 @@ export function memoryKeyValues(options: { now?: () => number } = {}): KeyValueS
   };
 }
 
-function checkKey(key: string): string {
+/** A key as every key-value store takes it: a non-empty string (else a `TypeError`). */
+export function checkKey(key: string): string {
   if (typeof key !== 'string' || key === '') throw new TypeError(`a key-value key must be a non-empty string, not ${JSON.stringify(key)}`);
   return key;
 }
 
-function checkTtl(ttlMs: number): number {
+/** A time to live as every key-value store takes it: positive and finite (else a `TypeError`). */
+export function checkTtl(ttlMs: number): number {
   if (typeof ttlMs !== 'number' || !(ttlMs > 0) || !Number.isFinite(ttlMs)) throw new TypeError(`ttlMs must be a positive, finite number of milliseconds, not ${String(ttlMs)}`);
   return ttlMs;
 }
 
-function toJson(value: unknown): string {
+/** A value as every key-value store keeps it: its JSON text (else a `TypeError`). */
+export function toJson(value: unknown): string {
   const json = JSON.stringify(value);
   if (json === undefined) throw new TypeError('a key-value value must be plain JSON (not undefined, a function or a symbol)');
   return json;

@@ -65,10 +65,25 @@ const SQLITE_V2: Migration = [
 ];
 const POSTGRES_V2: Migration = SQLITE_V2.map((statement) => statement.replace('finished_at INTEGER', 'finished_at BIGINT'));
 
+/**
+ * Version 3: the key-value store (`store.keyValues`) that layers keep cross-run state in — caches,
+ * rate-limit counters — with an optional expiry (milliseconds, by the database's clock) and a
+ * partial index of the rows that expire, so pruning finds them without a scan. SQLite's `value`
+ * has no type: JSON text stays text and a counter stays a number, with no conversion either way.
+ */
+const SQLITE_V3: Migration = [
+  'CREATE TABLE koagent_kv (key TEXT PRIMARY KEY, value NOT NULL, expires_at INTEGER)',
+  'CREATE INDEX koagent_kv_expiry ON koagent_kv (expires_at) WHERE expires_at IS NOT NULL',
+];
+const POSTGRES_V3: Migration = [
+  'CREATE TABLE koagent_kv (key TEXT PRIMARY KEY, value TEXT NOT NULL, expires_at BIGINT)',
+  'CREATE INDEX koagent_kv_expiry ON koagent_kv (expires_at) WHERE expires_at IS NOT NULL',
+];
+
 /** Every migration of each database, in order: index i brings the schema to version i + 1. */
 export const MIGRATIONS: Readonly<Record<'sqlite' | 'postgres', readonly Migration[]>> = {
-  sqlite: [SQLITE_V1, SQLITE_V2],
-  postgres: [POSTGRES_V1, POSTGRES_V2],
+  sqlite: [SQLITE_V1, SQLITE_V2, SQLITE_V3],
+  postgres: [POSTGRES_V1, POSTGRES_V2, POSTGRES_V3],
 };
 
 /** The migrations a database at `version` needs, with the version each brings it to; a newer database is refused. */

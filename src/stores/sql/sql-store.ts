@@ -3,6 +3,8 @@ import type { RunState } from '../../core/vocabulary/state.js';
 import { parseFilter, retentionStatuses } from '../store-options.js';
 import type { ClaimedRun, ClaimOutcome, ClaimRequest, CreateOutcome, Lease, NewRun, QuarantinedRun, RetentionPolicy, RunFilter, RunStore, RunSummary, StoreStats } from '../run-store.js';
 import { deleteRun, deleteSession, PRUNE_BATCH, pruneBatch } from './delete-ops.js';
+import type { KeyValueStore } from '../../core/vocabulary/key-values.js';
+import { SqlKeyValues } from './kv-ops.js';
 import type { Dialect, Op } from './query.js';
 import { listRuns, loadRun, sessionHead } from './read-ops.js';
 import { stepCheckpoint } from './step-ops.js';
@@ -31,13 +33,18 @@ const DURABLE: WriteOptions = { durable: true };
 
 /** A run store over SQL: the operations of this folder, run by a driver's runner. */
 export class SqlStore implements RunStore {
+  /** The store's key-value table (koagent_kv), shared by every process that opens the database. */
+  readonly keyValues: KeyValueStore;
+
   constructor(
     readonly kind: 'sqlite' | 'postgres',
     readonly leaseMs: number,
     private readonly dialect: Dialect,
     private readonly runner: SqlRunner,
     private readonly retention: RetentionPolicy | undefined,
-  ) {}
+  ) {
+    this.keyValues = new SqlKeyValues(runner, dialect);
+  }
 
   get stats(): StoreStats {
     return this.runner.stats;

@@ -1,0 +1,122 @@
+import { createHash } from 'node:crypto';
+import { z } from 'zod';
+import { functionSchema, keyValuesOf, optionsSchema, parseOptions, type FinishReason, type GenerateOptions, type GenerateResult, type KeyValueSource, type Middleware, type ModelContext } from '../api.js';
+
+/**
+ * Options of `responseCacheMiddleware`.
+ *
+ * @example responseCacheMiddleware({ ttlMs: 10 * 60_000, store: sqliteStore({ path: 'runs.db' }), scope: (ctx) => ctx.sessionId })
+ */
+export interface ResponseCacheOptions {
+  /** Where replies are kept: a key-value store or a run store (default: this instance's memory). A SQLite or PostgreSQL store shares them between processes. */
+  store?: KeyValueSource;
+  /** How long a reply is served from the cache (default one hour). */
+  ttlMs?: number;
+  /**
+   * Keeps caches apart that must not share replies (a user, a tenant): its string becomes part
+   * of the key. Default: one cache for every run using the instance.
+   */
+  scope?: (ctx: ModelContext) => string;
+  /** Told of each hit, with the key and the usage the stored reply cost when it was made. */
+  onHit?: (info: { key: string; step: number; usage: GenerateResult['usage'] }) => void;
+}
+
+const responseCacheSchema = optionsSchema({
+  store: z.custom<KeyValueSource>((value) => typeof value === 'object' && value !== null, { error: 'must be a key-value store or a run store (memoryKeyValues(), sqliteStore(…), postgresStore(…))' }).optional(),
+  ttlMs: z.number({ error: 'must be a positive number of milliseconds' }).positive({ error: 'must be a positive number of milliseconds' }).refine(Number.isFinite, { error: 'must be a positive number of milliseconds' }).optional(),
+  scope: functionSchema('a function (ctx) => string').optional(),
+  onHit: functionSchema('a function (info) => void').optional(),
+}, { noun: 'a response-cache option', aliases: { ttl: 'ttlMs', maxAgeMs: 'ttlMs', maxAge: 'ttlMs', keyValues: 'store', cache: 'store', partition: 'scope', namespace: 'scope' } });
+
+/** Only a reply that finished as the model meant is worth serving again (not a cut-off or a failure). */
+const CACHEABLE: ReadonlySet<FinishReason> = new Set(['stop', 'tool_calls']);
+
+/** What a cache entry holds. */
+interface Entry {
+  message: GenerateResult['message'];
+  usage: GenerateResult['usage'];
+  finishReason: FinishReason;
+}
+
+/**
+ * A `model` middleware that serves a model call from a cache when the same request was answered
+ * before: the key is a hash of the normalised request (the provider, the messages with their
+ * tool-call ids renumbered and without their metadata, the tools, every setting — not the signal or the headers — with keys
+ * in a stable order). A hit returns the stored reply without calling the model: it counts no
+ * model call and no tokens, adds 1 to `usage.cacheHits` (and the tokens it saved to
+ * `usage.cacheSavedTokens`), and emits `cache.hit`. Only replies that finished with `stop` or
+ * `tool_calls` are kept. Put it outermost of the model layers, so a hit costs nothing else.
+ *
+ * @example createAgent({ model, middleware: [responseCacheMiddleware({ ttlMs: 3_600_000 }), retryMiddleware()] });
+ */
+export function responseCacheMiddleware(options: ResponseCacheOptions = {}): Middleware & { name: 'response-cache' } {
+  if (typeof options !== 'object' || options === null) throw new TypeError('responseCacheMiddleware(options): options must be an object');
+  parseOptions(responseCacheSchema, options, 'responseCacheMiddleware');
+  const { ttlMs = 3_600_000, scope, onHit } = options;
+  const values = keyValuesOf(options.store);
+  return {
+    name: 'response-cache',
+    model: async function responseCache(ctx: ModelContext, next: () => Promise<GenerateResult>): Promise<GenerateResult> {
+      // Before next(): the request's messages are the live transcript, which the reply joins.
+      const key = `response-cache:${requestKey(ctx.request, ctx.provider, scope?.(ctx))}`;
+      const stored = await values.get(key);
+      if (isEntry(stored)) {
+        const saved = stored.usage.inputTokens + stored.usage.outputTokens;
+        ctx.countUsage('cacheHits', 1);
+        if (saved > 0) ctx.countUsage('cacheSavedTokens', saved);
+        onHit?.({ key, step: ctx.step, usage: stored.usage });
+        ctx.emit?.({ type: 'cache.hit', step: ctx.step, key, savedTokens: saved });
+        // The loop keeps the reply the outermost layer returns: returning it places it, once.
+        return { message: stored.message, usage: { inputTokens: 0, outputTokens: 0 }, finishReason: stored.finishReason };
+      }
+      const result = await next();
+      if (CACHEABLE.has(result.finishReason) && !ctx.ended) {
+        const entry: Entry = { message: result.message, usage: result.usage, finishReason: result.finishReason };
+        await values.set(key, entry, { ttlMs });
+      }
+      return result;
+    },
+  };
+}
+
+function isEntry(value: unknown): value is Entry {
+  const entry = value as Entry | undefined;
+  return typeof entry === 'object' && entry !== null && entry.message?.role === 'assistant' && typeof entry.finishReason === 'string' && typeof entry.usage?.inputTokens === 'number';
+}
+
+/**
+ * The cache key of a request: a SHA-256 of its canonical JSON. Tool-call ids are renumbered in
+ * order of appearance (providers make new ones each time, and they say nothing of the
+ * conversation); the signal and headers are left out (they do not change the answer).
+ *
+ * @example const key = requestKey(ctx.request, ctx.provider);
+ */
+export function requestKey(request: GenerateOptions, provider: { name?: string; modelId?: string }, scope?: string): string {
+  const { messages, tools, signal: _signal, headers: _headers, ...settings } = request;
+  const ids = new Map<string, string>();
+  const id = (value: unknown) => {
+    if (typeof value !== 'string') return value;
+    let renamed = ids.get(value);
+    if (renamed === undefined) ids.set(value, (renamed = `#${ids.size}`));
+    return renamed;
+  };
+  const normalised = messages.map((message) => {
+    const plain = JSON.parse(JSON.stringify(message)) as Record<string, unknown>;
+    // A message's metadata is koagent's, not the model's (timestamps, ids): it changes no answer.
+    delete plain.metadata;
+    if (Array.isArray(plain.toolCalls)) plain.toolCalls = plain.toolCalls.map((call: Record<string, unknown>) => ({ ...call, id: id(call.id) }));
+    if (plain.role === 'tool') plain.toolCallId = id(plain.toolCallId);
+    return plain;
+  });
+  const text = canonical({ provider: { name: provider.name ?? null, modelId: provider.modelId ?? null }, scope: scope ?? null, messages: normalised, tools, settings });
+  return createHash('sha256').update(text).digest('hex');
+}
+
+/** JSON with every object's keys sorted and undefined fields left out: equal requests, equal text. */
+export function canonical(value: unknown): string {
+  if (value === null || typeof value !== 'object') return JSON.stringify(value) ?? 'null';
+  if (Array.isArray(value)) return `[${value.map((item) => (item === undefined ? 'null' : canonical(item))).join(',')}]`;
+  const record = value as Record<string, unknown>;
+  const fields = Object.keys(record).filter((k) => record[k] !== undefined && typeof record[k] !== 'function').sort();
+  return `{${fields.map((k) => `${JSON.stringify(k)}:${canonical(record[k])}`).join(',')}}`;
+}
