@@ -3,6 +3,7 @@
 // one (e.g. KOAGENT_MODEL=openai:gpt-5-mini with OPENAI_API_KEY set): then the same run uses it.
 import { z } from 'zod';
 import { createAgent, defineMiddleware, defineTool, type ModelProvider } from 'koagent';
+import { toolCacheMiddleware } from 'koagent/middleware';
 import { mockModel } from 'koagent/testing';
 
 const depth = { n: 0 };
@@ -46,20 +47,9 @@ const trace = defineMiddleware({
   },
 });
 
-// Short-circuits: a cached city never reaches the tool.
-const cache = new Map<string, unknown>([['get_weather:Oslo', { city: 'Oslo', forecast: 'snow, -3°C (cached)' }]]);
-const cached = defineMiddleware({
-  name: 'cache',
-  async tool(ctx, next) {
-    const hit = cache.get(`${ctx.toolName}:${String(ctx.args.city)}`);
-    if (hit !== undefined) {
-      say('  [cache] hit: the tool is skipped');
-      return { result: hit };
-    }
-    say('  [cache] miss');
-    return next();
-  },
-});
+// Short-circuits: a cached city never reaches the tool (the built-in tool result cache).
+const cached = toolCacheMiddleware({ tools: ['get_weather'], onHit: () => say('  [tool-cache] hit: the tool is skipped') });
+await cached.prime('get_weather', { city: 'Oslo' }, { city: 'Oslo', forecast: 'snow, -3°C (cached)' });
 
 // Innermost of the three: rewrites the result on the way out, before anyone else sees it.
 const redact = defineMiddleware({
