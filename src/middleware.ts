@@ -27,3 +27,5 @@ export { keyValuesOf, memoryKeyValues, type KeyValueSource, type KeyValueStore }
 // The library of built-ins: one block each, in the order of docs/built-in-middleware.md.
 /** @category Middleware */
 export { toolSelectorMiddleware, type ToolSelectorOptions } from './middleware/tool-selector-middleware.js';
+/** @category Middleware */
+export { todoListMiddleware, todosOf, type Todo, type TodoListOptions, type TodoStatus } from './middleware/todo-list-middleware.js';
