@@ -40,6 +40,7 @@ const todoSchema = z.object({
   content: z.string({ error: 'must be the text of the item' }).trim().min(1, { error: 'must not be empty' }),
   status: z.enum(['pending', 'in_progress', 'completed'], { error: "must be 'pending', 'in_progress' or 'completed'" }),
 });
+const listSchema = z.array(todoSchema);
 /** The tool's arguments: the whole list, every time (extra fields of an item are dropped). */
 const argsSchema = z.object({ todos: z.array(todoSchema, { error: 'must be the whole list: an array of { content, status }' }) });
 
@@ -89,7 +90,7 @@ function argsProblem(error: z.ZodError, tool: string): string {
  */
 export function todosOf(state: Pick<RunState, 'hookState'> | undefined): Todo[] {
   const kept = state?.hookState?.[NAME] as { todos?: unknown } | undefined;
-  const parsed = z.array(todoSchema).safeParse(kept?.todos);
+  const parsed = listSchema.safeParse(kept?.todos);
   return parsed.success ? parsed.data : [];
 }
 
@@ -113,12 +114,20 @@ export function todoListMiddleware(options: TodoListOptions = {}): Middleware & 
 
   /** The message arrays this layer made for requests, so a retried request is not added to twice. */
   const made = new WeakSet<Message[]>();
+  /**
+   * Per segment (its `ctx.state`): the planning calls of the last reply that the tool layer has
+   * not seen yet, read from the reply itself, so the transcript is walked only when one is left:
+   * settled before this layer as an unknown tool, by validation, the layer is misplaced.
+   */
+  const unseen = new WeakMap<object, Set<string>>();
 
-  /** A call the layer never saw, settled by validation as unknown: the layer sits after one that validates. */
-  function misplaced(messages: readonly Message[]): boolean {
+  /** Whether an unseen planning call was refused as an unknown tool (a layer outside may have dropped it instead). */
+  function misplaced(ctx: ModelContext, ids: Set<string>): boolean {
+    unseen.delete(ctx.state);
+    const messages = ctx.messages;
     for (let i = messages.length - 1; i >= 0 && messages[i].role === 'tool'; i--) {
       const m = messages[i] as Extract<Message, { role: 'tool' }>;
-      if (m.name === tool && (m.metadata?.error as { kind?: string } | undefined)?.kind === 'not_found') return true;
+      if (ids.has(m.toolCallId) && (m.metadata?.error as { kind?: string } | undefined)?.kind === 'not_found') return true;
     }
     return false;
   }
@@ -131,26 +140,39 @@ export function todoListMiddleware(options: TodoListOptions = {}): Middleware & 
       if (tools.some((s) => s.name === tool && s !== spec)) {
         throw new TypeError(`todoListMiddleware: the agent has a tool named ${tool} already; give the planning tool another name with { toolName }`);
       }
-      if (misplaced(ctx.messages)) {
+      const ids = unseen.get(ctx.state);
+      if (ids !== undefined && ids.size > 0 && misplaced(ctx, ids)) {
         throw new TypeError(`todoListMiddleware: a ${tool} call was refused as an unknown tool before this middleware saw it; put todoListMiddleware before every middleware that has a tool layer`);
       }
       if (!tools.includes(spec)) ctx.request.tools = [...tools, spec];
       const todos = todosOf(ctx.state);
       // A layer outside that calls next() again (a retry) sends the request this layer made already.
       const messages = ctx.request.messages;
-      if ((instructions === undefined && todos.length === 0) || made.has(messages)) return next();
+      if ((instructions === undefined && todos.length === 0) || made.has(messages)) return next().then(noteCalls);
       // This request's own messages: the transcript stays as it is, with no copy of the list in it.
-      let sent: Message[];
-      if (instructions === undefined) sent = messages.slice();
-      else if (messages[0]?.role === 'system') sent = [{ role: 'system', content: `${messages[0].content}\n\n${instructions}` }, ...messages.slice(1)];
-      else sent = [{ role: 'system', content: instructions }, ...messages];
+      // One pass over the transcript: each read of it goes through its view.
+      const sent: Message[] = [];
+      const first = messages[0];
+      let from = 0;
+      if (instructions !== undefined) {
+        if (first?.role === 'system') from = 1;
+        sent.push({ role: 'system', content: from === 1 ? `${(first as { content: string }).content}\n\n${instructions}` : instructions });
+      }
+      for (let i = from; i < messages.length; i++) sent.push(messages[i]);
       if (todos.length > 0) sent.push(reminder(todos, tool));
       made.add(sent);
       ctx.request.messages = sent;
-      return next();
+      return next().then(noteCalls);
+
+      function noteCalls(result: GenerateResult): GenerateResult {
+        const calls = result.message.toolCalls?.filter((call) => call.name === tool);
+        if (calls !== undefined && calls.length > 0) unseen.set(ctx.state, new Set(calls.map((call) => call.id)));
+        return result;
+      }
     },
     tool: function writeTodos(ctx: ToolContext, next: () => Promise<ToolOutcome>): Promise<ToolOutcome> | ToolOutcome {
       if (ctx.toolName !== tool) return next();
+      unseen.get(ctx.state)?.delete(ctx.toolCallId);
       // Two lists in one turn would race: the model is asked for one.
       const turn = ctx.messages.findLast((m) => m.role === 'assistant' && m.toolCalls?.some((c) => c.id === ctx.toolCallId));
       const calls = turn?.role === 'assistant' ? (turn.toolCalls ?? []).filter((c) => c.name === tool).length : 1;
