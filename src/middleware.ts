@@ -37,3 +37,7 @@ export { estimateRequest, rateLimitMiddleware, type RateLimitOptions, type RateL
 export { requestKey, responseCacheMiddleware, type ResponseCacheOptions } from './middleware/response-cache-middleware.js';
 /** @category Middleware */
 export { toolCacheMiddleware, type ToolCache, type ToolCacheOptions } from './middleware/tool-cache-middleware.js';
+/** @category Middleware */
+export { toolSelectorMiddleware, type ToolSelectorOptions } from './middleware/tool-selector-middleware.js';
+/** @category Middleware */
+export { todoListMiddleware, todosOf, type Todo, type TodoListOptions, type TodoStatus } from './middleware/todo-list-middleware.js';

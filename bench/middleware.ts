@@ -1,0 +1,111 @@
+// npm run bench (middleware part): what the built-in middleware cost per step. Every variant runs
+// the same agent — a scripted model that asks for one trivial tool call a step, S steps, then
+// answers — with a list of built-ins installed, against the same agent with none. No variant
+// waits on anything: what is measured is the layers' own work, not a model's or a network's.
+// To add a built-in, add a line to VARIANTS.
+import { z } from 'zod';
+import { createAgent, defineTool, type GenerateResult, type Middleware, type ModelProvider } from '../src/index.js';
+import {
+  compactionMiddleware,
+  mediaStoreMiddleware,
+  retryMiddleware,
+  timeoutMiddleware,
+  todoListMiddleware,
+  toolSelectorMiddleware,
+  type MediaStore,
+} from '../src/middleware.js';
+
+const reply = (message: GenerateResult['message']): GenerateResult => ({ message, usage: { inputTokens: 1, outputTokens: 1 }, finishReason: message.toolCalls ? 'tool_calls' : 'stop' });
+
+/** One tool call a step for `steps` steps, then an answer. With `plan`, the first step also writes a todo list of three items. */
+function scripted(steps: number, plan = false): ModelProvider {
+  let n = 0;
+  return {
+    name: 'scripted',
+    async generate(): Promise<GenerateResult> {
+      n++;
+      if (n > steps) return reply({ role: 'assistant', content: 'done' });
+      const add = { id: `c${n}`, name: 'add', args: { a: n, b: 1 } };
+      if (!plan || n > 1) return reply({ role: 'assistant', content: '', toolCalls: [add] });
+      const todos = [{ content: 'Add the numbers', status: 'in_progress' }, { content: 'Check the sum', status: 'pending' }, { content: 'Report it', status: 'pending' }];
+      return reply({ role: 'assistant', content: '', toolCalls: [{ id: 'plan', name: 'write_todos', args: { todos } }, add] });
+    },
+  };
+}
+
+/** The tool selector's model: always the one tool. */
+const selector: ModelProvider = { name: 'selector', generate: async () => reply({ role: 'assistant', content: '{"tools": ["add"]}' }) };
+
+/** A media store in memory (the bench's transcript holds no media: the layer only scans). */
+function memoryMedia(): MediaStore {
+  const data = new Map<string, string>();
+  return { put: async ({ data: d }) => { const key = `k${data.size}`; data.set(key, d); return key; }, get: async (key) => data.get(key)! };
+}
+
+const input = z.object({ a: z.number(), b: z.number() });
+const add = defineTool({ name: 'add', description: 'Add', input, execute: ({ a, b }) => a + b });
+
+interface Setup {
+  label: string;
+  /** A fresh list per run: middleware that keep state per instance start empty each time. */
+  middleware: () => Middleware[];
+  /** The model writes a todo list at the first step. */
+  plan?: boolean;
+}
+
+// Budgets no run of the bench reaches: the layers check them every step, and never act.
+const builtIns: Record<string, () => Middleware> = {
+  retry: () => retryMiddleware(),
+  timeout: () => timeoutMiddleware({ model: 60_000, tool: 60_000 }),
+  compaction: () => compactionMiddleware({ maxTokens: 10_000_000 }),
+  'media store': () => mediaStoreMiddleware({ store: memoryMedia() }),
+  // minTools 1, so it selects (once: the run is one user turn) rather than skipping.
+  'tool selector': () => toolSelectorMiddleware({ model: selector, minTools: 1 }),
+  'todo list': () => todoListMiddleware(),
+};
+// All of them, in a working order, outermost first: the todo list before timeout (its tool layer
+// must come before one that validates) and after compaction and the tool selector.
+const ORDER = ['retry', 'compaction', 'tool selector', 'todo list', 'timeout', 'media store'];
+const all = (): Middleware[] => ORDER.map((name) => builtIns[name]!());
+
+const VARIANTS: Setup[] = [
+  { label: 'no middleware', middleware: () => [] },
+  ...Object.entries(builtIns).map(([label, make]) => ({ label, middleware: () => [make()] })),
+  { label: 'todo list, with a list of 3 shown each step', middleware: () => [builtIns['todo list']!()], plan: true },
+  { label: `all ${Object.keys(builtIns).length} above`, middleware: all, plan: true },
+];
+
+async function run(setup: Setup, steps: number): Promise<void> {
+  const agent = createAgent({ model: scripted(steps, setup.plan), maxSteps: steps + 1, tools: [add], middleware: setup.middleware() });
+  const result = await agent.run('go');
+  if (result.status !== 'completed' || result.text !== 'done') throw new Error(`bench: ${setup.label} did not finish its run (${result.status})`);
+}
+
+interface Timed { setup: Setup; steps: number; best: number }
+
+/** Best µs per step of each, in interleaved rounds (a noisy moment hits every variant alike). */
+async function measure(timed: Timed[], rounds: number): Promise<void> {
+  for (const t of timed) for (let i = 0; i < 5; i++) await run(t.setup, t.steps); // warm up the JIT
+  for (let r = 0; r < rounds; r++) {
+    for (const t of timed) {
+      const t0 = performance.now();
+      await run(t.setup, t.steps);
+      t.best = Math.min(t.best, ((performance.now() - t0) * 1000) / t.steps);
+    }
+  }
+}
+
+const S = Number(process.env.BENCH_STEPS ?? 200);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 1000);
+const small = VARIANTS.map((setup): Timed => ({ setup, steps: S, best: Infinity }));
+const big = VARIANTS.map((setup): Timed => ({ setup, steps: S * 10, best: Infinity }));
+await measure(small, Math.max(10, Math.round(ROUNDS / 4)));
+await measure(big, Math.max(5, Math.round(ROUNDS / 40)));
+
+const none = small[0]!.best;
+console.log(`\nbuilt-in middleware: S = ${S} steps with one tool call each, best of interleaved rounds; ratio to no middleware; growth to S = ${S * 10}`);
+VARIANTS.forEach((setup, i) => {
+  const at = small[i]!.best;
+  const growth = big[i]!.best / at;
+  console.log(`${setup.label.padEnd(46)} ${at.toFixed(2).padStart(7)} µs/step  ${(at / none).toFixed(2).padStart(5)}×  +${(at - none).toFixed(2).padStart(5)} µs  growth ${growth.toFixed(2)}`);
+});
