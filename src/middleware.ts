@@ -25,3 +25,5 @@ export { timeoutMiddleware, TimeoutError, type TimeoutOptions } from './middlewa
 export { keyValuesOf, memoryKeyValues, type KeyValueSource, type KeyValueStore } from './api.js';
 
 // The library of built-ins: one block each, in the order of docs/built-in-middleware.md.
+/** @category Middleware */
+export { modelFallbackMiddleware, type FallbackAttempt, type FallbackRecord, type ModelFallbackOptions } from './middleware/model-fallback-middleware.js';
