@@ -124,7 +124,8 @@ function recordOf(ctx: ModelContext): FallbackRecord {
 }
 
 function entryOf(kept: FallbackRecord, name: string) {
-  const entry = { calls: 0, failures: 0, inputTokens: 0, outputTokens: 0, ...kept.byModel[name] };
+  const was = kept.byModel[name];
+  const entry = was === undefined ? { calls: 0, failures: 0, inputTokens: 0, outputTokens: 0 } : { ...was };
   kept.byModel[name] = entry;
   return entry;
 }
