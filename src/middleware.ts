@@ -27,3 +27,5 @@ export { keyValuesOf, memoryKeyValues, type KeyValueSource, type KeyValueStore }
 // The library of built-ins: one block each, in the order of docs/built-in-middleware.md.
 /** @category Middleware */
 export { modelFallbackMiddleware, type FallbackAttempt, type FallbackRecord, type ModelFallbackOptions } from './middleware/model-fallback-middleware.js';
+/** @category Middleware */
+export { costBudgetMiddleware, type CostBudgetOptions, type CostRecord, type ModelPrice, type PriceTable } from './middleware/cost-budget-middleware.js';
