@@ -29,3 +29,5 @@ export { keyValuesOf, memoryKeyValues, type KeyValueSource, type KeyValueStore }
 export { modelFallbackMiddleware, type FallbackAttempt, type FallbackRecord, type ModelFallbackOptions } from './middleware/model-fallback-middleware.js';
 /** @category Middleware */
 export { costBudgetMiddleware, type CostBudgetOptions, type CostRecord, type ModelPrice, type PriceTable } from './middleware/cost-budget-middleware.js';
+/** @category Middleware */
+export { promptCachingMiddleware, type CacheBreakpoint, type PromptCachingOptions } from './middleware/prompt-caching-middleware.js';

@@ -212,7 +212,7 @@ function toolCall(part: AnyPart): AssistantToolCall {
 
 /**
  * V3 reports `{ total, cacheRead, … }` per direction, V2 plain numbers and `cachedInputTokens`;
- * a missing count is 0, a missing cache count is left out (the model did not say).
+ * a missing count is 0; cached tokens are reported when some were read.
  */
 function usageOf(usage: V2Usage | V3Usage | undefined): TokenUsage {
   const number = (value: unknown) => (typeof value === 'number' && Number.isFinite(value) ? value : undefined);
@@ -220,7 +220,7 @@ function usageOf(usage: V2Usage | V3Usage | undefined): TokenUsage {
   const input = usage?.inputTokens;
   const cached = number(typeof input === 'object' && input !== null ? input.cacheRead : (usage as V2Usage | undefined)?.cachedInputTokens);
   const result: TokenUsage = { inputTokens: total(input), outputTokens: total(usage?.outputTokens) };
-  if (cached !== undefined) result.cachedInputTokens = cached;
+  if (cached !== undefined && cached > 0) result.cachedInputTokens = cached;
   return result;
 }
 

@@ -126,9 +126,9 @@ function toolChoice(choice: unknown): unknown {
 
 export function usageOf(usage: WireUsage | null | undefined): TokenUsage {
   const result: TokenUsage = { inputTokens: count(usage?.prompt_tokens), outputTokens: count(usage?.completion_tokens) };
-  // Reported only when the server says: 0 is a real answer (nothing was cached), absence is none.
-  const cached = usage?.prompt_tokens_details?.cached_tokens;
-  if (typeof cached === 'number') result.cachedInputTokens = count(cached);
+  // Reported when some were read: servers that cache nothing send 0, or no field at all.
+  const cached = count(usage?.prompt_tokens_details?.cached_tokens);
+  if (cached > 0) result.cachedInputTokens = cached;
   return result;
 }
 
