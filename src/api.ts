@@ -49,7 +49,7 @@ export { keyValuesOf, memoryKeyValues, type KeyValueSource, type KeyValueStore }
 export type { FinishReason, GenerateOptions, GenerateResult, ModelProvider, ResponseFormat, StreamPart, TokenUsage, ToolSpec } from './core/vocabulary/model.js';
 export { functionSchema, optionsSchema, parseOptions, refuseMisspellings, wholeNumberSchema, type OptionsWording } from './core/vocabulary/options.js';
 export { deny, toolError, type ToolFailure, type ToolOutcome } from './core/vocabulary/outcome.js';
-export { ProviderError, type ProviderErrorDetails, type ProviderErrorKind } from './core/vocabulary/provider-error.js';
+export { isRetryableError, ProviderError, type ProviderErrorDetails, type ProviderErrorKind } from './core/vocabulary/provider-error.js';
 export type { RunResult } from './core/vocabulary/result.js';
 export type {
   ApprovalDecision,

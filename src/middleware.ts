@@ -41,3 +41,9 @@ export { toolCacheMiddleware, type ToolCache, type ToolCacheOptions } from './mi
 export { toolSelectorMiddleware, type ToolSelectorOptions } from './middleware/tool-selector-middleware.js';
 /** @category Middleware */
 export { todoListMiddleware, todosOf, type Todo, type TodoListOptions, type TodoStatus } from './middleware/todo-list-middleware.js';
+/** @category Middleware */
+export { modelFallbackMiddleware, type FallbackAttempt, type FallbackRecord, type ModelFallbackOptions } from './middleware/model-fallback-middleware.js';
+/** @category Middleware */
+export { costBudgetMiddleware, type CostBudgetOptions, type CostRecord, type ModelPrice, type PriceTable } from './middleware/cost-budget-middleware.js';
+/** @category Middleware */
+export { promptCachingMiddleware, type CacheBreakpoint, type PromptCachingOptions } from './middleware/prompt-caching-middleware.js';

@@ -18,7 +18,7 @@ import { parseArguments } from './openai-wire.js';
  *
  * @example const m: AiSdkPromptMessage = { role: 'user', content: [{ type: 'text', text: 'Hi' }] };
  */
-export type AiSdkPromptMessage =
+export type AiSdkPromptMessage = (
   | { role: 'system'; content: string }
   | { role: 'user'; content: Array<{ type: 'text'; text: string; providerOptions?: any } | { type: 'file'; data: string | URL; mediaType: string; filename?: string; providerOptions?: any }> }
   | {
@@ -31,8 +31,9 @@ export type AiSdkPromptMessage =
     }
   | {
       role: 'tool';
-      content: Array<{ type: 'tool-result'; toolCallId: string; toolName: string; output: { type: 'text' | 'error-text'; value: string } | { type: 'content'; value: any[] } }>;
-    };
+      content: Array<{ type: 'tool-result'; toolCallId: string; toolName: string; output: { type: 'text' | 'error-text'; value: string } | { type: 'content'; value: any[] }; providerOptions?: any }>;
+    }
+) & { providerOptions?: any };
 
 type Options = { providerOptions?: ProviderOptions };
 type AssistantPart = Extract<AiSdkPromptMessage, { role: 'assistant' }>['content'][number];
@@ -119,14 +120,16 @@ function aiSdkPrompt(messages: readonly Message[], target: PromptTarget): AiSdkP
   const prompt: AiSdkPromptMessage[] = [];
   messages.forEach((m, i) => {
     const path = `messages[${i}].content`;
-    if (m.role === 'system') prompt.push({ role: 'system', content: m.content });
-    else if (m.role === 'user') prompt.push({ role: 'user', content: typeof m.content === 'string' ? [{ type: 'text', text: m.content }] : parts(m.content, path, target, 'user') as Extract<AiSdkPromptMessage, { role: 'user' }>['content'] });
+    // A message's own provider options (a cache breakpoint) go on the message; a tool message's
+    // on its result part, as tool messages in a row become one AI SDK message.
+    if (m.role === 'system') prompt.push(withOptions({ role: 'system', content: m.content }, m.providerOptions));
+    else if (m.role === 'user') prompt.push(withOptions({ role: 'user', content: typeof m.content === 'string' ? [{ type: 'text', text: m.content }] : parts(m.content, path, target, 'user') as Extract<AiSdkPromptMessage, { role: 'user' }>['content'] }, m.providerOptions));
     else if (m.role === 'assistant') {
       const content: Extract<AiSdkPromptMessage, { role: 'assistant' }>['content'] = typeof m.content === 'string' ? (m.content === '' ? [] : [{ type: 'text', text: m.content }]) : parts(m.content, path, target, 'assistant');
       for (const call of m.toolCalls ?? []) content.push(toolCall(call));
-      prompt.push({ role: 'assistant', content });
+      prompt.push(withOptions({ role: 'assistant', content }, m.providerOptions));
     } else {
-      const result = toolResult(m, path, target);
+      const result = withOptions(toolResult(m, path, target), m.providerOptions);
       const last = prompt[prompt.length - 1];
       if (last?.role === 'tool') last.content.push(result);
       else prompt.push({ role: 'tool', content: [result] });

@@ -27,8 +27,8 @@ export type { AiSdkCallOptions, AiSdkPromptMessage } from './ai-sdk-prompt.js';
 
 // The specification's own shapes spell absent values `T | undefined`: so do these, or a real
 // model would not fit them in a program compiled with `exactOptionalPropertyTypes`.
-type V2Usage = { inputTokens?: number | undefined; outputTokens?: number | undefined };
-type V3Usage = { inputTokens: { total?: number | undefined }; outputTokens: { total?: number | undefined } };
+type V2Usage = { inputTokens?: number | undefined; outputTokens?: number | undefined; cachedInputTokens?: number | undefined };
+type V3Usage = { inputTokens: { total?: number | undefined; cacheRead?: number | undefined }; outputTokens: { total?: number | undefined } };
 type AnyFinish = string | { unified: string; raw?: string | undefined };
 type AnyPart = { type: string; [field: string]: any };
 
@@ -210,13 +210,18 @@ function toolCall(part: AnyPart): AssistantToolCall {
   return call;
 }
 
-/** V3 reports `{ total }` per direction, V2 plain numbers; a missing count is 0. */
+/**
+ * V3 reports `{ total, cacheRead, … }` per direction, V2 plain numbers and `cachedInputTokens`;
+ * a missing count is 0; cached tokens are reported when some were read.
+ */
 function usageOf(usage: V2Usage | V3Usage | undefined): TokenUsage {
-  const total = (n: unknown) => {
-    const value = typeof n === 'object' && n !== null ? (n as { total?: unknown }).total : n;
-    return typeof value === 'number' && Number.isFinite(value) ? value : 0;
-  };
-  return { inputTokens: total(usage?.inputTokens), outputTokens: total(usage?.outputTokens) };
+  const number = (value: unknown) => (typeof value === 'number' && Number.isFinite(value) ? value : undefined);
+  const total = (n: unknown) => number(typeof n === 'object' && n !== null ? (n as { total?: unknown }).total : n) ?? 0;
+  const input = usage?.inputTokens;
+  const cached = number(typeof input === 'object' && input !== null ? input.cacheRead : (usage as V2Usage | undefined)?.cachedInputTokens);
+  const result: TokenUsage = { inputTokens: total(input), outputTokens: total(usage?.outputTokens) };
+  if (cached !== undefined && cached > 0) result.cachedInputTokens = cached;
+  return result;
 }
 
 const FINISH: Record<string, FinishReason> = {

@@ -14,6 +14,8 @@ export interface WireUsage {
   prompt_tokens?: number;
   completion_tokens?: number;
   total_tokens?: number;
+  /** `cached_tokens`: prompt tokens read from the server's prompt cache (OpenAI caches long prompts by itself). */
+  prompt_tokens_details?: { cached_tokens?: number | null } | null;
 }
 
 /** Which body field carries `maxTokens`: OpenAI's current one, or the older one many servers know. */
@@ -123,7 +125,11 @@ function toolChoice(choice: unknown): unknown {
 }
 
 export function usageOf(usage: WireUsage | null | undefined): TokenUsage {
-  return { inputTokens: count(usage?.prompt_tokens), outputTokens: count(usage?.completion_tokens) };
+  const result: TokenUsage = { inputTokens: count(usage?.prompt_tokens), outputTokens: count(usage?.completion_tokens) };
+  // Reported when some were read: servers that cache nothing send 0, or no field at all.
+  const cached = count(usage?.prompt_tokens_details?.cached_tokens);
+  if (cached > 0) result.cachedInputTokens = cached;
+  return result;
 }
 
 const count = (n: unknown) => (typeof n === 'number' && Number.isFinite(n) && n >= 0 ? n : 0);

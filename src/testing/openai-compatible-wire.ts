@@ -28,8 +28,11 @@ export interface ScriptedReply {
   toolCalls?: ScriptedToolCall[];
   /** `tool_calls` when there are tool calls, else `stop`, unless given. */
   finishReason?: string;
-  /** The usage reported; estimated from the request's and the reply's length (4 characters a token) when not given. */
-  usage?: { prompt_tokens: number; completion_tokens: number };
+  /**
+   * The usage reported; estimated from the request's and the reply's length (4 characters a token)
+   * when not given. `cached_tokens` goes to `prompt_tokens_details` (0 unless given).
+   */
+  usage?: { prompt_tokens: number; completion_tokens: number; cached_tokens?: number };
 }
 
 const CREATED = 1_750_000_000;
@@ -55,7 +58,7 @@ function usageOf(reply: ScriptedReply, request: any) {
     prompt_tokens: prompt,
     completion_tokens: completionTokens,
     total_tokens: prompt + completionTokens,
-    prompt_tokens_details: { cached_tokens: 0, audio_tokens: 0 },
+    prompt_tokens_details: { cached_tokens: reply.usage?.cached_tokens ?? 0, audio_tokens: 0 },
     completion_tokens_details: { reasoning_tokens: 0, audio_tokens: 0, accepted_prediction_tokens: 0, rejected_prediction_tokens: 0 },
   };
 }

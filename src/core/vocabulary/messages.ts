@@ -23,6 +23,8 @@ export interface AssistantToolCall {
 export interface SystemMessage {
   role: 'system';
   content: string;
+  /** Provider data for the whole message (e.g. `{ anthropic: { cacheControl: { type: 'ephemeral' } } }`): passed on by providers that read it (the AI SDK adapter), ignored by the others. */
+  providerOptions?: ProviderOptions;
 }
 
 /**
@@ -33,6 +35,8 @@ export interface SystemMessage {
 export interface UserMessage {
   role: 'user';
   content: string | UserContentPart[];
+  /** Provider data for the whole message (e.g. `{ anthropic: { cacheControl: { type: 'ephemeral' } } }`): passed on by providers that read it (the AI SDK adapter), ignored by the others. */
+  providerOptions?: ProviderOptions;
 }
 
 /**
@@ -44,6 +48,8 @@ export interface AssistantMessage {
   role: 'assistant';
   content: string | AssistantContentPart[];
   toolCalls?: AssistantToolCall[];
+  /** Provider data for the whole message (e.g. `{ anthropic: { cacheControl: { type: 'ephemeral' } } }`): passed on by providers that read it (the AI SDK adapter), ignored by the others. */
+  providerOptions?: ProviderOptions;
 }
 
 /**
@@ -59,6 +65,8 @@ export interface ToolMessage {
   name: string;
   content: string | ToolContentPart[];
   metadata?: Record<string, unknown>;
+  /** Provider data for the whole message (e.g. `{ anthropic: { cacheControl: { type: 'ephemeral' } } }`): passed on by providers that read it (the AI SDK adapter), ignored by the others. */
+  providerOptions?: ProviderOptions;
 }
 
 /**

@@ -109,3 +109,36 @@ export function retryAfterMs(headers: HeaderSource | undefined, now: number = Da
   const date = Date.parse(value);
   return Number.isNaN(date) ? undefined : Math.max(0, date - now);
 }
+
+/** Statuses a retry policy tries again: timeouts, conflicts, rate limits and server errors (5xx only). */
+const RETRYABLE_STATUS = (status: number) => status === 408 || status === 409 || status === 429 || (status >= 500 && status <= 599);
+
+/** Error codes of connections that broke or timed out on the way, in Node and undici. */
+const NETWORK_CODES = new Set(['ECONNRESET', 'ECONNREFUSED', 'ECONNABORTED', 'ETIMEDOUT', 'EPIPE', 'EAI_AGAIN', 'ENETUNREACH', 'EHOSTUNREACH',
+  'UND_ERR_SOCKET', 'UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT']);
+
+/**
+ * Whether the same request may succeed later (the default of `retryMiddleware`'s `shouldRetry`
+ * and of `modelFallbackMiddleware`'s `shouldFallback`). An error says so by being a
+ * `ProviderError` (or `TimeoutError`) with `retryable`, by `retryable: true` or the AI SDK's
+ * `isRetryable: true`, by an HTTP `status` (or `statusCode`, or `response.status`) of 408, 409,
+ * 429 or 5xx, or by a network error `code` (`ECONNRESET`, `ETIMEDOUT` …) — on itself or on its
+ * `cause`. A plain `Error('503 Service Unavailable')` says none of this: give it a `status`.
+ *
+ *
+ * @example retryMiddleware({ shouldRetry: (error) => isRetryableError(error) || isMyGatewayHiccup(error) })
+ */
+export function isRetryableError(error: unknown): boolean {
+  let current: unknown = error;
+  for (let depth = 0; depth < 4 && typeof current === 'object' && current !== null; depth++) {
+    if (ProviderError.is(current)) return current.retryable;
+    const e = current as { retryable?: unknown; isRetryable?: unknown; status?: unknown; statusCode?: unknown; response?: { status?: unknown }; code?: unknown; cause?: unknown };
+    if (e.retryable === true || e.isRetryable === true) return true;
+    if (e.retryable === false || e.isRetryable === false) return false;
+    const status = [e.status, e.statusCode, e.response?.status].find((s) => typeof s === 'number');
+    if (typeof status === 'number') return RETRYABLE_STATUS(status);
+    if (typeof e.code === 'string' && NETWORK_CODES.has(e.code)) return true;
+    current = e.cause;
+  }
+  return false;
+}
