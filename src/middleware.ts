@@ -26,7 +26,7 @@ export { keyValuesOf, memoryKeyValues, type KeyValueSource, type KeyValueStore }
 
 // The library of built-ins: one block each, in the order of docs/built-in-middleware.md.
 /** @category Middleware */
-export { piiRedactionMiddleware, type PiiCustomDetector, type PiiDetectorName, type PiiMatch, type PiiMode, type PiiRedactionOptions, type PiiReport, type PiiTarget } from './middleware/pii-redaction-middleware.js';
+export { piiRedactionMiddleware, type PiiCustomDetector, type PiiDetectorName, type PiiMatch, type PiiMode, type PiiRedactionMiddleware, type PiiRedactionOptions, type PiiReport, type PiiTarget } from './middleware/pii-redaction-middleware.js';
 /** @category Middleware */
 export { guardrailsMiddleware, type GuardrailsOptions, type GuardrailTripped, type ModelGuardrail, type ModelGuardrailInput, type ModelGuardrailVerdict } from './middleware/guardrails-middleware.js';
 /** @category Middleware */

@@ -30,7 +30,9 @@ export type ModelGuardrailVerdict = GuardrailVerdict | { block: string; info?: u
  *   return /yes/i.test(textOf(message.content)) ? undefined : { block: 'Not about cooking' }; } };
  */
 export interface ModelGuardrail {
+  /** Names the stop reason (`stop:guardrail:<name>`) and the verdict. */
   name: string;
+  /** The check: `{ block: reason }` trips the wire; anything else passes. A throw fails the run. */
   check: (input: ModelGuardrailInput, ctx: ModelContext) => ModelGuardrailVerdict | Promise<ModelGuardrailVerdict>;
 }
 

@@ -6,8 +6,6 @@ import {
   type ContentPart, type GenerateResult, type Message, type Middleware, type ModelContext, type RunContext, type RunResult, type ToolContext, type ToolOutcome,
 } from '../api.js';
 
-/** The built-in detectors, by name. */
-const BUILT_IN = ['email', 'phone', 'creditCard', 'iban', 'ip', 'secret', 'highEntropy'] as const;
 
 /**
  * A built-in detector's name. `highEntropy` (long random-looking tokens) is not on by default:
@@ -15,7 +13,10 @@ const BUILT_IN = ['email', 'phone', 'creditCard', 'iban', 'ip', 'secret', 'highE
  *
  * @example piiRedactionMiddleware({ detectors: ['email', 'creditCard'] })
  */
-export type PiiDetectorName = (typeof BUILT_IN)[number];
+export type PiiDetectorName = 'email' | 'phone' | 'creditCard' | 'iban' | 'ip' | 'secret' | 'highEntropy';
+
+/** The built-in detectors, by name. */
+const BUILT_IN = ['email', 'phone', 'creditCard', 'iban', 'ip', 'secret', 'highEntropy'] as const satisfies readonly PiiDetectorName[];
 
 /**
  * What happens to a value found: `mask` replaces it (`[EMAIL]`, or a partial mask), `hash`
@@ -35,7 +36,11 @@ export type PiiMode = 'mask' | 'hash' | 'block';
  */
 export type PiiTarget = 'input' | 'output' | 'toolArgs' | 'toolResults';
 
-/** A span of text a detector found: `[start, end)`. */
+/**
+ * A span of text a custom detector found: `[start, end)`.
+ *
+ * @example detect: (text) => [...text.matchAll(/\bT-\d{5}\b/g)].map((m): PiiMatch => ({ start: m.index, end: m.index + m[0].length }))
+ */
 export interface PiiMatch {
   start: number;
   end: number;
@@ -48,8 +53,29 @@ export interface PiiMatch {
  * @example { name: 'employeeId', pattern: /\bEMP-\d{6}\b/ }
  */
 export type PiiCustomDetector =
-  | { name: string; pattern: RegExp }
-  | { name: string; detect: (text: string) => readonly (PiiMatch | string)[] };
+  | {
+    /** Names the placeholder (`employeeId` → `[EMPLOYEE_ID]`) and `modes`' key. */
+    name: string;
+    /** What it finds. */
+    pattern: RegExp;
+  }
+  | {
+    name: string;
+    /** What it finds in `text`: spans, or the substrings themselves (every occurrence is taken). */
+    detect: (text: string) => readonly (PiiMatch | string)[];
+  };
+
+/**
+ * The middleware `piiRedactionMiddleware` returns: a middleware, and its redactor for text of
+ * your own (a log line) with the same rules.
+ *
+ * @example const pii = piiRedactionMiddleware(); logger.info(pii.redact(line));
+ */
+export interface PiiRedactionMiddleware extends Middleware {
+  name: 'pii-redaction';
+  /** `text` as the middleware would redact it (a `block` detector's values masked). */
+  redact(text: string): string;
+}
 
 /**
  * What one redaction found (counts by detector, never the values), for `onRedact` and the
@@ -329,7 +355,7 @@ interface PiiState { blockedCalls?: string[] }
  *
  * @example createAgent({ model, middleware: [piiRedactionMiddleware({ modes: { secret: 'block' } })] });
  */
-export function piiRedactionMiddleware(options: PiiRedactionOptions = {}): Middleware & { name: 'pii-redaction'; redact(text: string): string } {
+export function piiRedactionMiddleware(options: PiiRedactionOptions = {}): PiiRedactionMiddleware {
   if (typeof options !== 'object' || options === null) throw new TypeError('piiRedactionMiddleware(options): options must be an object');
   parseOptions(piiOptionsSchema, options, 'piiRedactionMiddleware');
   const modes = [options.mode, ...Object.values(options.modes ?? {})];
