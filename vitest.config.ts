@@ -11,7 +11,7 @@ export default defineConfig({
     testTimeout: 20_000,
     projects: [
       { extends: true, test: { name: 'koagent', include: ['test/**/*.test.ts'], exclude: workers, sequence: { groupOrder: 0 } } },
-      { extends: true, test: { name: 'workers', include: workers, fileParallelism: false, sequence: { groupOrder: 1 } } },
+      { extends: true, test: { name: 'workers', include: workers, fileParallelism: false, hookTimeout: 60_000, sequence: { groupOrder: 1 } } },
     ],
   },
 });

@@ -47,3 +47,9 @@ export { modelFallbackMiddleware, type FallbackAttempt, type FallbackRecord, typ
 export { costBudgetMiddleware, type CostBudgetOptions, type CostRecord, type ModelPrice, type PriceTable } from './middleware/cost-budget-middleware.js';
 /** @category Middleware */
 export { promptCachingMiddleware, type CacheBreakpoint, type PromptCachingOptions } from './middleware/prompt-caching-middleware.js';
+/** @category Middleware */
+export { piiRedactionMiddleware, type PiiCustomDetector, type PiiDetectorName, type PiiMatch, type PiiMode, type PiiRedactionMiddleware, type PiiRedactionOptions, type PiiReport, type PiiTarget } from './middleware/pii-redaction-middleware.js';
+/** @category Middleware */
+export { guardrailsMiddleware, type GuardrailsOptions, type GuardrailTripped, type ModelGuardrail, type ModelGuardrailInput, type ModelGuardrailVerdict } from './middleware/guardrails-middleware.js';
+/** @category Middleware */
+export { toolEmulatorMiddleware, type ToolEmulator, type ToolEmulatorOptions } from './middleware/tool-emulator-middleware.js';

@@ -27,6 +27,7 @@ import { CallRequests, outputMissing } from './call-requests.js';
 import { extension, toMiddleware, type Extension } from './extensions.js';
 import { claimSegment } from '../durable/resume-claim.js';
 import { OwnSession } from './own-session.js';
+import { prepareInput, preparesInput } from './input-layers.js';
 import type { RecoverableRun } from '../durable/recovery.js';
 import { later, streamedCall, wantsStream } from './streamed-call.js';
 import { checkAdoptOptions, checkListOptions, checkRecoverOptions, type AdoptedRun, type AdoptRunsOptions, type PendingApprovalsOptions, type RecoverBegun, type RecoveredRun, type RecoverOptions, type SendOptions } from './durable-options.js';
@@ -163,6 +164,13 @@ export class Agent<C = unknown, O = unknown> {
 
   #fresh(input: RunInput, request: SegmentRequest): Promise<RunResult<any>> {
     const added = inputMessages(input);
+    // Layers that prepare input (redaction) see it before the state or a store records it.
+    const { layers } = this.#cores.for(request.inherited, request.output);
+    if (preparesInput(layers)) return prepareInput(layers, added).then((prepared) => this.#freshWith(prepared, request));
+    return this.#freshWith(added, request);
+  }
+
+  #freshWith(added: Message[], request: SegmentRequest): Promise<RunResult<any>> {
     const state = newState(request.runId ?? newRunId(), request.sessionId ?? `session_${randomUUID()}`, this.#identity, startingTranscript(this.#opening(), added));
     const store = this.#stored.for(request);
     if (store === undefined) return this.#segment(state, added, request, false);
@@ -216,8 +224,10 @@ export class Agent<C = unknown, O = unknown> {
     return store;
   }
 
-  async #sendWith(added: Message[], request: SegmentRequest, where: string): Promise<RunResult<any>> {
+  async #sendWith(input: Message[], request: SegmentRequest, where: string): Promise<RunResult<any>> {
     const store = this.#sessionStore(request, where);
+    const { layers } = this.#cores.for(request.inherited, request.output);
+    const added = preparesInput(layers) ? await prepareInput(layers, input) : input;
     if (store === undefined) return this.#session.turn(added, (messages) => this.#segment(newState(request.runId ?? newRunId(), this.#session.id, this.#identity, messages), added, request, false));
     const sessionId = request.sessionId ?? this.#session.id;
     const { state, durable } = await this.#stored.startSession(store, sessionId, () => this.#opening(), added, request.runId);

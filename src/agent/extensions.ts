@@ -54,11 +54,12 @@ export function extension(value: unknown, where: string): Extension {
 }
 
 // A middleware's fields: its name, its hook points, the core's `rawCalls`, and the fields features
-// declare on it for themselves (`holdStream`, streaming's; `scope`, sub-agents').
+// declare on it for themselves (`holdStream`, streaming's; `scope`, sub-agents'; `prepareInput`, the agent's).
 const SHAPES = {
   middleware: optionsSchema({
     name: z.unknown().optional(), run: z.unknown().optional(), model: z.unknown().optional(), tool: z.unknown().optional(),
     holdStream: z.boolean({ error: 'must be true or false' }).optional(), rawCalls: z.boolean({ error: 'must be true or false' }).optional(), scope: z.unknown().optional(),
+    prepareInput: z.unknown().optional(),
   }, { noun: 'a field of a middleware', aliases: { generate: 'model', llm: 'model', toolCall: 'tool', call: 'tool', hold: 'holdStream' } }),
   hook: optionsSchema({
     name: z.unknown().optional(), onStart: z.unknown().optional(), beforeModel: z.unknown().optional(), afterModel: z.unknown().optional(),
@@ -133,6 +134,7 @@ function namedMiddleware(mw: Middleware, fallbackName: string): NamedMiddleware 
   if (typeof mw.run === 'function') named.run = mw.run;
   if (typeof mw.model === 'function') named.model = mw.model;
   if (typeof mw.tool === 'function') named.tool = mw.tool;
+  if (typeof mw.prepareInput === 'function') named.prepareInput = mw.prepareInput;
   return named;
 }
 

@@ -3,7 +3,7 @@
 // In-process workers and clients on one real PostgreSQL server (a fresh database per test).
 import pg from 'pg';
 import { z } from 'zod';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createAgent, defineTool, type ModelProvider } from '../../src/index.js';
 import { createClient, createWorker, type LoggedEvent, type WorkerClient, type Worker } from '../../src/worker.js';
 import { startPostgres, type TestPostgres } from '../support/postgres-server.js';
@@ -294,7 +294,9 @@ describe('client.cancel', () => {
     await startWorker(url, [createAgent({ name: 'sloth', model: callingOnce('slow'), tools: [slow], logger: quiet })]);
     const runId = await client.start('sloth', 'go slowly');
     await running;
-    expect(await client.status(runId)).toMatchObject({ status: 'running' });
+    // The worker marks the run active as its segment starts, in a write of its own that may land
+    // just after the tool was entered.
+    await vi.waitFor(async () => expect(await client.status(runId)).toMatchObject({ status: 'running' }), { timeout: 10_000, interval: 50 });
     await client.cancel(runId);
     expect(await client.wait(runId, WAIT)).toMatchObject({ status: 'cancelled', stopReason: 'aborted' });
     expect(aborted).toBe(true);

@@ -183,8 +183,8 @@ export function generateReply(call: ProviderCall): Promise<GenerateResult> {
   return call.provider.generate(call.request);
 }
 
-/** A side model call (`ctx.generate`): straight to a provider, counted in the run's usage. */
-async function sideCall(segment: Segment, provider: ModelProvider | undefined, request: SideRequest, purpose: string): Promise<GenerateResult> {
+/** A side model call (`ctx.generate` of a model or tool context): straight to a provider, counted in the run's usage. */
+export async function sideCall(segment: Segment, provider: ModelProvider | undefined, request: SideRequest, purpose: string): Promise<GenerateResult> {
   const model = provider ?? segment.agent.provider;
   if (!isModelProvider(model)) throw new TypeError('ctx.generate(provider, request, purpose): provider must be a model provider (an object with generate), or left out for the agent\'s model');
   if (!Array.isArray(request?.messages)) throw new TypeError('ctx.generate(request, purpose): request.messages must be an array of messages');

@@ -2,7 +2,9 @@ import { z } from 'zod';
 import { approvalBreach, isApproved, type Decision } from '../state/approved-call.js';
 import { isArgsObject } from './arguments.js';
 import { CallContext, segmentOf } from './base-context.js';
-import type { Tool, ToolContext } from '../vocabulary/contexts.js';
+import type { SideRequest, Tool, ToolContext } from '../vocabulary/contexts.js';
+import type { GenerateResult, ModelProvider } from '../vocabulary/model.js';
+import { sideCall } from './model-call.js';
 import { preview } from '../vocabulary/json.js';
 import type { AssistantToolCall } from '../vocabulary/messages.js';
 import { toolError, type ToolOutcome } from '../vocabulary/outcome.js';
@@ -111,6 +113,11 @@ export class ToolCallContext extends CallContext implements ToolContext {
 
   errorOutcome(error: unknown, by: string): ToolOutcome {
     return exceptionOutcome(segmentOf(this).agent.onToolException, this, error, by);
+  }
+
+  generate(first: ModelProvider | SideRequest | undefined, second?: SideRequest | string, third?: string): Promise<GenerateResult> {
+    if (typeof second === 'string' || second === undefined) return sideCall(segmentOf(this), undefined, first as SideRequest, second as string);
+    return sideCall(segmentOf(this), first as ModelProvider | undefined, second, third as string);
   }
 
   /** The call's arguments as its tool's schema parsed them (what the tool, its guardrails and `needsApproval` receive). */

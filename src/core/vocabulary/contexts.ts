@@ -217,6 +217,15 @@ export interface ToolContext<C = unknown> extends BaseContext<C> {
    * @example try { audit(ctx); } catch (error) { return ctx.errorOutcome(error, 'audit'); }
    */
   errorOutcome(error: unknown, by: string): ToolOutcome;
+  /**
+   * A side model call from a tool or a tool layer (a summary, an emulated result), as
+   * `ModelContext.generate`: counted in the run's usage and limits, with its own span.
+   *
+   * @example const { message } = await ctx.generate({ messages: [{ role: 'user', content: `Summarise: ${page}` }] }, 'summarise-page');
+   */
+  generate(request: SideRequest, purpose: string): Promise<GenerateResult>;
+  /** The same, with a provider of its own (undefined: the agent's model). */
+  generate(provider: ModelProvider | undefined, request: SideRequest, purpose: string): Promise<GenerateResult>;
 }
 
 /**
