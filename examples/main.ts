@@ -3,7 +3,7 @@
 // one (e.g. KOAGENT_MODEL=openai:gpt-5-mini with OPENAI_API_KEY set): then the same run uses it.
 import { z } from 'zod';
 import { createAgent, defineMiddleware, defineTool, type ModelProvider } from 'koagent';
-import { toolCacheMiddleware } from 'koagent/middleware';
+import { piiRedactionMiddleware, toolCacheMiddleware } from 'koagent/middleware';
 import { mockModel } from 'koagent/testing';
 
 const depth = { n: 0 };
@@ -51,15 +51,12 @@ const trace = defineMiddleware({
 const cached = toolCacheMiddleware({ tools: ['get_weather'], onHit: () => say('  [tool-cache] hit: the tool is skipped') });
 await cached.prime('get_weather', { city: 'Oslo' }, { city: 'Oslo', forecast: 'snow, -3°C (cached)' });
 
-// Innermost of the three: rewrites the result on the way out, before anyone else sees it.
-const redact = defineMiddleware({
-  name: 'redact',
-  async tool(_ctx, next) {
-    const outcome = await next();
-    if (typeof outcome.result !== 'object' || outcome.result === null) return outcome;
-    say('  [redact] e-mail addresses removed from the result');
-    return { ...outcome, result: JSON.parse(JSON.stringify(outcome.result).replace(/[\w.]+@[\w.]+/g, '[email]')) };
-  },
+// Innermost of the three: redacts e-mail addresses in tool results on the way out, before
+// anyone else sees them (the built-in PII redaction).
+const redact = piiRedactionMiddleware({
+  detectors: ['email'],
+  targets: ['toolResults'],
+  onRedact: ({ found }) => say(`  [redact] ${found.email} e-mail address removed from the result`),
 });
 
 const realModel = process.env.KOAGENT_MODEL;
