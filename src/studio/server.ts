@@ -14,8 +14,8 @@ import { Approvals, type DecisionRequest } from './approvals.js';
 import { studioAssets } from './assets.js';
 import { RunCatalog } from './catalog.js';
 import { LiveRuns } from './live.js';
-import { traceToOtlp } from './otlp.js';
-import { TRACE_STATE, type LayerTraceRecord } from './trace-types.js';
+import { traceToOtlp } from '../features/layer-trace/otlp.js';
+import { traceOf } from '../features/layer-trace/record.js';
 
 /**
  * Options of `startStudio`.
@@ -110,11 +110,11 @@ export async function startStudio(options: StudioOptions): Promise<Studio> {
     if (method !== 'GET' || id === undefined || parts.length > 4) throw new HttpError(404, `no API route ${method} ${url.pathname}`);
     const state = await store.loadRun(id);
     if (state === undefined) throw new HttpError(404, `there is no run ${id} in the store`);
-    const trace = (state.hookState[TRACE_STATE] as LayerTraceRecord | undefined) ?? null;
+    const trace = traceOf(state) ?? null;
     if (sub === 'export') return download(response, `${id}.json`, state);
     if (sub === 'otlp') {
       if (trace === null) throw new HttpError(404, `run ${id} has no layer trace: run its agent with layerTrace: true`);
-      return download(response, `${id}.otlp.json`, traceToOtlp(trace, state));
+      return download(response, `${id}.otlp.json`, traceToOtlp(state));
     }
     if (sub !== undefined) throw new HttpError(404, `no API route ${method} ${url.pathname}`);
     const summaries = await store.listRuns({ agentName: state.agentName, sessionId: state.sessionId, limit: 500 });
