@@ -1,17 +1,15 @@
 // `koagent studio` run as a user runs it: the bin in a child process over a SQLite file; it
 // prints the studio's URL with its token, and the API answers with that token and refuses
 // without it, until the process is stopped.
-import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sqliteStore } from '../../src/sqlite.js';
 import { ops } from '../fixtures/cli-agents.js';
+import { koagentStudio, stopped } from '../support/cli.js';
 
-const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const dir = mkdtempSync(join(tmpdir(), 'koagent-cli-studio-'));
 const db = join(dir, 'runs.db');
 let runId: string;
@@ -22,22 +20,6 @@ beforeAll(async () => {
   await store.close();
 });
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
-
-/** `koagent studio …` in a child process, and the URL it printed (or why it exited instead). */
-function studio(...args: string[]): Promise<{ child: ChildProcess; url: string }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'studio', ...args], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
-  return new Promise((resolve, reject) => {
-    let out = '';
-    let err = '';
-    child.stdout!.on('data', (chunk: Buffer) => {
-      out += chunk.toString();
-      const url = /koagent studio: (http:\/\/\S+)/.exec(out)?.[1];
-      if (url !== undefined) resolve({ child, url });
-    });
-    child.stderr!.on('data', (chunk: Buffer) => (err += chunk.toString()));
-    child.on('exit', (code) => reject(new Error(`koagent studio exited (${code}) before printing its URL: ${err}`)));
-  });
-}
 
 /** A port nothing listens on now. */
 function freePort(): Promise<number> {
@@ -50,17 +32,9 @@ function freePort(): Promise<number> {
   });
 }
 
-function stopped(child: ChildProcess): Promise<number | null> {
-  return new Promise((resolve) => {
-    if (child.exitCode !== null) return resolve(child.exitCode);
-    child.once('exit', (code) => resolve(code));
-    child.kill('SIGTERM');
-  });
-}
-
 describe('koagent studio', () => {
   it('prints a URL on 127.0.0.1 with its token; the API answers with the token and refuses without it; SIGTERM stops it cleanly', async () => {
-    const { child, url } = await studio('--store', db);
+    const { child, url } = await koagentStudio(['--store', db]);
     try {
       expect(url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/\?token=[\w-]{16,}$/);
       const token = new URL(url).searchParams.get('token')!;
@@ -76,7 +50,7 @@ describe('koagent studio', () => {
 
   it('listens on the port it is given', async () => {
     const port = await freePort();
-    const { child, url } = await studio('--store', db, '--port', String(port), '--host', '127.0.0.1');
+    const { child, url } = await koagentStudio(['--store', db, '--port', String(port), '--host', '127.0.0.1']);
     try {
       expect(new URL(url).port).toBe(String(port));
     } finally {
@@ -85,6 +59,6 @@ describe('koagent studio', () => {
   }, 60_000);
 
   it('refuses a store file that does not exist (exit 2)', async () => {
-    await expect(studio('--store', join(dir, 'nope.db'))).rejects.toThrow(/exited \(2\).*no run store at/s);
+    await expect(koagentStudio(['--store', join(dir, 'nope.db')])).rejects.toThrow(/exited \(2\).*no run store at/s);
   });
 });
