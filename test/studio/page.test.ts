@@ -84,6 +84,9 @@ describe.skipIf(!found)(found ? 'the studio page in Chromium' : `the studio page
     expect(await row.locator('[data-testid="models"]').textContent()).toBe('mock');
     const { usage } = (await temp.store.loadRun(traced))!;
     expect(await row.locator('[data-testid="cost"]').textContent()).toBe(`$${usage.cost!.toFixed(4)}`);
+    await row.locator('a').click();
+    expect(await page.locator('[data-testid="run-models"]').textContent()).toBe('mock');
+    expect(await page.locator('[data-testid="run-cost"]').textContent()).toBe(`$${usage.cost!.toFixed(4)}`);
   });
 
   it('nests a sub-agent\'s calls inside the lead\'s call that ran it', async () => {
@@ -94,6 +97,9 @@ describe.skipIf(!found)(found ? 'the studio page in Chromium' : `the studio page
     await nested.waitFor();
     expect(await nested.locator('.call-head').textContent()).toContain('in researcher');
     expect(await nested.locator('tr[data-path="/args/query"] .after').textContent()).toBe('"otters"');
+    // The sub-agent runs the lead's layers too, its own inside them.
+    expect(await nested.locator('.layer').evaluateAll((layers) => layers.map((layer) => layer.getAttribute('data-layer')))).toEqual(['koagent:validate', 'audit', 'log-calls', 'tidy-query', 'koagent:resolve']);
+    await snap(page, 'subagent');
   });
 
   it('resumes a pending approval approved from the page exactly once (the store has the run completed, the tool ran once)', async () => {

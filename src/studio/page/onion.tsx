@@ -2,6 +2,7 @@
 // record's `depth`), outermost first, with when it was entered and left, its own time, how often
 // it called next(), and what it did — a rewrite shown as a diff of the paths it changed.
 // koagent's own steps (source `builtin`) are drawn apart from the user's layers.
+import type { ComponentChildren } from 'preact';
 import type { JsonChange, TracedCall, TracedEffect, TracedLayer } from '../trace-types.ts';
 import { ms, show } from './client.ts';
 
@@ -67,7 +68,18 @@ function parents(layers: TracedLayer[]): number[] {
   });
 }
 
-function Layer({ call, index, inside }: { call: TracedCall; index: number; inside: number[][] }) {
+/** What the innermost layer reached: the tool (with the calls of the sub-agent it ran, inside it) or the model. */
+function Core({ call, children }: { call: TracedCall; children?: ComponentChildren }) {
+  return (
+    <div class="core">
+      {call.kind === 'tool' ? `the tool ${call.name}` : `the model${call.model ? ` ${call.model}` : ''}`}
+      {children}
+    </div>
+  );
+}
+
+/** `subagent` goes inside the core that layer `coreAt` reached (the first that reached it: a next() called again reaches it again). */
+function Layer({ call, index, inside, subagent, coreAt }: { call: TracedCall; index: number; inside: number[][]; subagent?: ComponentChildren; coreAt: number }) {
   const layer = call.layers[index]!;
   const children = inside[index + 1] ?? [];
   // A layer that called next() with no recorded layer inside it reached the tool or the model.
@@ -80,8 +92,8 @@ function Layer({ call, index, inside }: { call: TracedCall; index: number; insid
         <span class="timing small">in {ms(layer.inAt)} · out {layer.outAt === undefined ? '—' : ms(layer.outAt)} · self {ms(layer.selfMs)} · next() ×{layer.nextCalls}</span>
       </div>
       {layer.effects.length > 0 ? <ul class="effects">{layer.effects.map((effect) => <Effect effect={effect} />)}</ul> : <div class="muted small unchanged">passed it on unchanged</div>}
-      {children.map((child) => <Layer call={call} index={child} inside={inside} />)}
-      {core && <div class="core">{call.kind === 'tool' ? `the tool ${call.name}` : `the model${call.model ? ` ${call.model}` : ''}`}</div>}
+      {children.map((child) => <Layer call={call} index={child} inside={inside} subagent={subagent} coreAt={coreAt} />)}
+      {core && <Core call={call}>{index === coreAt ? subagent : null}</Core>}
     </div>
   );
 }
@@ -104,6 +116,14 @@ export function Onion({ index, all }: { index: number; all: TracedCall[] }) {
   const inside: number[][] = [];
   parents(call.layers).forEach((parent, i) => (inside[parent + 1] ??= []).push(i));
   const children = subagentCalls(all, index);
+  const subagent = children.length > 0 && (
+    <div class="subagent" data-testid="subagent-calls">
+      <div class="small">the sub-agent's calls, made inside this call</div>
+      {children.map((child) => <Onion index={child} all={all} />)}
+    </div>
+  );
+  // The sub-agent ran inside the tool: its calls go inside the innermost layer that reached it.
+  const coreAt = call.layers.findIndex((layer, i) => layer.nextCalls > 0 && (inside[i + 1] ?? []).length === 0);
   return (
     <div class="onion" data-call={call.id} data-index={index}>
       <div class="call-head">
@@ -113,13 +133,8 @@ export function Onion({ index, all }: { index: number; all: TracedCall[] }) {
         <span class={`outcome ${call.outcome}`}>{call.outcome}</span>
         {call.agentPath && <span class="muted small"> · in {call.agentPath.join(' › ')}</span>}
       </div>
-      {call.layers.length === 0 ? <div class="core">no layers: the call went straight to {call.kind === 'tool' ? 'the tool' : 'the model'}</div> : (inside[0] ?? []).map((i) => <Layer call={call} index={i} inside={inside} />)}
-      {children.length > 0 && (
-        <div class="subagent" data-testid="subagent-calls">
-          <div class="muted small">sub-agent calls made inside this call</div>
-          {children.map((child) => <Onion index={child} all={all} />)}
-        </div>
-      )}
+      {call.layers.length === 0 ? <Core call={call}>{subagent}</Core> : (inside[0] ?? []).map((i) => <Layer call={call} index={i} inside={inside} subagent={subagent} coreAt={coreAt} />)}
+      {call.layers.length > 0 && coreAt < 0 && subagent}
     </div>
   );
 }

@@ -67,6 +67,8 @@ export function RunScreen({ runId }: { runId: string }) {
       <h1>{state.agentName} <span class={`badge ${state.status}`} data-testid="run-status">{state.status}</span></h1>
       <p class="muted">
         {state.runId} · segment {row?.segment ?? '?'} · steps <span data-testid="run-steps">{row?.steps ?? '?'}</span> · {state.usage.totalTokens ?? 0} tokens · {state.usage.modelCalls ?? 0} model calls · {state.usage.toolCalls ?? 0} tool calls
+        {row && row.models.length > 0 && <> · model <span data-testid="run-models">{row.models.join(', ')}</span></>}
+        {row?.cost !== undefined && <> · <span data-testid="run-cost">${row.cost.toFixed(4)}</span></>}
         {row && <> · started {when(row.startedAt)} · {ms(row.durationMs)}</>}
         {row?.stopReason && <> · stopped: {row.stopReason}</>}
       </p>
