@@ -11,7 +11,8 @@ import { dirname, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { z } from 'zod';
-import { createAgent, defineTool, type Agent, type AgentOptions } from 'koagent';
+import { createAgent, defineTool, type Agent, type AgentOptions, type Middleware } from 'koagent';
+import { costBudgetMiddleware } from 'koagent/middleware';
 import { sqliteStore } from 'koagent/sqlite';
 import type { RunStore } from 'koagent/store';
 import { startStudio } from 'koagent/studio';
@@ -19,9 +20,20 @@ import { mockModel } from 'koagent/testing';
 
 const LEASE_MS = 500;
 
-// integration: layerTrace — each agent records its layer trace once the option exists:
-// this becomes { layerTrace: true } (createAgent refuses options it does not know).
-const TRACED: Partial<AgentOptions> = {};
+// Each agent records its layer trace, so the studio shows the onion of every call; a layer that
+// rewrites the refund's arguments and a priced model give the onion and the cost column something to show.
+const priced = costBudgetMiddleware({ prices: { mock: { input: 0.25, output: 2 } } });
+const TRACED = { layerTrace: true, middleware: [priced] } satisfies Partial<AgentOptions>;
+
+/** Amounts to the cent: the onion of the refund shows this layer's rewrite, and the approval asks about its result. */
+const centsOnly: Middleware = {
+  name: 'cents-only',
+  tool(ctx, next) {
+    const args = ctx.args as { amount?: unknown };
+    if (typeof args.amount === 'number') ctx.args = { ...args, amount: Math.round(args.amount * 100) / 100 };
+    return next();
+  },
+};
 
 /** Every agent of the demo on `store`. `onCharge` runs inside the booking's charge (the worker hangs there). */
 function agents(store: RunStore, onCharge: () => Promise<void> = async () => undefined): Record<'writer' | 'payments' | 'editor' | 'booking', Agent> {
@@ -33,8 +45,8 @@ function agents(store: RunStore, onCharge: () => Promise<void> = async () => und
     execute: ({ orderId, amount }) => `refunded ${amount} EUR on ${orderId}`,
   });
   const payments = createAgent({
-    ...TRACED, name: 'payments', store, tools: [refund],
-    model: mockModel([{ toolCalls: [{ name: 'refund', args: { orderId: 'A-17', amount: 40 }, id: 'call_refund' }] }, 'The refund of 40 EUR is on its way.'], { resumable: true }),
+    ...TRACED, name: 'payments', store, tools: [refund], middleware: [priced, centsOnly],
+    model: mockModel([{ toolCalls: [{ name: 'refund', args: { orderId: 'A-17', amount: 40.004 }, id: 'call_refund' }] }, 'The refund of 40 EUR is on its way.'], { resumable: true }),
   });
 
   const search = defineTool({ name: 'search', description: 'Search the web', input: z.object({ query: z.string() }), execute: ({ query }) => `Otters (${query}): they hold hands while sleeping.` });

@@ -5,8 +5,8 @@ import { pathToFileURL } from 'node:url';
 import type { Agent } from '../agent/agent.js';
 import { CliError, EXIT } from './io.js';
 
-/** What the CLI calls on an agent: its name and its resume and recover. */
-export type CliAgent = Pick<Agent, 'name' | 'resume' | 'recover'>;
+/** What the CLI calls on an agent: its name and its resume and recover (and its tools, to check edited arguments, when it has them). */
+export type CliAgent = Pick<Agent, 'name' | 'resume' | 'recover'> & Partial<Pick<Agent, 'tools'>>;
 
 const isAgent = (value: unknown): value is CliAgent =>
   typeof value === 'object' && value !== null && typeof (value as CliAgent).name === 'string' && typeof (value as CliAgent).resume === 'function' && typeof (value as CliAgent).recover === 'function';

@@ -2,14 +2,14 @@
 // open the studio on one (`koagent studio`). Exit codes are documented in docs/cli.md.
 import { CliError, EXIT, parse, type Io } from './io.js';
 import { runsCommand, RUNS_USAGE } from './runs.js';
-import { openStore } from './stores.js';
+import { openQueue, openStore } from './stores.js';
 import { loadAgents } from './agents.js';
 
 const USAGE = `koagent: operate the runs of a run store.
 
 Usage:
 ${RUNS_USAGE}
-  koagent studio --store <file|url> [--port <n>] [--host 127.0.0.1] [--agents <module>]
+  koagent studio --store <file|url> [--port <n>] [--host 127.0.0.1] [--agents <module>] [--queue <postgres url>]
 
 Exit codes: 0 ok, 1 failure, 2 usage error, 3 not found, 4 refused.
 See docs/cli.md.`;
@@ -39,11 +39,11 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
 const STUDIO_MODULE = ['..', 'studio', 'server.js'].join('/');
 
 interface StudioModule {
-  startStudio(options: { store: unknown; host: string; port: number; agents: readonly unknown[] }): Promise<{ url: string; close(): Promise<void> | void }>;
+  startStudio(options: { store: unknown; host: string; port: number; agents: readonly unknown[]; queue?: unknown }): Promise<{ url: string; close(): Promise<void> | void }>;
 }
 
 async function studio(argv: readonly string[], io: Io): Promise<number> {
-  const { values } = parse(argv, { store: { type: 'string' }, port: { type: 'string' }, host: { type: 'string' }, agents: { type: 'string' } });
+  const { values } = parse(argv, { store: { type: 'string' }, port: { type: 'string' }, host: { type: 'string' }, agents: { type: 'string' }, queue: { type: 'string' } });
   const port = values.port === undefined ? 0 : Number(values.port);
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new CliError(EXIT.usage, `--port must be a port number (0 to 65535), got ${values.port}`);
   let server: StudioModule;
@@ -53,15 +53,18 @@ async function studio(argv: readonly string[], io: Io): Promise<number> {
     throw new CliError(EXIT.failure, `the studio is not part of this build (${STUDIO_MODULE} could not be loaded: ${(error as Error).message})`);
   }
   const agents = values.agents === undefined ? [] : await loadAgents(values.agents);
-  const store = await openStore(values.store);
-  const { url, close } = await server.startStudio({ store, host: values.host ?? '127.0.0.1', port, agents });
-  io.out(`koagent studio: ${url}`);
+  // With the workers' queue, answers go there, and the runs are read from the queue's database unless --store says otherwise.
+  const queue = values.queue === undefined ? undefined : await openQueue(values.queue, values.store);
+  const store = queue?.store ?? (await openStore(values.store));
+  const { url, close } = await server.startStudio({ store, host: values.host ?? '127.0.0.1', port, agents, ...(queue === undefined ? {} : { queue }) });
+  io.out(`koagent studio: ${url}${queue === undefined ? '' : ' (approvals go to the workers\' queue)'}`);
   await new Promise<void>((resolve) => {
     const stop = () => resolve();
     process.once('SIGINT', stop);
     process.once('SIGTERM', stop);
   });
   await close();
-  await store.close();
+  if (queue === undefined) await store.close();
+  else await queue.close();
   return EXIT.ok;
 }

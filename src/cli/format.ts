@@ -70,7 +70,8 @@ const indent = (text: string, by = '  ') => text.split('\n').map((l) => by + l).
 /** One traced call as an indented onion: each layer one step in from the layer around it. */
 export function traceText(call: TracedCall): string {
   const nest = call.parentCallId === undefined ? '' : `  inside ${call.parentCallId} (${(call.agentPath ?? []).join(' › ')})`;
-  const head = `  ${call.kind} ${call.name} ${call.id}  step ${call.step}, segment ${call.segment}  ${call.outcome}  ${ms(call.durationMs)}${nest}`;
+  const model = call.model ?? call.provider;
+  const head = `  ${call.kind} ${call.name}${model === undefined ? '' : ` [${model}]`} ${call.id}  step ${call.step}, segment ${call.segment}  ${call.outcome}  ${ms(call.durationMs)}${nest}`;
   const base = call.parentCallId === undefined ? '    ' : '      ';
   const lines = call.layers.map((layer) => {
     const hooks = layer.hooks === undefined || layer.hooks.length === 0 ? '' : ` [${layer.hooks.join(', ')}]`;

@@ -1,18 +1,21 @@
 // `koagent runs …`: list, show, export and delete a store's runs, and answer or recover them
 // through the agents' own API (resume, recover), so the store decides that each goes ahead once.
-import type { RunState, RunStatus } from '../core/vocabulary/state.js';
+import type { PendingApproval, RunState, RunStatus } from '../core/vocabulary/state.js';
 import type { RunStore, RunSummary } from '../stores/run-store.js';
 import { traceToOtlp } from '../features/layer-trace/otlp.js';
 import { agentFor, loadAgents, type CliAgent } from './agents.js';
+import { decisionsFor, type DecisionFlags } from './decisions.js';
 import { runTable, showRun } from './format.js';
 import { CliError, EXIT, parse, type Io } from './io.js';
-import { openStore } from './stores.js';
+import { openQueue, openStore } from './stores.js';
 
 export const RUNS_USAGE = `  koagent runs ls      --store <file|url> [--agent <name>] [--status <s>[,<s>]] [--session <id>] [--grep <text>] [--limit <n>] [--json]
   koagent runs show    <runId> --store <file|url> [--json]
   koagent runs export  <runId> --store <file|url> [--otlp]
-  koagent runs approve <runId> --store <file|url> --agents <module> [--call <toolCallId>] [--json]
+  koagent runs approve <runId> --store <file|url> --agents <module> [--call <toolCallId>] [--args <json>] [--reason <text>] [--json]
+  koagent runs approve <runId> --queue <postgres url> [--agents <module>] [--call <toolCallId>] [--args <json>] [--json]
   koagent runs deny    <runId> --store <file|url> --agents <module> --reason <text> [--call <toolCallId>] [--json]
+  koagent runs deny    <runId> --queue <postgres url> --reason <text> [--call <toolCallId>] [--json]
   koagent runs recover [<runId>] --store <file|url> --agents <module> [--json]
   koagent runs delete  <runId> --store <file|url> [--json]`;
 
@@ -141,33 +144,71 @@ async function agentsFrom(module: string | undefined, command: string): Promise<
   return loadAgents(module);
 }
 
-/** `approve` and `deny`: the run's pending approvals (or one) answered, and the run resumed once, through the store. */
+/** `approve` and `deny`: the run's pending approvals (or one) answered, and the run resumed once, through the store or the worker queue. */
 async function decide(argv: readonly string[], io: Io, approved: boolean): Promise<number> {
   const what = approved ? 'approve' : 'deny';
-  const { values, positionals } = parse(argv, { ...COMMON, agents: { type: 'string' }, call: { type: 'string' }, reason: { type: 'string' }, args: { type: 'string' } });
+  const { values, positionals } = parse(argv, { ...COMMON, agents: { type: 'string' }, call: { type: 'string' }, reason: { type: 'string' }, args: { type: 'string' }, queue: { type: 'string' } });
   const runId = oneRunId(positionals, what);
   if (!approved && (values.reason === undefined || values.reason.trim() === '')) throw new CliError(EXIT.usage, 'deny needs --reason "<why>": the model reads it');
-  if (values.args !== undefined) throw new CliError(EXIT.usage, '--args: approving with edited arguments is not supported by agent.resume yet; approve as asked, or deny with a reason');
+  if (!approved && values.args !== undefined) throw new CliError(EXIT.usage, '--args goes with approve: a denied call runs with no arguments');
+  const flags = { approved, reason: values.reason, args: values.args };
+  if (values.queue !== undefined) return decideOnQueue(runId, values, flags, io);
   const agents = await agentsFrom(values.agents, what);
   return withStore(values.store, async (store) => {
     const state = await loaded(store, runId);
-    if (state.status !== 'suspended') throw new CliError(EXIT.refused, `run ${runId} is ${state.status}: only a suspended run waits for a decision`);
-    const pending = values.call === undefined ? state.pendingApprovals : state.pendingApprovals.filter((p) => p.toolCallId === values.call);
-    if (pending.length === 0) throw new CliError(EXIT.notFound, `run ${runId} has no pending approval ${values.call}; it waits for ${state.pendingApprovals.map((p) => p.toolCallId).join(', ')}`);
-    const decision = approved ? (values.reason === undefined ? true : { approved: true, reason: values.reason }) : { approved: false, reason: values.reason! };
+    const pending = pendingOf(state, values.call);
     const agent = agentFor(agents, state.agentName);
+    const decisions = decisionsFor(pending, flags, agent);
     let result: Awaited<ReturnType<CliAgent['resume']>>;
     try {
-      result = await agent.resume(runId, Object.fromEntries(pending.map((p) => [p.toolCallId, decision])), { store });
+      result = await agent.resume(runId, decisions, { store });
     } catch (error) {
       const e = error as { code?: string; message?: string };
       if (e.code === 'invalid_resume') throw new CliError(EXIT.refused, `run ${runId} was not resumed: ${e.message}`);
       throw error;
     }
     const row = { runId, status: result.status, stopReason: result.stopReason, text: result.text, pendingApprovals: result.pendingApprovals };
-    io.out(values.json === true ? JSON.stringify(row, null, 2) : `${approved ? 'approved' : 'denied'} ${pending.map((p) => `${p.toolName} (${p.toolCallId})`).join(', ')}; run ${runId} is ${result.status}${result.stopReason === undefined ? '' : ` (${result.stopReason})`}${result.text ? `: ${result.text}` : ''}`);
+    io.out(values.json === true ? JSON.stringify(row, null, 2) : `${answered(approved, pending, flags)}; run ${runId} is ${result.status}${result.stopReason === undefined ? '' : ` (${result.stopReason})`}${result.text ? `: ${result.text}` : ''}`);
     return EXIT.ok;
   });
+}
+
+/** The pending calls a decision answers: all of the run's, or the one `--call` names. */
+function pendingOf(state: RunState, call: string | undefined): PendingApproval[] {
+  if (state.status !== 'suspended') throw new CliError(EXIT.refused, `run ${state.runId} is ${state.status}: only a suspended run waits for a decision`);
+  const pending = call === undefined ? state.pendingApprovals : state.pendingApprovals.filter((p) => p.toolCallId === call);
+  if (pending.length === 0) throw new CliError(EXIT.notFound, `run ${state.runId} has no pending approval ${call}; it waits for ${state.pendingApprovals.map((p) => p.toolCallId).join(', ')}`);
+  return pending;
+}
+
+function answered(approved: boolean, pending: readonly PendingApproval[], flags: DecisionFlags): string {
+  return `${approved ? (flags.args === undefined ? 'approved' : 'approved with edited arguments') : 'denied'} ${pending.map((p) => `${p.toolName} (${p.toolCallId})`).join(', ')}`;
+}
+
+/**
+ * `--queue <postgres url>`: the answer goes to the workers' queue (`client.answer`), and a free
+ * worker runs the next segment, exactly once; this process runs none of the agent's code, so
+ * `--agents` is needed only to check edited arguments against the tool's schema.
+ */
+async function decideOnQueue(runId: string, values: { store?: string; agents?: string; call?: string; queue?: string; json?: boolean }, flags: DecisionFlags, io: Io): Promise<number> {
+  const agents = values.agents === undefined ? undefined : await loadAgents(values.agents);
+  const client = await openQueue(values.queue!, values.store);
+  try {
+    const state = await loaded(client.store, runId);
+    const pending = pendingOf(state, values.call);
+    const agent = agents?.find((a) => a.name === state.agentName);
+    const decisions = decisionsFor(pending, flags, agent);
+    try {
+      await client.answer(runId, decisions);
+    } catch (error) {
+      if (error instanceof TypeError) throw new CliError(EXIT.refused, `run ${runId} was not resumed: ${error.message}`);
+      throw error;
+    }
+    io.out(values.json === true ? JSON.stringify({ runId, queued: true, calls: Object.keys(decisions) }, null, 2) : `${answered(flags.approved, pending, flags)}; run ${runId} is queued: a worker runs its next segment`);
+    return EXIT.ok;
+  } finally {
+    await client.close();
+  }
 }
 
 /** The runs among `runs` whose id, session, error or transcript holds `text` (case-insensitive). */

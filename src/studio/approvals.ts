@@ -1,7 +1,8 @@
 // Approvals from the page: the pending calls of every suspended run, and the answers to them.
 // An answer resumes the run through the store with the agent the studio was given, exactly
 // once: the studio lets one resume of a run's segment go ahead at a time, and the store's claim
-// refuses a second resume of the segment from any process.
+// refuses a second resume of the segment from any process. Given the workers' queue, the studio
+// sends the answer there instead, and a worker runs the next segment.
 import type { Agent } from '../agent/agent.js';
 import type { ApprovalDecision, PendingApproval, RunState } from '../api.js';
 import type { RunStore } from '../stores/run-store.js';
@@ -32,6 +33,17 @@ export interface DecisionRequest {
   args?: unknown;
 }
 
+/**
+ * Where the studio sends answers instead of resuming runs itself: the workers' queue
+ * (`createClient` of `koagent/worker` is one), so a free worker runs the next segment.
+ *
+ * @example await startStudio({ store: client.store, queue: client });
+ */
+export interface StudioQueue {
+  /** Queue the run's resume with these decisions; throws (a TypeError) when the run was answered already. */
+  answer(runId: string, decisions: Record<string, ApprovalDecision>): Promise<void>;
+}
+
 /** An answer to the page: an HTTP status and a JSON body. */
 export interface Answer {
   status: number;
@@ -55,9 +67,12 @@ export class Approvals {
   /** Resumes still running, so `close` can wait for them. */
   readonly #running = new Set<Promise<unknown>>();
 
-  constructor(store: RunStore, agents: readonly Agent<any, any>[]) {
+  readonly #queue: StudioQueue | undefined;
+
+  constructor(store: RunStore, agents: readonly Agent<any, any>[], queue?: StudioQueue) {
     this.#store = store;
     this.#agents = new Map(agents.map((agent) => [agent.name, agent]));
+    this.#queue = queue;
   }
 
   /** Every pending approval of the suspended runs, the latest run first. */
@@ -69,7 +84,7 @@ export class Approvals {
       const decided = partial?.segment === run.segment ? Object.keys(partial.decisions) : [];
       return run.pendingApprovals.map((pending) => {
         const tool = (pending.path?.length ?? 0) === 0 ? agent?.tools.get(pending.toolName) : undefined;
-        return { ...pending, runId: run.runId, agentName: run.agentName, sessionId: run.sessionId, ...(tool ? { schema: tool.spec.parameters } : {}), canResume: agent !== undefined, decided };
+        return { ...pending, runId: run.runId, agentName: run.agentName, sessionId: run.sessionId, ...(tool ? { schema: tool.spec.parameters } : {}), canResume: agent !== undefined || this.#queue !== undefined, decided };
       });
     });
   }
@@ -85,7 +100,7 @@ export class Approvals {
     const pending = state.pendingApprovals.find((p) => p.toolCallId === toolCallId);
     if (pending === undefined) return { status: 404, body: { error: `run ${runId} has no pending approval ${toolCallId}` } };
     const agent = this.#agents.get(state.agentName);
-    if (agent === undefined) return { status: 409, body: { error: NO_AGENTS.replace('without agents', this.#agents.size === 0 ? 'without agents' : `without an agent named "${state.agentName}"`) } };
+    if (agent === undefined && this.#queue === undefined) return { status: 409, body: { error: NO_AGENTS.replace('without agents', this.#agents.size === 0 ? 'without agents' : `without an agent named "${state.agentName}"`) } };
     const decision = this.#decision(agent, pending, request);
     if ('status' in decision) return decision;
     const key = `${runId}#${state.segment}`;
@@ -99,15 +114,34 @@ export class Approvals {
       return { status: 202, body: { resumed: false, waitingFor: waiting, message: `answer the run's other pending calls too (${waiting.join(', ')}); it resumes when each has an answer` } };
     }
     this.#partial.delete(runId);
-    return this.#resume(agent, state, decisions, key);
+    if (this.#queue !== undefined) return this.#enqueue(this.#queue, state, decisions, key);
+    return this.#resume(agent!, state, decisions, key);
+  }
+
+  /** Send the answer to the workers' queue, which lets one answer of a segment through. */
+  async #enqueue(queue: StudioQueue, state: RunState, decisions: Record<string, ApprovalDecision>, key: string): Promise<Answer> {
+    this.#resuming.add(key);
+    try {
+      await queue.answer(state.runId, decisions);
+    } catch (error) {
+      return { status: 409, body: { error: (error as Error)?.message ?? String(error) } };
+    } finally {
+      this.#resuming.delete(key);
+    }
+    return { status: 202, body: { resumed: true, queued: true, runId: state.runId, status: 'queued' } };
   }
 
   /** The decision to give resume, or why the request is refused (edited arguments that fail the tool's schema). */
-  #decision(agent: Agent<any, any>, pending: PendingApproval, request: DecisionRequest): { decision: ApprovalDecision } | Answer {
+  #decision(agent: Agent<any, any> | undefined, pending: PendingApproval, request: DecisionRequest): { decision: ApprovalDecision } | Answer {
     const reason = typeof request.reason === 'string' && request.reason.trim() !== '' ? request.reason.trim() : undefined;
     if (!request.approved) return { decision: { approved: false, ...(reason ? { reason } : {}) } };
     if (request.args === undefined) return { decision: true };
     if ((pending.path?.length ?? 0) > 0) return { status: 400, body: { error: `${pending.toolName} is a call of sub-agent ${pending.path!.join(' › ')}: its arguments cannot be edited here; approve or deny it as it is` } };
+    if (agent === undefined) {
+      // Answered through the queue without the agent: no schema to check against, only JSON.
+      if (typeof request.args !== 'object' || request.args === null || Array.isArray(request.args)) return { status: 422, body: { error: `the edited arguments must be a JSON object of ${pending.toolName}'s arguments` } };
+      return { decision: { approved: true, args: request.args } };
+    }
     const tool = agent.tools.get(pending.toolName);
     if (tool === undefined) return { status: 409, body: { error: `agent "${agent.name}" has no tool ${pending.toolName} to check the arguments against` } };
     const checked = tool.input.safeParse(request.args);

@@ -3,7 +3,7 @@
 // kept until the run changes again, so a list or a live poll loads only the runs that moved.
 import type { Message, RunState, RunStatus, StopReason } from '../api.js';
 import type { RunFilter, RunStore, RunSummary } from '../stores/run-store.js';
-import { TRACE_STATE, type LayerTraceRecord } from './trace-types.js';
+import { traceOf } from '../features/layer-trace/record.js';
 
 /**
  * One run as the studio's list shows it.
@@ -18,12 +18,12 @@ export interface RunRow {
   stopReason?: StopReason;
   segment: number;
   steps: number;
-  /** The model names the layer trace names (empty when it names none). */
+  /** The models the run asked, from its layer trace (or the cost budget's record); empty when neither names one. */
   models: string[];
   tokens: { input: number; output: number; total: number };
   modelCalls: number;
   toolCalls: number;
-  /** In US dollars, where known: a run's state holds no prices today, so this is absent for now. */
+  /** In US dollars, where known: what the cost budget middleware counted (`usage.cost`, sub-agents' included); absent without it. */
   cost?: number;
   pendingApprovals: number;
   error?: { code: string; message: string };
@@ -64,11 +64,18 @@ function textOfContent(content: Message['content']): string {
   return content.map((part) => (part.type === 'text' || part.type === 'reasoning' ? part.text : '')).join(' ');
 }
 
+/** The hook state the cost budget middleware keeps its dollars per model in. */
+const COST_STATE = 'cost-budget';
+
+/**
+ * The models the run asked: those its layer trace names (each model call's model id, or its
+ * provider's name), else those the cost budget priced (`hookState['cost-budget'].byModel`).
+ */
 function models(state: RunState): string[] {
-  // Forward-looking: a traced model call may name its model; the record's version 1 need not.
-  const record = state.hookState[TRACE_STATE] as LayerTraceRecord | undefined;
-  const named = (record?.calls ?? []).flatMap((call) => (call.kind === 'model' && typeof (call as { model?: unknown }).model === 'string' ? [(call as unknown as { model: string }).model] : []));
-  return [...new Set(named)];
+  const traced = (traceOf(state)?.calls ?? []).flatMap((call) => (call.kind === 'model' ? [call.model ?? call.provider].filter((m): m is string => m !== undefined) : []));
+  if (traced.length > 0) return [...new Set(traced)];
+  const priced = state.hookState[COST_STATE] as { byModel?: Record<string, unknown> } | undefined;
+  return typeof priced?.byModel === 'object' && priced.byModel !== null ? Object.keys(priced.byModel) : [];
 }
 
 /**
@@ -138,6 +145,7 @@ function build(summary: RunSummary, state: RunState | undefined, key: string): C
     tokens: { input: usage?.inputTokens ?? 0, output: usage?.outputTokens ?? 0, total: usage?.totalTokens ?? 0 },
     modelCalls: usage?.modelCalls ?? 0,
     toolCalls: usage?.toolCalls ?? 0,
+    ...(typeof usage?.cost === 'number' ? { cost: usage.cost } : {}),
     pendingApprovals: summary.pendingApprovals.length,
     ...(summary.error ? { error: { code: summary.error.code, message: summary.error.message } } : {}),
     startedAt: summary.createdAt,

@@ -10,12 +10,12 @@ import { extname, join, normalize, sep } from 'node:path';
 import type { Agent } from '../agent/agent.js';
 import type { RunStatus } from '../api.js';
 import { assertStore, type RunStore } from '../stores/run-store.js';
-import { Approvals, type DecisionRequest } from './approvals.js';
+import { Approvals, type DecisionRequest, type StudioQueue } from './approvals.js';
 import { studioAssets } from './assets.js';
 import { RunCatalog } from './catalog.js';
 import { LiveRuns } from './live.js';
-import { traceToOtlp } from './otlp.js';
-import { TRACE_STATE, type LayerTraceRecord } from './trace-types.js';
+import { traceToOtlp } from '../features/layer-trace/otlp.js';
+import { traceOf } from '../features/layer-trace/record.js';
 
 /**
  * Options of `startStudio`.
@@ -31,6 +31,12 @@ export interface StudioOptions {
   port?: number;
   /** The agents whose runs the studio may resume when a human answers an approval (by agent name). */
   agents?: readonly Agent<any, any>[];
+  /**
+   * Send approvals' answers to the workers' queue instead of resuming runs here: a worker runs
+   * the next segment. A `WorkerClient` (`createClient` of `koagent/worker`) is one; `agents` then
+   * only check edited arguments against the tool's schema.
+   */
+  queue?: StudioQueue;
   /** The API's token (default: 24 random bytes, base64url). */
   token?: string;
   /** How often live updates poll the store's list, in ms (default 500). */
@@ -79,7 +85,7 @@ export async function startStudio(options: StudioOptions): Promise<Studio> {
   if (typeof token !== 'string' || token.length < 8) throw new TypeError('startStudio: token must be a string of 8 characters or more (leave it out for a random one)');
   const catalog = new RunCatalog(store);
   const live = new LiveRuns(store, catalog, pollMs);
-  const approvals = new Approvals(store, agents);
+  const approvals = new Approvals(store, agents, options.queue);
   const assets = options.assetsDir === undefined ? studioAssets : () => Promise.resolve(options.assetsDir!);
   const expected = Buffer.from(token);
 
@@ -94,7 +100,7 @@ export async function startStudio(options: StudioOptions): Promise<Studio> {
   const api = async (request: IncomingMessage, response: ServerResponse, url: URL, parts: string[]): Promise<void> => {
     const method = request.method ?? 'GET';
     const [, resource, id, sub, callId] = parts; // ['api', 'runs', id, 'approvals', callId]
-    if (method === 'GET' && resource === 'info' && parts.length === 2) return json(response, 200, { store: store.kind, agents: agents.map((agent) => agent.name), pollMs });
+    if (method === 'GET' && resource === 'info' && parts.length === 2) return json(response, 200, { store: store.kind, agents: agents.map((agent) => agent.name), queue: options.queue !== undefined, pollMs });
     if (method === 'GET' && resource === 'events' && parts.length === 2) return live.add(response);
     if (method === 'GET' && resource === 'approvals' && parts.length === 2) return json(response, 200, await approvals.list());
     if (resource !== 'runs') throw new HttpError(404, `no API route ${method} ${url.pathname}`);
@@ -110,11 +116,11 @@ export async function startStudio(options: StudioOptions): Promise<Studio> {
     if (method !== 'GET' || id === undefined || parts.length > 4) throw new HttpError(404, `no API route ${method} ${url.pathname}`);
     const state = await store.loadRun(id);
     if (state === undefined) throw new HttpError(404, `there is no run ${id} in the store`);
-    const trace = (state.hookState[TRACE_STATE] as LayerTraceRecord | undefined) ?? null;
+    const trace = traceOf(state) ?? null;
     if (sub === 'export') return download(response, `${id}.json`, state);
     if (sub === 'otlp') {
       if (trace === null) throw new HttpError(404, `run ${id} has no layer trace: run its agent with layerTrace: true`);
-      return download(response, `${id}.otlp.json`, traceToOtlp(trace, state));
+      return download(response, `${id}.otlp.json`, traceToOtlp(state));
     }
     if (sub !== undefined) throw new HttpError(404, `no API route ${method} ${url.pathname}`);
     const summaries = await store.listRuns({ agentName: state.agentName, sessionId: state.sessionId, limit: 500 });

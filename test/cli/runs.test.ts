@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sqliteStore } from '../../src/sqlite.js';
-import { helper, ops } from '../fixtures/cli-agents.js';
+import { bank, helper, ops } from '../fixtures/cli-agents.js';
 import { mortal } from '../support/durable.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -79,6 +79,7 @@ describe('runs show and export', () => {
     expect(stdout).toMatch(/→ deploy \{"env":"staging"\} \(d1\)/);
     expect(stdout).toMatch(new RegExp(`Ledger\\n\\s+CALL\\s+TOOL\\s+ENTRY\\s+IDEMPOTENCY KEY\\n\\s+d1\\s+deploy\\s+pending\\s+${suspended}:d1`));
     expect(stdout).toMatch(/tool deploy d1 {2}step 1, segment 1 {2}approval/);
+    expect(stdout).toMatch(/model turn \[scripted\] model:1:1 {2}step 1, segment 1 {2}ok/);
     expect(stdout).toMatch(/\n {6}prod-only {2}self .*\n {8}· rewrote-args: \/args\/env "staging" → "prod"/);
     expect(stdout).toMatch(/koagent:approval \(builtin\).*\n(\s+· .*\n)*\s+· asked for approval/);
   });
@@ -136,6 +137,33 @@ describe('runs approve, deny and delete', () => {
     expect(code).toBe(0);
     expect(stdout).toMatch(new RegExp(`denied deploy \\(d1\\); run ${runId} is completed`));
     expect(deploys()).toEqual(['deploy prod']);
+  });
+
+  it('approves with edited arguments (--args): the tool runs once, with those arguments', async () => {
+    const store = sqliteStore({ path: db });
+    const runId = (await bank.run('Pay Ada', { store })).runId;
+    await store.close();
+    const { code, stdout, stderr } = await koagent('runs', 'approve', runId, '--store', db, '--agents', AGENTS, '--args', '{"to":"Ada","amount":60}');
+    expect(stderr).toBe('');
+    expect(code).toBe(0);
+    expect(stdout).toMatch(new RegExp(`approved with edited arguments transfer \\(t1\\); run ${runId} is completed \\(final\\): Done: sent 60 to Ada`));
+    expect(deploys().filter((mark) => mark.startsWith('transfer'))).toEqual(['transfer 60 to Ada']);
+  });
+
+  it('refuses edited arguments that fail the tool\'s schema, or are not JSON (exit 2), and resumes nothing', async () => {
+    const store = sqliteStore({ path: db });
+    const runId = (await bank.run('Pay Ada', { store })).runId;
+    await store.close();
+    const tooMuch = await koagent('runs', 'approve', runId, '--store', db, '--agents', AGENTS, '--args', '{"to":"Ada","amount":5000}');
+    expect(tooMuch.code).toBe(2);
+    expect(tooMuch.stderr).toMatch(/--args do not fit transfer's schema: amount: .*100/);
+    const notJson = await koagent('runs', 'approve', runId, '--store', db, '--agents', AGENTS, '--args', '{amount: 5}');
+    expect(notJson.code).toBe(2);
+    expect(notJson.stderr).toMatch(/--args must be JSON/);
+    const check = sqliteStore({ path: db });
+    expect((await check.loadRun(runId))!.status).toBe('suspended');
+    await check.close();
+    expect(deploys().filter((mark) => mark.startsWith('transfer'))).toEqual(['transfer 60 to Ada']);
   });
 
   it('deletes a run, and exits 3 when it is gone', async () => {

@@ -1,6 +1,7 @@
 // The studio's page in a real Chromium (Debian's, driven by playwright-core): the onion of a
 // finished run, approvals answered from the page, a run updating live, and a page without the
-// token. The screenshots of the main screens go to docs/studio/, where docs/studio.md shows them.
+// token. With KOAGENT_SCREENSHOTS=1 (`npm run docs:screenshots`) they also save the main screens
+// to docs/studio/, where docs/studio.md shows them; otherwise they write no file.
 import { existsSync, mkdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { chromium, type Browser, type Page } from 'playwright-core';
@@ -13,6 +14,14 @@ const found = existsSync(executablePath);
 const reason = `no Chromium at ${executablePath} (install Debian's: apt-get install -y chromium, or set KOAGENT_CHROMIUM)`;
 if (!found) console.warn(`test/studio/page.test.ts: the browser tests are skipped: ${reason}`);
 const shots = fileURLToPath(new URL('../../docs/studio/', import.meta.url));
+const screenshots = process.env.KOAGENT_SCREENSHOTS === '1';
+
+/** Save the page as docs/studio/<name>.png, when screenshots are asked for. */
+async function snap(page: Page, name: string): Promise<void> {
+  if (!screenshots) return;
+  mkdirSync(shots, { recursive: true });
+  await page.screenshot({ path: `${shots}${name}.png`, fullPage: true });
+}
 
 describe.skipIf(!found)(found ? 'the studio page in Chromium' : `the studio page in Chromium (skipped: ${reason})`, () => {
   let temp: ReturnType<typeof tempStore>;
@@ -30,7 +39,6 @@ describe.skipIf(!found)(found ? 'the studio page in Chromium' : `the studio page
     studio = await startStudio({ store: temp.store, agents: [payments], pollMs: 100 });
     browser = await chromium.launch({ executablePath });
     page = await browser.newPage({ viewport: { width: 1360, height: 820 } });
-    mkdirSync(shots, { recursive: true });
   }, 60_000);
   afterAll(async () => {
     await browser?.close();
@@ -44,8 +52,16 @@ describe.skipIf(!found)(found ? 'the studio page in Chromium' : `the studio page
     await page.click('.bar-row[data-call="call_search"]');
     const onion = page.locator('.onion[data-call="call_search"]');
     await onion.waitFor();
-    expect(await onion.locator('.layer').evaluateAll((layers) => layers.map((layer) => layer.getAttribute('data-layer')))).toEqual(['audit', 'tidy-query']);
-    expect(await onion.locator('.layer[data-layer="audit"] > .muted').first().textContent()).toBe('passed it on unchanged');
+    // The runtime's record: koagent's steps, the middleware, then both dialects' hooks, each drawn inside the one before.
+    expect(await onion.locator('.layer').evaluateAll((layers) => layers.map((layer) => [layer.getAttribute('data-layer'), layer.getAttribute('data-source')]))).toEqual([
+      ['koagent:validate', 'builtin'], ['audit', 'middleware'], ['tidy-query', 'middleware'], ['log-calls', 'agent-hook'], ['CheckScope', 'criogen'], ['koagent:resolve', 'builtin'],
+    ]);
+    expect(await onion.locator('.layer[data-layer="koagent:validate"] > .layer[data-layer="audit"] > .layer[data-layer="tidy-query"] > .layer[data-layer="log-calls"] > .layer[data-layer="CheckScope"] > .layer[data-layer="koagent:resolve"] > .core').textContent()).toBe('the tool search');
+    // koagent's own steps are marked as such; the user's layers are not.
+    expect(await onion.locator('.layer.builtin > .layer-head .builtin-tag').count()).toBe(2);
+    expect(await onion.locator('.layer[data-layer="audit"] > .layer-head .builtin-tag').count()).toBe(0);
+    expect(await onion.locator('.layer[data-layer="audit"] > .unchanged').textContent()).toBe('passed it on unchanged');
+    expect(await onion.locator('.layer[data-layer="log-calls"] > .layer-head').textContent()).toContain('AgentHooks hook · preToolCall, postToolCall');
     const tidy = onion.locator('.layer[data-layer="tidy-query"]');
     expect(await tidy.locator('.effect').first().textContent()).toContain('rewrote the arguments');
     const change = tidy.locator('tr[data-path="/args/query"]');
@@ -54,7 +70,23 @@ describe.skipIf(!found)(found ? 'the studio page in Chromium' : `the studio page
     // The transcript and the ledger are beside it: reasoning folded, the call with its key.
     expect(await page.locator('details.reasoning summary').first().textContent()).toBe('reasoning');
     expect(await page.locator('[data-testid="ledger"]').textContent()).toContain(`${traced}:call_search`);
-    await page.screenshot({ path: `${shots}run.png`, fullPage: true });
+    // A model call names the model it asked.
+    await page.click('.bar-row[data-index="0"]');
+    expect(await page.locator('.onion [data-testid="call-model"]').textContent()).toBe(' mock (mockModel)');
+    await page.click('.bar-row[data-call="call_search"]');
+    await snap(page, 'run');
+  });
+
+  it('lists the run with the model it asked and the cost the cost budget counted', async () => {
+    await page.goto(studio.url);
+    const row = page.locator(`tr[data-run="${traced}"]`);
+    await row.waitFor();
+    expect(await row.locator('[data-testid="models"]').textContent()).toBe('mock');
+    const { usage } = (await temp.store.loadRun(traced))!;
+    expect(await row.locator('[data-testid="cost"]').textContent()).toBe(`$${usage.cost!.toFixed(4)}`);
+    await row.locator('a').click();
+    expect(await page.locator('[data-testid="run-models"]').textContent()).toBe('mock');
+    expect(await page.locator('[data-testid="run-cost"]').textContent()).toBe(`$${usage.cost!.toFixed(4)}`);
   });
 
   it('nests a sub-agent\'s calls inside the lead\'s call that ran it', async () => {
@@ -65,6 +97,9 @@ describe.skipIf(!found)(found ? 'the studio page in Chromium' : `the studio page
     await nested.waitFor();
     expect(await nested.locator('.call-head').textContent()).toContain('in researcher');
     expect(await nested.locator('tr[data-path="/args/query"] .after').textContent()).toBe('"otters"');
+    // The sub-agent runs the lead's layers too, its own inside them.
+    expect(await nested.locator('.layer').evaluateAll((layers) => layers.map((layer) => layer.getAttribute('data-layer')))).toEqual(['koagent:validate', 'audit', 'log-calls', 'tidy-query', 'koagent:resolve']);
+    await snap(page, 'subagent');
   });
 
   it('resumes a pending approval approved from the page exactly once (the store has the run completed, the tool ran once)', async () => {
@@ -73,7 +108,7 @@ describe.skipIf(!found)(found ? 'the studio page in Chromium' : `the studio page
     const card = page.locator(`.approval[data-run="${state.runId}"]`);
     await card.waitFor();
     expect(JSON.parse((await card.locator('[data-testid="args"]').inputValue()))).toEqual({ orderId: 'A-17', amount: 40 });
-    await page.screenshot({ path: `${shots}approvals.png`, fullPage: true });
+    await snap(page, 'approvals');
     await card.locator('[data-testid="approve"]').click();
     expect(await page.locator('[data-testid="notice"]').textContent()).toContain(`Run ${state.runId} resumed`);
     await untilStatus(temp.store, state.runId, 'completed');
@@ -100,7 +135,7 @@ describe.skipIf(!found)(found ? 'the studio page in Chromium' : `the studio page
     const row = page.locator(`tr[data-status="running"]`);
     await row.waitFor();
     const runId = (await row.getAttribute('data-run'))!;
-    await page.screenshot({ path: `${shots}runs.png`, fullPage: true });
+    await snap(page, 'runs');
     await page.evaluate(() => ((globalThis as unknown as { sameDocument: boolean }).sameDocument = true));
     slow.release();
     await finished;

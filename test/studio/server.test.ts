@@ -2,7 +2,7 @@
 // answered twice at once resumes its run once.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startStudio, type Studio } from '../../src/studio/server.js';
-import { editorAgent, paymentsAgent, supportAgent, tempStore, untilStatus } from './fixtures.js';
+import { editorAgent, MOCK_PRICE, paymentsAgent, supportAgent, tempStore, untilStatus } from './fixtures.js';
 
 const temp = tempStore();
 const executions = { refunds: [] as { orderId: string; amount: number }[] };
@@ -49,16 +49,28 @@ describe('the runs API', () => {
     const rows = (await (await api('runs')).json()) as { runId: string; agentName: string; status: string; stopReason?: string; tokens: { total: number }; steps: number }[];
     expect(rows.find((row) => row.runId === traced)).toMatchObject({ agentName: 'support', status: 'completed', stopReason: 'final', steps: 2 });
     expect(rows.find((row) => row.runId === traced)!.tokens.total).toBeGreaterThan(0);
+    // The model comes from the traced model calls, the cost from what the cost budget counted.
+    const row = rows.find((r) => r.runId === traced) as unknown as { models: string[]; cost?: number; tokens: { input: number; output: number } };
+    expect(row.models).toEqual(['mock']);
+    expect(row.cost).toBeCloseTo((row.tokens.input * MOCK_PRICE.input + row.tokens.output * MOCK_PRICE.output) / 1e6, 10);
+    // A run without the cost budget has no cost to show.
+    const { state: unpricedRun } = await payments.run('Refund order A-17');
+    const unpriced = ((await (await api('runs?agent=payments')).json()) as { runId: string; cost?: number }[]).find((r) => r.runId === unpricedRun.runId);
+    expect(unpriced).toBeDefined();
+    expect(unpriced!.cost).toBeUndefined();
     expect((await (await api('runs?agent=nobody')).json()) as unknown[]).toEqual([]);
     expect(((await (await api('runs?status=failed')).json()) as unknown[]).length).toBe(0);
     expect(((await (await api('runs?text=REFUNDS%20TAKE')).json()) as { runId: string }[]).map((row) => row.runId)).toEqual([traced]);
   });
 
   it('gives one run with its transcript, its ledger with idempotency keys, and its layer trace', async () => {
-    const detail = (await (await api(`runs/${traced}`)).json()) as { state: { messages: unknown[] }; ledger: unknown[]; trace: { calls: { id: string; layers: { name: string }[] }[] } };
+    const detail = (await (await api(`runs/${traced}`)).json()) as { state: { messages: unknown[] }; ledger: unknown[]; trace: { calls: { id: string; layers: { name: string; source: string; depth: number }[] }[] } };
     expect(detail.state.messages.length).toBeGreaterThan(2);
     expect(detail.ledger).toEqual([{ id: 'call_search', entry: 'done', toolName: 'search', idempotencyKey: `${traced}:call_search` }]);
-    expect(detail.trace.calls.find((call) => call.id === 'call_search')!.layers.map((layer) => layer.name)).toEqual(['audit', 'tidy-query']);
+    // The runtime's record: koagent's own steps around and inside the middleware and both dialects' hooks, each a level deeper.
+    expect(detail.trace.calls.find((call) => call.id === 'call_search')!.layers.map((layer) => [layer.name, layer.source, layer.depth])).toEqual([
+      ['koagent:validate', 'builtin', 0], ['audit', 'middleware', 1], ['tidy-query', 'middleware', 2], ['log-calls', 'agent-hook', 3], ['CheckScope', 'criogen', 4], ['koagent:resolve', 'builtin', 5],
+    ]);
   });
 
   it('gives a sub-agent\'s calls in the trace under the lead\'s call that ran them', async () => {
@@ -72,7 +84,7 @@ describe('the runs API', () => {
     expect(run.headers.get('content-disposition')).toContain(`${traced}.json`);
     expect(((await run.json()) as { runId: string }).runId).toBe(traced);
     const otlp = (await (await api(`runs/${traced}/otlp`)).json()) as { resourceSpans: { scopeSpans: { spans: { name: string }[] }[] }[] };
-    expect(otlp.resourceSpans[0]!.scopeSpans[0]!.spans.map((span) => span.name)).toEqual(expect.arrayContaining(['tool search', 'layer tidy-query']));
+    expect(otlp.resourceSpans[0]!.scopeSpans[0]!.spans.map((span) => span.name)).toEqual(expect.arrayContaining(['invoke_agent support', 'execute_tool search', 'layer tidy-query', 'layer log-calls', 'layer CheckScope']));
   });
 
   it('answers 404 for a run the store does not hold', async () => {

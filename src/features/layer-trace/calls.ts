@@ -117,16 +117,25 @@ export const traceModelLayer: Layer<ModelContext, GenerateResult> = {
     counts.set(ctx.step, n);
     const { live: entry, target } = open(ctx, `model:${ctx.step}:${n}`, 'model', ctx.purpose, ctx.step);
     return next(ctx).then((out) => {
+      named(entry.call, ctx);
       close(entry, target, 'ok');
       const span = runSpanOf(segment);
       if (span?.isRecording() === true) exportLayerSpans(span, entry.call);
       return out;
     }, (error: unknown) => {
+      named(entry.call, ctx);
       close(entry, target, 'error');
       throw error;
     });
   },
 };
+
+/** Name the model a call asked: the provider set last, since a layer inside may have swapped it (a fallback). */
+function named(call: TracedCall, ctx: ModelContext): void {
+  const { name, modelId } = ctx.provider ?? {};
+  if (typeof name === 'string' && name !== '') call.provider = name;
+  if (typeof modelId === 'string' && modelId !== '') call.model = modelId;
+}
 
 /**
  * Around each traced segment, outermost: the segment's record is handed to its state's writer

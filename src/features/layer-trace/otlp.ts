@@ -97,7 +97,7 @@ function callSpan(call: TracedCall, traceId: string, spanId: string, parentSpanI
   const tool = call.kind === 'tool';
   const own: Record<string, AttributeValue> = tool
     ? { 'gen_ai.operation.name': 'execute_tool', 'gen_ai.tool.name': call.name, 'gen_ai.tool.call.id': call.id }
-    : { 'gen_ai.operation.name': 'chat', 'koagent.call.purpose': call.name };
+    : { 'gen_ai.operation.name': 'chat', 'koagent.call.purpose': call.name, ...(call.model !== undefined ? { 'gen_ai.request.model': call.model } : {}), ...(call.provider !== undefined ? { 'gen_ai.provider.name': call.provider } : {}) };
   Object.assign(own, { 'koagent.call.id': call.id, 'koagent.call.step': call.step, 'koagent.call.segment': call.segment, 'koagent.call.outcome': call.outcome });
   if (call.agentPath !== undefined) own['koagent.agent.path'] = call.agentPath;
   return {

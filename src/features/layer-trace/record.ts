@@ -37,6 +37,10 @@ export interface TracedCall {
   startedAt: number;
   durationMs: number;
   outcome: 'ok' | 'error' | 'denied' | 'approval' | 'short-circuit';
+  /** On a model call: the provider's name (`ModelProvider.name`) the call asked last (after any fallback). */
+  provider?: string;
+  /** On a model call: the model id (`ModelProvider.modelId`) the call asked last, when the provider has one. */
+  model?: string;
   /** On a sub-agent's calls: the lead agent's tool call that ran the sub-agent. */
   parentCallId?: string;
   /** On a sub-agent's calls: the sub-agents' names, from the lead down. */

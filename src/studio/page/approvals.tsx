@@ -15,8 +15,8 @@ function Card({ pending, done }: { pending: PendingRow; done: (message: string) 
     setBusy(true);
     setError(undefined);
     try {
-      const answer = await api<{ resumed: boolean; message?: string; status?: string }>(`runs/${encodeURIComponent(pending.runId)}/approvals/${encodeURIComponent(pending.toolCallId)}`, { method: 'POST', body: JSON.stringify(decision) });
-      done(answer.resumed ? `Run ${pending.runId} resumed (${answer.status}).` : (answer.message ?? 'Answer kept.'));
+      const answer = await api<{ resumed: boolean; queued?: boolean; message?: string; status?: string }>(`runs/${encodeURIComponent(pending.runId)}/approvals/${encodeURIComponent(pending.toolCallId)}`, { method: 'POST', body: JSON.stringify(decision) });
+      done(answer.queued ? `Run ${pending.runId} resumed through the workers' queue: a worker runs its next segment.` : answer.resumed ? `Run ${pending.runId} resumed (${answer.status}).` : (answer.message ?? 'Answer kept.'));
     } catch (e) {
       setError((e as Error).message);
     } finally {
@@ -46,7 +46,7 @@ function Card({ pending, done }: { pending: PendingRow; done: (message: string) 
       </label>
       {pending.schema && <details class="small"><summary>the tool's schema</summary><pre>{JSON.stringify(pending.schema, null, 2)}</pre></details>}
       <label>Reason (for a denial) <input value={reason} onInput={(event) => setReason((event.target as HTMLInputElement).value)} data-testid="reason" /></label>
-      {!pending.canResume && <p class="warning small">This studio has no agent named {pending.agentName}: start it with --agents to answer from here.</p>}
+      {!pending.canResume && <p class="warning small">This studio has no agent named {pending.agentName}: start it with --agents (or --queue) to answer from here.</p>}
       <div class="actions">
         <button type="button" disabled={busy} onClick={() => send({ approved: true })} data-testid="approve">Approve</button>
         {editable && <button type="button" disabled={busy} onClick={edited} data-testid="approve-edited">Approve with these arguments</button>}

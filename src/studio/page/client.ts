@@ -85,6 +85,6 @@ export function apiUrl(path: string): string {
   return `./api/${path}${path.includes('?') ? '&' : '?'}token=${encodeURIComponent(token())}`;
 }
 
-export const ms = (value: number): string => (value < 1000 ? `${Math.round(value)} ms` : value < 60_000 ? `${(value / 1000).toFixed(1)} s` : `${Math.floor(value / 60_000)} min ${Math.round((value % 60_000) / 1000)} s`);
+export const ms = (value: number): string => (value < 10 ? `${value.toFixed(value < 1 ? 2 : 1)} ms` : value < 1000 ? `${Math.round(value)} ms` : value < 60_000 ? `${(value / 1000).toFixed(1)} s` : `${Math.floor(value / 60_000)} min ${Math.round((value % 60_000) / 1000)} s`);
 export const when = (epoch: number): string => new Date(epoch).toLocaleString();
 export const show = (value: unknown): string => (value === undefined ? '—' : typeof value === 'string' ? JSON.stringify(value) : JSON.stringify(value));

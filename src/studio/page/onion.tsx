@@ -1,6 +1,8 @@
-// One call as the onion its layers made: each layer, outermost first, drawn inside the one
-// before it, with when it was entered and left, its own time, how often it called next(), and
-// what it did — a rewrite shown as a diff of the paths it changed.
+// One call as the onion its layers made: each layer drawn inside the one that called it (the
+// record's `depth`), outermost first, with when it was entered and left, its own time, how often
+// it called next(), and what it did — a rewrite shown as a diff of the paths it changed.
+// koagent's own steps (source `builtin`) are drawn apart from the user's layers.
+import type { ComponentChildren } from 'preact';
 import type { JsonChange, TracedCall, TracedEffect, TracedLayer } from '../trace-types.ts';
 import { ms, show } from './client.ts';
 
@@ -14,6 +16,13 @@ const EFFECT_LABEL: Record<TracedEffect['kind'], string> = {
   'asked-approval': 'asked for approval',
   'next-again': 'called next() again',
   threw: 'threw',
+};
+
+const SOURCE_LABEL: Record<TracedLayer['source'], string> = {
+  middleware: 'middleware',
+  'agent-hook': 'AgentHooks hook',
+  criogen: 'criogen hook',
+  builtin: 'koagent step',
 };
 
 function Diff({ changes }: { changes: JsonChange[] }) {
@@ -37,7 +46,7 @@ function Effect({ effect }: { effect: TracedEffect }) {
   const detail =
     effect.kind === 'denied' ? `: ${effect.reason}${effect.by ? ` (by ${effect.by})` : ''}`
     : effect.kind === 'asked-approval' ? (effect.reason ? `: ${effect.reason}` : '')
-    : effect.kind === 'next-again' ? ` (${effect.times} times)`
+    : effect.kind === 'next-again' ? ` (${effect.times} more time${effect.times === 1 ? '' : 's'})`
     : effect.kind === 'threw' ? `: ${effect.message}${effect.code ? ` [${effect.code}]` : ''}`
     : '';
   return (
@@ -48,41 +57,84 @@ function Effect({ effect }: { effect: TracedEffect }) {
   );
 }
 
-function Layer({ layers, index, call }: { layers: TracedLayer[]; index: number; call: TracedCall }) {
-  const layer = layers[index];
-  if (layer === undefined) return <div class="core">{call.kind === 'tool' ? `the tool ${call.name}` : 'the model'}</div>;
-  const inner = layer.nextCalls > 0 ? <Layer layers={layers} index={index + 1} call={call} /> : null;
+/** Each layer's enclosing layer (its index), or -1 for the call itself, from the layers' depths. */
+function parents(layers: TracedLayer[]): number[] {
+  const open: number[] = [];
+  return layers.map((layer, i) => {
+    open.length = Math.min(open.length, layer.depth);
+    const parent = open.length > 0 ? open[open.length - 1]! : -1;
+    open[layer.depth] = i;
+    return parent;
+  });
+}
+
+/** What the innermost layer reached: the tool (with the calls of the sub-agent it ran, inside it) or the model. */
+function Core({ call, children }: { call: TracedCall; children?: ComponentChildren }) {
   return (
-    <div class={`layer ${layer.source}`} data-layer={layer.name}>
-      <div class="layer-head">
-        <strong>{layer.name}</strong>
-        <span class="muted small"> {layer.source}{layer.hooks?.length ? ` · ${layer.hooks.join(', ')}` : ''}</span>
-        <span class="timing small">in {ms(layer.inAt)} · out {layer.outAt === undefined ? '—' : ms(layer.outAt)} · self {ms(layer.selfMs)} · next() ×{layer.nextCalls}</span>
-      </div>
-      {layer.effects.length > 0 ? <ul class="effects">{layer.effects.map((effect) => <Effect effect={effect} />)}</ul> : <div class="muted small">passed it on unchanged</div>}
-      {inner}
+    <div class="core">
+      {call.kind === 'tool' ? `the tool ${call.name}` : `the model${call.model ? ` ${call.model}` : ''}`}
+      {children}
     </div>
   );
 }
 
-/** The onion of one call, and the calls of the sub-agent it ran, nested under it. */
-export function Onion({ call, all }: { call: TracedCall; all: TracedCall[] }) {
-  const children = all.filter((other) => other.parentCallId === call.id);
+/** `subagent` goes inside the core that layer `coreAt` reached (the first that reached it: a next() called again reaches it again). */
+function Layer({ call, index, inside, subagent, coreAt }: { call: TracedCall; index: number; inside: number[][]; subagent?: ComponentChildren; coreAt: number }) {
+  const layer = call.layers[index]!;
+  const children = inside[index + 1] ?? [];
+  // A layer that called next() with no recorded layer inside it reached the tool or the model.
+  const core = layer.nextCalls > 0 && children.length === 0;
   return (
-    <div class="onion" data-call={call.id}>
+    <div class={`layer ${layer.source}`} data-layer={layer.name} data-source={layer.source} data-depth={layer.depth}>
+      <div class="layer-head">
+        {layer.source === 'builtin' && <span class="builtin-tag small">koagent</span>} <strong>{layer.name}</strong>
+        <span class="muted small"> {SOURCE_LABEL[layer.source]}{layer.hooks?.length ? ` · ${layer.hooks.join(', ')}` : ''}</span>
+        <span class="timing small">in {ms(layer.inAt)} · out {layer.outAt === undefined ? '—' : ms(layer.outAt)} · self {ms(layer.selfMs)} · next() ×{layer.nextCalls}</span>
+      </div>
+      {layer.effects.length > 0 ? <ul class="effects">{layer.effects.map((effect) => <Effect effect={effect} />)}</ul> : <div class="muted small unchanged">passed it on unchanged</div>}
+      {children.map((child) => <Layer call={call} index={child} inside={inside} subagent={subagent} coreAt={coreAt} />)}
+      {core && <Core call={call}>{index === coreAt ? subagent : null}</Core>}
+    </div>
+  );
+}
+
+/** The calls a sub-agent made inside the call at `index`: those naming it as their parent, before the call's id is used again. */
+export function subagentCalls(all: TracedCall[], index: number): number[] {
+  const call = all[index]!;
+  const found: number[] = [];
+  for (let i = index + 1; i < all.length; i++) {
+    const other = all[i]!;
+    if (other.id === call.id && other.parentCallId === call.parentCallId) break; // the same call again, in a later segment
+    if (other.parentCallId === call.id && (other.agentPath?.length ?? 0) === (call.agentPath?.length ?? 0) + 1) found.push(i);
+  }
+  return found;
+}
+
+/** The onion of the call at `index` of the run's calls, and the calls of the sub-agent it ran, nested under it. */
+export function Onion({ index, all }: { index: number; all: TracedCall[] }) {
+  const call = all[index]!;
+  const inside: number[][] = [];
+  parents(call.layers).forEach((parent, i) => (inside[parent + 1] ??= []).push(i));
+  const children = subagentCalls(all, index);
+  const subagent = children.length > 0 && (
+    <div class="subagent" data-testid="subagent-calls">
+      <div class="small">the sub-agent's calls, made inside this call</div>
+      {children.map((child) => <Onion index={child} all={all} />)}
+    </div>
+  );
+  // The sub-agent ran inside the tool: its calls go inside the innermost layer that reached it.
+  const coreAt = call.layers.findIndex((layer, i) => layer.nextCalls > 0 && (inside[i + 1] ?? []).length === 0);
+  return (
+    <div class="onion" data-call={call.id} data-index={index}>
       <div class="call-head">
         <span class={`kind ${call.kind}`}>{call.kind}</span> <strong>{call.name}</strong>
+        {call.model !== undefined && <span class="model small" data-testid="call-model"> {call.model}{call.provider ? ` (${call.provider})` : ''}</span>}
         <span class="muted small"> {call.id} · step {call.step} · segment {call.segment} · {ms(call.durationMs)} · </span>
         <span class={`outcome ${call.outcome}`}>{call.outcome}</span>
         {call.agentPath && <span class="muted small"> · in {call.agentPath.join(' › ')}</span>}
       </div>
-      {call.layers.length === 0 ? <div class="core">no layers: the call went straight to {call.kind === 'tool' ? 'the tool' : 'the model'}</div> : <Layer layers={call.layers} index={0} call={call} />}
-      {children.length > 0 && (
-        <div class="subagent" data-testid="subagent-calls">
-          <div class="muted small">sub-agent calls made inside this call</div>
-          {children.map((child) => <Onion call={child} all={all} />)}
-        </div>
-      )}
+      {call.layers.length === 0 ? <Core call={call}>{subagent}</Core> : (inside[0] ?? []).map((i) => <Layer call={call} index={i} inside={inside} subagent={subagent} coreAt={coreAt} />)}
+      {call.layers.length > 0 && coreAt < 0 && subagent}
     </div>
   );
 }

@@ -30,15 +30,15 @@ function MessageView({ message }: { message: Message }) {
   );
 }
 
-function Waterfall({ calls, picked, pick }: { calls: TracedCall[]; picked?: string; pick: (id: string) => void }) {
+function Waterfall({ calls, picked, pick }: { calls: TracedCall[]; picked?: number; pick: (index: number) => void }) {
   const start = Math.min(...calls.map((call) => call.startedAt));
   const end = Math.max(...calls.map((call) => call.startedAt + call.durationMs));
   const span = Math.max(1, end - start);
   return (
     <div class="waterfall" data-testid="waterfall">
-      {calls.map((call) => (
-        <button type="button" class={`bar-row ${picked === call.id ? 'picked' : ''}`} data-call={call.id} onClick={() => pick(call.id)}>
-          <span class="bar-label" style={{ paddingLeft: `${(call.agentPath?.length ?? 0) * 14}px` }}>{call.kind} {call.name}</span>
+      {calls.map((call, i) => (
+        <button type="button" class={`bar-row ${picked === i ? 'picked' : ''} ${call.parentCallId === undefined ? '' : 'nested'}`} data-call={call.id} data-index={i} onClick={() => pick(i)}>
+          <span class="bar-label" style={{ paddingLeft: `${(call.agentPath?.length ?? 0) * 14}px` }}>{call.agentPath ? '↳ ' : ''}{call.kind} {call.name}</span>
           <span class="bar-track">
             <span class={`bar ${call.kind} ${call.outcome}`} style={{ left: `${((call.startedAt - start) / span) * 100}%`, width: `${Math.max(0.5, (call.durationMs / span) * 100)}%` }} />
           </span>
@@ -52,7 +52,7 @@ function Waterfall({ calls, picked, pick }: { calls: TracedCall[]; picked?: stri
 export function RunScreen({ runId }: { runId: string }) {
   const [detail, setDetail] = useState<RunDetail | undefined>();
   const [error, setError] = useState<string | undefined>();
-  const [picked, setPicked] = useState<string | undefined>();
+  const [picked, setPicked] = useState<number | undefined>();
   const load = useCallback(() => api<RunDetail>(`runs/${encodeURIComponent(runId)}`).then(setDetail, (e: Error) => setError(e.message)), [runId]);
   useEffect(() => void load(), [load]);
   useLiveRuns(useCallback((changed) => void (changed.some((row) => row.runId === runId) && load()), [runId, load]));
@@ -60,12 +60,15 @@ export function RunScreen({ runId }: { runId: string }) {
   if (!detail) return <p>Loading…</p>;
   const { state, trace, ledger, row } = detail;
   const calls = trace?.calls ?? [];
-  const chosen = calls.find((call) => call.id === picked) ?? calls.find((call) => call.parentCallId === undefined);
+  // Calls are picked by position: an approved call runs again under its id, and a sub-agent's ids may repeat the lead's.
+  const chosen = picked !== undefined && picked < calls.length ? picked : calls.findIndex((call) => call.parentCallId === undefined);
   return (
     <section class="run" data-run={state.runId} data-status={state.status}>
       <h1>{state.agentName} <span class={`badge ${state.status}`} data-testid="run-status">{state.status}</span></h1>
       <p class="muted">
         {state.runId} · segment {row?.segment ?? '?'} · steps <span data-testid="run-steps">{row?.steps ?? '?'}</span> · {state.usage.totalTokens ?? 0} tokens · {state.usage.modelCalls ?? 0} model calls · {state.usage.toolCalls ?? 0} tool calls
+        {row && row.models.length > 0 && <> · model <span data-testid="run-models">{row.models.join(', ')}</span></>}
+        {row?.cost !== undefined && <> · <span data-testid="run-cost">${row.cost.toFixed(4)}</span></>}
         {row && <> · started {when(row.startedAt)} · {ms(row.durationMs)}</>}
         {row?.stopReason && <> · stopped: {row.stopReason}</>}
       </p>
@@ -84,9 +87,9 @@ export function RunScreen({ runId }: { runId: string }) {
           <h2>Calls</h2>
           {calls.length === 0 ? <p class="muted">No layer trace for this run: run its agent with <code>layerTrace: true</code> to see each call's layers.</p> : (
             <>
-              <Waterfall calls={calls} picked={chosen?.id} pick={setPicked} />
+              <Waterfall calls={calls} picked={chosen} pick={setPicked} />
               <h2>The onion</h2>
-              {chosen && <Onion call={chosen} all={calls} />}
+              {chosen >= 0 && <Onion index={chosen} all={calls} />}
             </>
           )}
           <h2>Ledger</h2>

@@ -42,10 +42,10 @@ export function RunsScreen() {
                 <td>{row.agentName}</td>
                 <td><span class={`badge ${row.status}`}>{row.status}</span>{row.pendingApprovals > 0 && <a class="small" href="#/approvals"> {row.pendingApprovals} to approve</a>}</td>
                 <td>{row.stopReason ?? (row.error ? row.error.code : '—')}</td>
-                <td>{row.models.join(', ') || '—'}</td>
+                <td data-testid="models">{row.models.join(', ') || '—'}</td>
                 <td class="num" data-testid="steps">{row.steps}</td>
                 <td class="num" data-testid="tokens">{row.tokens.total}</td>
-                <td class="num">{row.cost === undefined ? '—' : `$${row.cost.toFixed(4)}`}</td>
+                <td class="num" data-testid="cost" title="counted by the cost budget middleware, where the agent has it">{row.cost === undefined ? '—' : `$${row.cost.toFixed(4)}`}</td>
                 <td class="num">{ms(row.durationMs)}</td>
                 <td>{when(row.startedAt)}</td>
               </tr>

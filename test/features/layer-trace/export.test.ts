@@ -79,6 +79,8 @@ describe('traceToOtlp', () => {
     const result = await createAgent({ model: mockModel(['Hi.']), layerTrace: true }).run('Hi');
     const fromRecord = traceToOtlp(result.state.hookState['koagent.trace']).resourceSpans[0].scopeSpans[0].spans;
     expect(fromRecord.map((s: OtlpSpan) => s.name)).toEqual(['invoke_agent agent', 'chat turn']);
+    // The model call's span names the model, as the live spans do.
+    expect(fromRecord[1].attributes).toEqual(expect.arrayContaining([{ key: 'gen_ai.request.model', value: { stringValue: 'mock' } }, { key: 'gen_ai.provider.name', value: { stringValue: 'mockModel' } }]));
     const untraced = await createAgent({ model: mockModel(['Hi.']) }).run('Hi');
     expect(traceToOtlp(untraced.state).resourceSpans[0].scopeSpans[0].spans).toHaveLength(1);
   });

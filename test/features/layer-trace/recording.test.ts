@@ -80,3 +80,24 @@ describe('sub-agents', () => {
     expect(calls.indexOf(r1)).toBeLessThan(calls.indexOf(nested[0]));
   });
 });
+
+describe('the model of a model call', () => {
+  it('names the provider and the model id the call asked', async () => {
+    const result = await createAgent({ model: mockModel(['Hi.']), layerTrace: true }).run('Hello');
+    expect(callsOf(result)[0]).toMatchObject({ kind: 'model', provider: 'mockModel', model: 'mock' });
+  });
+
+  it('names the one a layer swapped in before next() (a fallback), not the agent\'s', async () => {
+    const backup = { name: 'backup-provider', modelId: 'backup-large', generate: mockModel(['From the backup.']).generate };
+    const fallback: Middleware = { name: 'fallback', model: (ctx, next) => { ctx.provider = backup; return next(); } };
+    const result = await createAgent({ model: mockModel(['From the first.']), middleware: [fallback], layerTrace: true }).run('Hello');
+    expect(result.text).toBe('From the backup.');
+    expect(callsOf(result)[0]).toMatchObject({ provider: 'backup-provider', model: 'backup-large' });
+  });
+
+  it('leaves a tool call without a model', async () => {
+    const tool = toolCall(await createAgent({ model: searchOnce(), tools: [search], layerTrace: true }).run('Find cats'), 'c1');
+    expect(tool.model).toBeUndefined();
+    expect(tool.provider).toBeUndefined();
+  });
+});
