@@ -305,24 +305,30 @@ function installBridge(instance: Instance, functions: EngineOptions['functions']
     if (over !== undefined) refuse(new Fault('memoryMb', over, over));
     return json === undefined ? undefined : vm.newString(json);
   });
+  // What the sandbox hands out is capped as what goes in is: parsed, it would land in the host's heap.
+  const outgoing = (json: QuickJSHandle, what: string): unknown => {
+    const text = vm.getString(json);
+    const over = tooMuchText(text, memoryMb, what);
+    return over === undefined ? JSON.parse(text) : refuse(new Fault('memoryMb', over, over));
+  };
   define('setHookState', (name, json) => {
     const host = answering();
-    host.setHookState?.(vm.getString(name), JSON.parse(vm.getString(json) ?? 'null'));
+    host.setHookState?.(vm.getString(name), outgoing(json, 'the hook state') ?? null);
     return undefined;
   });
   define('emit', (json) => {
-    answering().emit?.(JSON.parse(vm.getString(json)));
+    answering().emit?.(outgoing(json, 'the event'));
     return undefined;
   });
   define('log', (_level, json) => {
-    log?.(...(JSON.parse(vm.getString(json)) as unknown[]));
+    log?.(...(outgoing(json, 'what it logs') as unknown[]));
     return undefined;
   });
   define('call', (name, json) => {
     const current = instance.current;
     const called = vm.getString(name);
     const fn = functions[called];
-    const args = JSON.parse(vm.getString(json)) as unknown[];
+    const args = outgoing(json, `what it passes to ${called}()`) as unknown[];
     const deferred = vm.newPromise();
     // The answer is handed in only while the same call is still running in a live sandbox.
     const live = () => !instance.dead && current !== undefined && instance.current === current;

@@ -51,8 +51,12 @@ export class ThreadSandbox implements SandboxEngine {
   /** Engines started by workers that are gone. */
   #retiredStarts = 0;
 
-  constructor(options: EngineOptions) {
+  readonly #onWorker: ((worker: Worker) => void) | undefined;
+
+  /** `onWorker` is told of each worker as it starts: a test can stop one, as a crash would. */
+  constructor(options: EngineOptions, onWorker?: (worker: Worker) => void) {
     this.#options = options;
+    this.#onWorker = onWorker;
   }
 
   /** How many sandboxes were started, in all the workers so far. */
@@ -118,6 +122,7 @@ export class ThreadSandbox implements SandboxEngine {
     loaded.catch(() => undefined);
     const thread: Thread = { worker, replies: channel.port1, signal: new Int32Array(setup.signal), loaded, settleLoad, starts: 0, hadLoaded: false, stopped: false, crash: undefined, timer: undefined, inFlight: undefined };
     worker.on('message', (message: FromWorker) => this.#onMessage(thread, message));
+    this.#onWorker?.(worker);
     worker.on('error', (error) => (thread.crash ??= error));
     worker.on('exit', (code) => {
       if (!thread.stopped) this.#lose(thread, new SandboxError(`the sandbox's thread stopped (${thread.crash?.message ?? `exit code ${code}`})`));

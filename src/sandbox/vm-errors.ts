@@ -49,16 +49,17 @@ function dumped(vm: QuickJSContext, error: QuickJSHandle): { name: string; messa
 }
 
 /**
- * The most text (in characters) that may go into a sandbox at once: a quarter of its memory, so
- * a huge context is refused before it is copied, rather than filling the engine or its thread.
+ * The most text (in characters) that may cross into or out of a sandbox at once: a quarter of its
+ * memory, so a huge context is refused before it is copied, rather than filling the engine, its
+ * thread or the host.
  */
 export function textLimitChars(memoryMb: number): number {
   return Math.floor((memoryMb * 1024 * 1024) / 4);
 }
 
-/** Why `text` may not go into a sandbox of `memoryMb` (undefined when it may): `what` names it. */
+/** Why `text` may not cross into or out of a sandbox of `memoryMb` (undefined when it may): `what` names it. */
 export function tooMuchText(text: string | undefined, memoryMb: number, what: string): string | undefined {
   if (text === undefined || text.length <= textLimitChars(memoryMb)) return undefined;
   const mib = (chars: number) => `${(chars / (1024 * 1024)).toFixed(1)} Mi`;
-  return `${what} is ${mib(text.length)} characters of JSON, more than a sandbox of memoryMb: ${memoryMb} takes in at once (${mib(textLimitChars(memoryMb))}); raise memoryMb or pass less`;
+  return `${what} is ${mib(text.length)} characters of JSON, more than a sandbox of memoryMb: ${memoryMb} passes at once (${mib(textLimitChars(memoryMb))}); raise memoryMb or pass less`;
 }
