@@ -39,7 +39,7 @@ export interface HookInfo {
  * @example if (error.cause instanceof SandboxError && error.cause.limit === 'timeoutMs') alert(error.layer);
  */
 export class SandboxError extends Error {
-  constructor(message: string, readonly limit?: Limit) {
+  constructor(message: string, readonly limit?: 'timeoutMs' | 'memoryMb') {
     super(message);
     this.name = 'SandboxError';
   }
