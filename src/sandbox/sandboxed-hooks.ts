@@ -77,7 +77,8 @@ const sandboxOptionsSchema = optionsSchema(
  * in the order of the source. It may import ToolResult, ToolError, textOf and mapText from 'koagent', nothing else.
  * The code there gets no file system, network, process, environment or timers: only the `log`
  * and `functions` the options grant. Past `timeoutMs` or `memoryMb`, a call fails (a `hook_failed`
- * run under the dialect's rules), and the sandbox is replaced for the next one.
+ * run under the dialect's rules), and the sandbox is replaced for the next one. The engine runs on
+ * a worker thread of its own unless `thread: 'inline'` is given: a looping hook never holds the host.
  *
  * @example const { hooks } = await sandboxedHooks(`export default { name: 'no-shell', preToolCall: (ctx) => ctx.toolName === 'shell' ? { deny: 'No shell' } : undefined }`);
  */
