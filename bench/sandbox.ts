@@ -1,7 +1,9 @@
 // npm run bench (its last part): what a hook costs when it runs in the sandbox (koagent/sandbox)
-// rather than in-process, warm, per call: the hook method alone (a tool call's context in, an
-// outcome out), and inside agent runs (per tool call, the loop around it included). Also what a
-// sandbox takes to start, which one `sandboxedHooks()` pays once, not per call.
+// rather than in-process, warm, per call, with the engine on a worker thread (the default) and
+// inline on the host's thread: the hook method alone (a tool call's context in, an outcome out),
+// and inside agent runs (per tool call, the loop around it included). Also what a sandbox takes
+// to start, which `sandboxedHooks()` pays once, not per call, and the longest the host's event
+// loop waits while a sandboxed hook loops until its timeoutMs.
 import { z } from 'zod';
 import { createAgent, defineTool, type AgentHook, type GenerateResult, type ModelProvider, type ToolContext } from '../src/index.js';
 import { sandboxedHooks } from '../src/sandbox.js';
@@ -9,10 +11,13 @@ import { sandboxedHooks } from '../src/sandbox.js';
 const SOURCE = `export default { name: 'tag', postToolCall(ctx, settled) { return { result: ctx.toolName + ':' + settled.result }; } };`;
 const inProcess: AgentHook = { name: 'tag', postToolCall: (ctx, settled) => ({ result: `${ctx.toolName}:${String(settled.result)}` }) };
 
-const t0 = performance.now();
-const sandboxed = await sandboxedHooks(SOURCE);
-const startMs = performance.now() - t0;
-const sandboxedHook = sandboxed.hooks[0] as AgentHook;
+async function started(thread: 'worker' | 'inline') {
+  const t0 = performance.now();
+  const made = await sandboxedHooks(SOURCE, { thread });
+  return { made, hook: made.hooks[0] as AgentHook, startMs: performance.now() - t0 };
+}
+const worker = await started('worker');
+const inline = await started('inline');
 
 // A tool call's context as the hook layer passes it: the fields a hook reads, a short transcript.
 const ctx = {
@@ -57,15 +62,41 @@ async function perStep(hooks: AgentHook[], steps: number): Promise<number> {
   return best;
 }
 
+/** The longest gap between the host's 1 ms ticks while a sandboxed hook loops until its deadline. */
+async function longestTickGap(thread: 'worker' | 'inline', timeoutMs: number): Promise<number> {
+  const { hooks, close } = await sandboxedHooks("export default { name: 'spin', preToolCall() { for (;;) {} } };", { thread, timeoutMs });
+  let last = performance.now();
+  let longest = 0;
+  const interval = setInterval(() => {
+    const now = performance.now();
+    longest = Math.max(longest, now - last);
+    last = now;
+  }, 1);
+  await Promise.resolve((hooks[0] as AgentHook).preToolCall!(ctx)).catch(() => undefined);
+  clearInterval(interval);
+  close();
+  return Math.max(longest, performance.now() - last);
+}
+
 const CALLS = 5000;
 const STEPS = 50;
-const [callIn, callSandboxed] = [await perCall(inProcess, CALLS), await perCall(sandboxedHook, CALLS)];
-const [stepNone, stepIn, stepSandboxed] = [await perStep([], STEPS), await perStep([inProcess], STEPS), await perStep([sandboxedHook], STEPS)];
+const LOOP_TIMEOUT_MS = 200;
+const callIn = await perCall(inProcess, CALLS);
+const [callWorker, callInline] = [await perCall(worker.hook, CALLS), await perCall(inline.hook, CALLS)];
+const [stepNone, stepIn, stepWorker, stepInline] = [await perStep([], STEPS), await perStep([inProcess], STEPS), await perStep([worker.hook], STEPS), await perStep([inline.hook], STEPS)];
+const [gapWorker, gapInline] = [await longestTickGap('worker', LOOP_TIMEOUT_MS), await longestTickGap('inline', LOOP_TIMEOUT_MS)];
+const row = (label: string, value: number, unit: string, ratio?: number) => console.log(`${label.padEnd(60)} ${value.toFixed(unit === 'ms' ? 1 : 2).padStart(9)} ${unit}${ratio === undefined ? '' : `  (${ratio.toFixed(0)}× in-process)`}`);
 console.log(`\nsandboxed hooks (koagent/sandbox, quickjs-emscripten), warm, best of rounds (Node ${process.version})`);
-console.log(`${'postToolCall alone, in-process'.padEnd(50)} ${callIn.toFixed(2).padStart(8)} µs/call`);
-console.log(`${'postToolCall alone, sandboxed'.padEnd(50)} ${callSandboxed.toFixed(2).padStart(8)} µs/call`);
-console.log(`${'agent step (model reply + one tool call), no hook'.padEnd(50)} ${stepNone.toFixed(2).padStart(8)} µs/step`);
-console.log(`${'agent step, the hook in-process'.padEnd(50)} ${stepIn.toFixed(2).padStart(8)} µs/step`);
-console.log(`${'agent step, the hook sandboxed'.padEnd(50)} ${stepSandboxed.toFixed(2).padStart(8)} µs/step`);
-console.log(`${'a sandbox\'s start (sandboxedHooks, once)'.padEnd(50)} ${startMs.toFixed(1).padStart(8)} ms`);
-sandboxed.close();
+row('postToolCall alone, in-process', callIn, 'µs/call');
+row('postToolCall alone, sandboxed, worker thread', callWorker, 'µs/call', callWorker / callIn);
+row('postToolCall alone, sandboxed, inline', callInline, 'µs/call', callInline / callIn);
+row('agent step (model reply + one tool call), no hook', stepNone, 'µs/step');
+row('agent step, the hook in-process', stepIn, 'µs/step');
+row('agent step, the hook sandboxed, worker thread', stepWorker, 'µs/step');
+row('agent step, the hook sandboxed, inline', stepInline, 'µs/step');
+row('a sandbox\'s start (sandboxedHooks, once), worker', worker.startMs, 'ms');
+row('a sandbox\'s start (sandboxedHooks, once), inline', inline.startMs, 'ms');
+row(`longest host tick gap, a hook loops (timeoutMs ${LOOP_TIMEOUT_MS}), worker`, gapWorker, 'ms');
+row(`longest host tick gap, a hook loops (timeoutMs ${LOOP_TIMEOUT_MS}), inline`, gapInline, 'ms');
+worker.made.close();
+inline.made.close();

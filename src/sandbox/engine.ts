@@ -3,8 +3,9 @@
 // the line). The hook module is evaluated in it once; every call goes in and out as JSON text.
 // A call that runs past its deadline is interrupted; one that exhausts memory or breaks the
 // engine leaves it behind: a fresh sandbox is started for the next call.
-import type { QuickJSContext, QuickJSHandle, QuickJSRuntime, VmCallResult } from 'quickjs-emscripten';
+import type { QuickJSContext, QuickJSHandle, QuickJSRuntime } from 'quickjs-emscripten';
 import { KOAGENT_MODULE, prelude } from './prelude.js';
+import { describeError, Fault, faultLimit, tooMuchText, unwrap, type Limit } from './vm-errors.js';
 
 /** What a sandbox is made of: the source, the limits and the grants. */
 export interface EngineOptions {
@@ -44,11 +45,6 @@ export class SandboxError extends Error {
   }
 }
 
-/** Why a sandbox stopped, before the hook's name and method are known. */
-class Fault {
-  constructor(readonly limit: 'timeoutMs' | 'memoryMb' | undefined, readonly detail: string) {}
-}
-
 interface Instance {
   runtime: QuickJSRuntime;
   vm: QuickJSContext;
@@ -56,8 +52,8 @@ interface Instance {
   hooks: HookInfo[];
   /** Epoch ms after which the engine interrupts what it runs (Infinity between calls). */
   deadline: number;
-  /** The call in progress: the bridge answers it only. */
-  current: { host: CallHost } | undefined;
+  /** The call in progress: the bridge answers it only. A limit a host reply went over is its `fault`. */
+  current: { host: CallHost; fault?: Fault } | undefined;
   wake: () => void;
   dead: boolean;
 }
@@ -80,9 +76,27 @@ const INITIAL_PAGES = 256;
 /** Fixed: a larger stack lets deep recursion overrun the host's stack before QuickJS notices. */
 const STACK_BYTES = 256 * 1024;
 
-export class Sandbox {
+/**
+ * What runs a source's hooks, on the host's thread (Sandbox) or on a thread of its own
+ * (ThreadSandbox): the hooks the module gave, calls one at a time, the starts so far.
+ */
+export interface SandboxEngine {
+  hooks(): Promise<HookInfo[]>;
+  call(index: number, method: string, payload: string, host: CallHost): Promise<unknown>;
+  close(): void;
+  readonly starts: number;
+}
+
+/** Why a closed sandbox refuses a call. */
+export function closedError(): SandboxError {
+  return new SandboxError('the sandbox was closed (sandboxedHooks(...).close()); make a new one with sandboxedHooks(source)');
+}
+
+export class Sandbox implements SandboxEngine {
   readonly #options: EngineOptions;
   #instance: Promise<Instance> | undefined;
+  /** The instance that finished starting and is not left behind: a call needs no start. */
+  #started: Instance | undefined;
   #tail: Promise<unknown> = Promise.resolve();
   #closed = false;
   /** How many times a sandbox was started (1 after the first). */
@@ -107,6 +121,11 @@ export class Sandbox {
     return run;
   }
 
+  /** Whether the next call finds its sandbox started (none left behind since, none starting). */
+  get warm(): boolean {
+    return this.#started !== undefined && !this.#started.dead;
+  }
+
   close(): void {
     this.#closed = true;
     const instance = this.#instance;
@@ -115,7 +134,7 @@ export class Sandbox {
   }
 
   #ready(): Promise<Instance> {
-    if (this.#closed) return Promise.reject(new SandboxError('the sandbox was closed (sandboxedHooks(...).close()); make a new one with sandboxedHooks(source)'));
+    if (this.#closed) return Promise.reject(closedError());
     this.#instance ??= this.#start();
     return this.#instance;
   }
@@ -134,7 +153,7 @@ export class Sandbox {
     const instance: Instance = { runtime, vm, invoke: vm.undefined, hooks: [], deadline: Date.now() + loadTimeMs(timeoutMs), current: undefined, wake: () => undefined, dead: false };
     runtime.setInterruptHandler(() => Date.now() > instance.deadline);
     try {
-      installBridge(instance, functions, log);
+      installBridge(instance, functions, log, memoryMb);
       unwrap(vm, vm.evalCode(prelude(Object.keys(functions), log !== undefined), 'koagent-prelude.js')).dispose();
       const evaluated = unwrap(vm, vm.evalCode(source, 'hooks.js', { type: 'module' }));
       runtime.executePendingJobs();
@@ -152,18 +171,19 @@ export class Sandbox {
       instance.invoke = unwrap(vm, vm.evalCode('globalThis.__koagent_invoke'));
     } catch (error) {
       retire(instance);
-      if (error instanceof Fault) throw new SandboxError(`sandboxedHooks(source): ${error.limit === undefined ? `the hook module did not load: ${error.detail}` : `loading the hook module went over its ${error.limit === 'timeoutMs' ? `time limit (${loadTimeMs(this.#options.timeoutMs)} ms: 10 × timeoutMs, at least 1000)` : limitText(error.limit, this.#options)}`}`, error.limit);
+      if (error instanceof Fault) throw error.limit === undefined ? new SandboxError(`sandboxedHooks(source): the hook module did not load: ${error.detail}`) : loadLimitError(error.limit, this.#options);
       throw new SandboxError(`sandboxedHooks(source): the hook module did not load: ${(error as Error).message}`);
     } finally {
       instance.deadline = Infinity;
     }
+    this.#started = instance;
     return instance;
   }
 
   async #call(index: number, method: string, payload: string, host: CallHost): Promise<unknown> {
     const instance = await this.#ready();
     const { vm, runtime } = instance;
-    const current = { host };
+    const current: NonNullable<Instance['current']> = { host };
     instance.current = current;
     instance.deadline = Date.now() + this.#options.timeoutMs;
     let timer: NodeJS.Timeout | undefined;
@@ -178,6 +198,7 @@ export class Sandbox {
       // A promise: run its jobs, and wait for granted host functions between them.
       let expired: Promise<'expired'> | undefined;
       for (;;) {
+        if (current.fault !== undefined) throw current.fault;
         const state = vm.getPromiseState(result);
         if (state.type === 'fulfilled') {
           if (!state.notAPromise) result.dispose();
@@ -201,6 +222,8 @@ export class Sandbox {
         // An interrupt inside a queued job only rejects that job's promise: the clock tells.
         if (Date.now() > instance.deadline) throw new Fault('timeoutMs', 'its queued work ran past the deadline');
       }
+      // A host reply refused for its size fails the call, even if the hook caught the error.
+      if (current.fault !== undefined) throw current.fault;
       if (text === undefined) throw new Fault(undefined, 'the sandbox answered with something other than the call\'s result');
       const answer = JSON.parse(text) as { kind?: string; name?: string; message?: string };
       // Running out of memory is catchable in QuickJS, and an interrupt inside an async function
@@ -213,7 +236,7 @@ export class Sandbox {
     } catch (error) {
       // Whatever stopped the call, the sandbox it ran in is not used again.
       this.#replace(instance);
-      if (error instanceof Fault) throw error.limit === undefined ? new SandboxError(error.detail) : new SandboxError(`went over its ${limitText(error.limit, this.#options)}`, error.limit);
+      if (error instanceof Fault) throw error.limit === undefined ? new SandboxError(error.detail) : new SandboxError(`went over its ${limitText(error.limit, this.#options)}${error.note === undefined ? '' : `: ${error.note}`}`, error.limit);
       throw new SandboxError(`the sandbox broke (${(error as Error).message})`);
     } finally {
       clearTimeout(timer);
@@ -226,6 +249,7 @@ export class Sandbox {
   #replace(instance: Instance): void {
     instance.dead = true;
     instance.current = undefined;
+    if (this.#started === instance) this.#started = undefined;
     if (this.#closed) return;
     this.#instance = undefined;
     this.#instance = this.#start();
@@ -238,13 +262,26 @@ export function loadTimeMs(timeoutMs: number): number {
   return Math.max(1000, timeoutMs * 10);
 }
 
-function limitText(limit: 'timeoutMs' | 'memoryMb', options: EngineOptions): string {
+/** Loading the module went over a limit. */
+export function loadLimitError(limit: Limit, options: Pick<EngineOptions, 'timeoutMs' | 'memoryMb'>): SandboxError {
+  return new SandboxError(`sandboxedHooks(source): loading the hook module went over its ${limit === 'timeoutMs' ? `time limit (${loadTimeMs(options.timeoutMs)} ms: 10 × timeoutMs, at least 1000)` : limitText(limit, options)}`, limit);
+}
+
+export function limitText(limit: Limit, options: Pick<EngineOptions, 'timeoutMs' | 'memoryMb'>): string {
   return limit === 'timeoutMs' ? `time limit (timeoutMs: ${options.timeoutMs})` : `memory limit (memoryMb: ${options.memoryMb})`;
 }
 
-/** The host functions the prelude takes (and hides) at start. */
-function installBridge(instance: Instance, functions: EngineOptions['functions'], log: EngineOptions['log']): void {
+/**
+ * The host functions the prelude takes (and hides) at start. A host reply refused for a limit (a
+ * SandboxError with `limit`, or text over the memory's share) is kept as the call's fault.
+ */
+function installBridge(instance: Instance, functions: EngineOptions['functions'], log: EngineOptions['log'], memoryMb: number): void {
   const { vm } = instance;
+  const refuse = (fault: Fault): never => {
+    if (instance.current !== undefined) instance.current.fault ??= fault;
+    throw new Error(fault.detail);
+  };
+  const limited = (error: unknown): Fault | undefined => (error instanceof SandboxError && error.limit !== undefined ? new Fault(error.limit, error.message, error.message) : undefined);
   const bridge = vm.newObject();
   const answering = (): CallHost => {
     if (instance.current === undefined) throw new Error('the context is gone: it is readable only during the hook call');
@@ -256,91 +293,75 @@ function installBridge(instance: Instance, functions: EngineOptions['functions']
     handle.dispose();
   };
   define('read', (field) => {
-    const json = answering().read(vm.getString(field));
+    const name = vm.getString(field);
+    let json: string | undefined;
+    try {
+      json = answering().read(name);
+    } catch (error) {
+      const fault = limited(error);
+      throw fault === undefined ? error : refuse(fault);
+    }
+    const over = tooMuchText(json, memoryMb, `ctx.${name}`);
+    if (over !== undefined) refuse(new Fault('memoryMb', over, over));
     return json === undefined ? undefined : vm.newString(json);
   });
+  // What the sandbox hands out is capped as what goes in is: parsed, it would land in the host's heap.
+  const outgoing = (json: QuickJSHandle, what: string): unknown => {
+    const text = vm.getString(json);
+    const over = tooMuchText(text, memoryMb, what);
+    return over === undefined ? JSON.parse(text) : refuse(new Fault('memoryMb', over, over));
+  };
   define('setHookState', (name, json) => {
     const host = answering();
-    host.setHookState?.(vm.getString(name), JSON.parse(vm.getString(json) ?? 'null'));
+    host.setHookState?.(vm.getString(name), outgoing(json, 'the hook state') ?? null);
     return undefined;
   });
   define('emit', (json) => {
-    answering().emit?.(JSON.parse(vm.getString(json)));
+    answering().emit?.(outgoing(json, 'the event'));
     return undefined;
   });
   define('log', (_level, json) => {
-    log?.(...(JSON.parse(vm.getString(json)) as unknown[]));
+    log?.(...(outgoing(json, 'what it logs') as unknown[]));
     return undefined;
   });
   define('call', (name, json) => {
     const current = instance.current;
-    const fn = functions[vm.getString(name)];
-    const args = JSON.parse(vm.getString(json)) as unknown[];
+    const called = vm.getString(name);
+    const fn = functions[called];
+    const args = outgoing(json, `what it passes to ${called}()`) as unknown[];
     const deferred = vm.newPromise();
     // The answer is handed in only while the same call is still running in a live sandbox.
     const live = () => !instance.dead && current !== undefined && instance.current === current;
+    const settle = (handle: QuickJSHandle, ok: boolean) => {
+      if (ok) deferred.resolve(handle);
+      else deferred.reject(handle);
+      handle.dispose();
+      instance.wake();
+    };
     void Promise.resolve()
       .then(() => fn(...args))
+      .then((value) => {
+        const text = JSON.stringify(value);
+        const over = tooMuchText(text, memoryMb, `the answer of ${called}()`);
+        if (over !== undefined) throw new SandboxError(over, 'memoryMb');
+        return text;
+      })
       .then(
-        (value) => {
+        (text) => {
           if (!live()) return deferred.dispose();
-          const text = JSON.stringify(value);
-          const handle = text === undefined ? vm.undefined : vm.newString(text);
-          deferred.resolve(handle);
-          handle.dispose();
-          instance.wake();
+          settle(text === undefined ? vm.undefined : vm.newString(text), true);
         },
         (error: unknown) => {
           if (!live()) return deferred.dispose();
-          const handle = vm.newError(error instanceof Error ? error.message : String(error));
-          deferred.reject(handle);
-          handle.dispose();
-          instance.wake();
+          const fault = limited(error);
+          if (fault !== undefined) current!.fault ??= fault;
+          settle(vm.newError(error instanceof Error ? error.message : String(error)), false);
         },
       );
     return deferred.handle;
   });
   vm.setProp(vm.global, '__koagent_bridge', bridge);
   bridge.dispose();
-}
-
-/** The handle of a result, or a Fault saying what the engine threw (a limit, or an error). */
-function unwrap(vm: QuickJSContext, result: VmCallResult<QuickJSHandle>): QuickJSHandle {
-  if (result.error === undefined) return result.value;
-  throw new Fault(faultLimit(vm, result.error), describeError(vm, result.error));
-}
-
-/** Which limit an error the engine threw means: QuickJS's own words for them. */
-function faultLimit(vm: QuickJSContext, error: QuickJSHandle): 'timeoutMs' | 'memoryMb' | undefined {
-  const { name, message } = dumped(vm, error);
-  if (name !== 'InternalError') return undefined;
-  return message === 'interrupted' ? 'timeoutMs' : message === 'out of memory' ? 'memoryMb' : undefined;
-}
-
-function describeError(vm: QuickJSContext, error: QuickJSHandle): string {
-  const { name, message, at } = dumped(vm, error);
-  return `${name}: ${message}${at === undefined ? '' : ` (${at})`}`;
-}
-
-const seen = new WeakMap<object, { name: string; message: string; at?: string }>();
-/** An error of the engine's as name, message and where in the hook source it arose. */
-function dumped(vm: QuickJSContext, error: QuickJSHandle): { name: string; message: string; at?: string } {
-  const cached = seen.get(error);
-  if (cached) return cached;
-  let value: { name: string; message: string; at?: string };
-  try {
-    const raw = vm.dump(error) as { name?: unknown; message?: unknown; stack?: unknown } | unknown;
-    if (typeof raw === 'object' && raw !== null) {
-      const { name, message, stack } = raw as { name?: unknown; message?: unknown; stack?: unknown };
-      value = { name: String(name ?? 'Error'), message: String(message ?? '') };
-      const at = typeof stack === 'string' ? /hooks\.js:\d+:\d+/.exec(stack)?.[0] : undefined;
-      if (at !== undefined) value.at = at;
-    } else value = { name: 'Error', message: String(raw) };
-  } catch {
-    value = { name: 'Error', message: 'an error that could not be read' };
-  }
-  seen.set(error, value);
-  return value;
 }
 
 /**

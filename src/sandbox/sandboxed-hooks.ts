@@ -7,8 +7,10 @@ import { functionSchema, optionsSchema, parseOptions } from '../api.js';
 import type { AgentHook } from '../dialects/agent-hook/agent-hook.js';
 import { HookRegistry } from '../dialects/agent-hook/hook-registry.js';
 import type { Hook } from '../dialects/criogen/types.js';
-import { Sandbox, SandboxError, type HookInfo } from './engine.js';
+import { Sandbox, SandboxError, type HookInfo, type SandboxEngine } from './engine.js';
 import { marshal, unmarshal } from './marshal.js';
+import { ThreadSandbox } from './thread.js';
+import { tooMuchText } from './vm-errors.js';
 
 /**
  * Options of `sandboxedHooks(source, options)`: the limits and what the sandboxed code is given.
@@ -16,6 +18,13 @@ import { marshal, unmarshal } from './marshal.js';
  * @example await sandboxedHooks(source, { timeoutMs: 50, memoryMb: 32, log: console.log, functions: { lookup: async (sku) => prices[sku] } })
  */
 export interface SandboxOptions {
+  /**
+   * Where the engine runs. `'worker'` (the default): on a worker thread of its own, kept warm, so
+   * a hook that loops or crashes never holds the host's event loop; the host stops a worker that
+   * has not answered by `timeoutMs` and starts another. `'inline'`: on the host's thread, the
+   * lowest cost per call, but a looping hook holds the host until `timeoutMs` stops it.
+   */
+  thread?: 'worker' | 'inline';
   /** Wall-clock milliseconds one hook call may take, waits for granted functions included (default 1000). Loading the module may take 10 × this, at least 1000. */
   timeoutMs?: number;
   /** The sandbox's memory in MiB, the engine's own included (default 64, at least 24). */
@@ -53,11 +62,12 @@ const RESERVED = /^(?:console|log|globalThis|Object|Array|JSON|Promise|Reflect|F
 const sandboxOptionsSchema = optionsSchema(
   {
     timeoutMs: z.number({ error: 'must be a number of milliseconds, e.g. 100' }).positive({ error: 'must be more than 0 ms' }).optional(),
+    thread: z.enum(['worker', 'inline'], { error: "must be 'worker' (the default: the engine on a thread of its own) or 'inline' (on the host's thread, the lowest cost per call)" }).optional(),
     memoryMb: z.number({ error: 'must be a number of MiB, e.g. 64' }).int({ error: 'must be a whole number of MiB' }).min(24, { error: 'must be at least 24 (the engine itself takes 16 MiB)' }).max(2048, { error: 'must be at most 2048' }).optional(),
     log: functionSchema('a function (...args) => void, e.g. console.log').optional(),
     functions: z.record(z.string(), functionSchema('a function, called with JSON arguments')).optional(),
   },
-  { noun: 'an option of sandboxedHooks', aliases: { timeout: 'timeoutMs', time: 'timeoutMs', memory: 'memoryMb', memoryLimit: 'memoryMb', logger: 'log', console: 'log', grants: 'functions', globals: 'functions' } },
+  { noun: 'an option of sandboxedHooks', aliases: { threads: 'thread', worker: 'thread', inline: 'thread', mode: 'thread', timeout: 'timeoutMs', time: 'timeoutMs', memory: 'memoryMb', memoryLimit: 'memoryMb', logger: 'log', console: 'log', grants: 'functions', globals: 'functions' } },
 );
 
 /**
@@ -67,13 +77,14 @@ const sandboxOptionsSchema = optionsSchema(
  * in the order of the source. It may import ToolResult, ToolError, textOf and mapText from 'koagent', nothing else.
  * The code there gets no file system, network, process, environment or timers: only the `log`
  * and `functions` the options grant. Past `timeoutMs` or `memoryMb`, a call fails (a `hook_failed`
- * run under the dialect's rules), and the sandbox is replaced for the next one.
+ * run under the dialect's rules), and the sandbox is replaced for the next one. The engine runs on
+ * a worker thread of its own unless `thread: 'inline'` is given: a looping hook never holds the host.
  *
  * @example const { hooks } = await sandboxedHooks(`export default { name: 'no-shell', preToolCall: (ctx) => ctx.toolName === 'shell' ? { deny: 'No shell' } : undefined }`);
  */
 export async function sandboxedHooks(source: string, options: SandboxOptions = {}): Promise<SandboxedHooks> {
   if (typeof source !== 'string') throw new TypeError(`sandboxedHooks(source): source must be the text of a JavaScript module, got ${source === null ? 'null' : typeof source}`);
-  if (typeof options !== 'object' || options === null) throw new TypeError('sandboxedHooks(source, options): options must be an object { timeoutMs?, memoryMb?, log?, functions? }');
+  if (typeof options !== 'object' || options === null) throw new TypeError('sandboxedHooks(source, options): options must be an object { thread?, timeoutMs?, memoryMb?, log?, functions? }');
   const parsed = parseOptions(sandboxOptionsSchema, options, 'sandboxedHooks(source, options)');
   const functions = parsed.functions ?? {};
   for (const name of Object.keys(functions)) {
@@ -81,9 +92,16 @@ export async function sandboxedHooks(source: string, options: SandboxOptions = {
       throw new TypeError(`sandboxedHooks(source, { functions }): "${name}" cannot be a global of the sandbox; name functions with identifiers that are not built-ins (e.g. lookupPrice)`);
     }
   }
-  const sandbox = new Sandbox({ source, timeoutMs: parsed.timeoutMs ?? DEFAULT_TIMEOUT_MS, memoryMb: parsed.memoryMb ?? DEFAULT_MEMORY_MB, functions, log: parsed.log });
-  const described = await sandbox.hooks();
-  const hooks = described.map((info, index) => hostHook(sandbox, info, index));
+  const engine = { source, timeoutMs: parsed.timeoutMs ?? DEFAULT_TIMEOUT_MS, memoryMb: parsed.memoryMb ?? DEFAULT_MEMORY_MB, functions, log: parsed.log };
+  const sandbox: SandboxEngine = parsed.thread === 'inline' ? new Sandbox(engine) : new ThreadSandbox(engine);
+  let described: HookInfo[];
+  try {
+    described = await sandbox.hooks();
+  } catch (error) {
+    sandbox.close();
+    throw error;
+  }
+  const hooks = described.map((info, index) => hostHook(sandbox, info, index, engine.memoryMb));
   return {
     hooks,
     registry() {
@@ -109,7 +127,7 @@ function labelOf(info: HookInfo): string {
  * The host's object for one sandboxed hook: its name (or its class's, which a criogen Hook is
  * known by), its own plain fields, and each method as a function that calls into the sandbox.
  */
-function hostHook(sandbox: Sandbox, info: HookInfo, index: number): AgentHook | Hook {
+function hostHook(sandbox: SandboxEngine, info: HookInfo, index: number, memoryMb: number): AgentHook | Hook {
   const hook: Record<string, unknown> = {};
   if (info.hasName) hook.name = info.name;
   else if (info.className !== undefined) hook.name = info.className;
@@ -119,6 +137,9 @@ function hostHook(sandbox: Sandbox, info: HookInfo, index: number): AgentHook | 
       // Named for the method it stands for, as stack traces and the adapters' messages show it.
       [method]: async (...args: unknown[]) => {
         const { payload, host, context } = marshal(method, args);
+        // Refused before it is copied: the sandbox is untouched, so it is not replaced.
+        const over = tooMuchText(payload, memoryMb, 'what it is given (its context and arguments)');
+        if (over !== undefined) throw new SandboxError(`sandboxed hook ${label}.${method}() was not called: ${over}`, 'memoryMb');
         let answer: unknown;
         try {
           answer = await sandbox.call(index, method, payload, host);

@@ -153,6 +153,36 @@ describe('limits: time and memory', () => {
     expect((await failure(run(made.hooks))).message).toMatch(/stack overflow/);
   });
 
+  it('arguments bigger than a quarter of memoryMb are refused before they are copied in: the call fails naming memoryMb, and the sandbox is kept', async () => {
+    const made = await sandbox("export default { name: 'reader', postToolCall() {} };", { memoryMb: 24 });
+    const big = defineTool({ name: 'big', description: 'A big result', input: z.object({ size: z.number() }), execute: ({ size }) => 'x'.repeat(size) });
+    const runWith = (size: number) => createAgent({ model: mockModel([{ toolCalls: [{ name: 'big', args: { size } }] }, 'done']), tools: [big], hooks: made.hooks }).run('go');
+    const error = await failure(runWith(7e6));
+    expect(error).toMatchObject({ code: 'hook_failed', layer: 'reader' });
+    expect(error.message).toContain('reader.postToolCall() was not called: what it is given (its context and arguments) is 6.7 Mi characters of JSON, more than a sandbox of memoryMb: 24 passes at once (6.0 Mi); raise memoryMb or pass less');
+    expect((error.cause as SandboxError).limit).toBe('memoryMb');
+    expect((await runWith(10)).text).toBe('done');
+    expect(made.starts).toBe(1);
+  });
+
+  it('a transcript too big to read in fails the call on memoryMb, on either thread, even if the hook catches the error', async () => {
+    for (const thread of ['worker', 'inline'] as const) {
+      const made = await sandbox("export default { name: 'reader', preToolCall(ctx) { try { return { result: String(ctx.messages.length) }; } catch { return { result: 'caught' }; } } };", { memoryMb: 24, thread });
+      const agent = createAgent({ model: mockModel([{ toolCalls: [{ name: 'echo', args: { text: 'hi' } }] }, 'done']), tools: [echo], hooks: made.hooks });
+      const error = await failure(agent.run('y'.repeat(7e6)));
+      expect(error.message).toContain('reader.preToolCall() went over its memory limit (memoryMb: 24): ctx.messages is 6.7 Mi characters of JSON');
+      expect(error.message).toContain('the sandbox was replaced');
+    }
+  });
+
+  it('a hook that hands a host function more text than memoryMb allows fails on memoryMb; the function is not called', async () => {
+    let called = 0;
+    const made = await sandbox(hostile("await lookup('x'.repeat(17e6));"), { memoryMb: 64, functions: { lookup: () => void called++ } });
+    const error = await failure(run(made.hooks));
+    expect(error.message).toContain('hostile.preToolCall() went over its memory limit (memoryMb: 64): what it passes to lookup() is 16.2 Mi characters of JSON');
+    expect(called).toBe(0);
+  });
+
   it('a module whose top level loops does not load: sandboxedHooks rejects naming the loading time limit', async () => {
     await expect(sandboxedHooks('for (;;) {} export default {};', { timeoutMs: 50 })).rejects.toThrow(/loading the hook module went over its time limit \(1000 ms: 10 × timeoutMs, at least 1000\)/);
   });

@@ -1,0 +1,159 @@
+// Where a sandbox's engine runs: by default on a worker thread of its own, so a hook that loops
+// never holds the host's event loop; the host keeps the deadline itself, and a worker it stopped
+// or that crashed is replaced. `thread: 'inline'` keeps the engine on the host's thread.
+import { isMainThread, type Worker } from 'node:worker_threads';
+import { afterAll, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { createAgent, defineTool, RunFailedError, type AgentHook, type Hook } from '../../src/index.js';
+import { mockModel } from '../../src/testing/index.js';
+import { SandboxError, sandboxedHooks, type SandboxedHooks } from '../../src/sandbox.js';
+import { marshal } from '../../src/sandbox/marshal.js';
+import { ThreadSandbox } from '../../src/sandbox/thread.js';
+
+const echo = defineTool({ name: 'echo', description: 'Echo', input: z.object({ text: z.string() }), execute: ({ text }) => `echo: ${text}` });
+const opened: Array<{ close(): void }> = [];
+afterAll(() => opened.forEach((s) => s.close()));
+
+async function sandbox(source: string, options: Parameters<typeof sandboxedHooks>[1] = {}): Promise<SandboxedHooks> {
+  const made = await sandboxedHooks(source, { memoryMb: 32, ...options });
+  opened.push(made);
+  return made;
+}
+
+function run(hooks: Array<AgentHook | Hook>, text = 'hi') {
+  return createAgent({ model: mockModel([{ toolCalls: [{ name: 'echo', args: { text } }] }, 'done']), tools: [echo], hooks }).run('go');
+}
+
+async function failure(promise: Promise<unknown>): Promise<RunFailedError> {
+  const error = await promise.then(() => undefined, (e: unknown) => e);
+  expect(error).toBeInstanceOf(RunFailedError);
+  return error as RunFailedError;
+}
+
+/** How often the host's event loop ran a 1 ms interval while `work` was under way, and its longest gap. */
+async function hostTicksDuring(work: Promise<unknown>): Promise<{ ticks: number; longestGapMs: number }> {
+  let ticks = 0;
+  let last = performance.now();
+  let longestGapMs = 0;
+  const interval = setInterval(() => {
+    const now = performance.now();
+    longestGapMs = Math.max(longestGapMs, now - last);
+    last = now;
+    ticks++;
+  }, 1);
+  await work.catch(() => undefined);
+  clearInterval(interval);
+  longestGapMs = Math.max(longestGapMs, performance.now() - last);
+  return { ticks, longestGapMs };
+}
+
+const spinner = "export default { name: 'spinner', preToolCall(ctx) { if (ctx.args.text === 'spin') for (;;) {} } };";
+
+describe('a looping hook and the host\'s event loop', () => {
+  it('in a worker (the default) the host goes on ticking while the hook loops; inline it does not tick until the deadline stops the hook', async () => {
+    const worker = await sandbox(spinner, { timeoutMs: 500 });
+    const inline = await sandbox(spinner, { timeoutMs: 500, thread: 'inline' });
+    // Each starts its first call outside the measured window: the figures are of the loop alone.
+    await run(worker.hooks, 'calm');
+    await run(inline.hooks, 'calm');
+    const offThread = await hostTicksDuring(run(worker.hooks, 'spin'));
+    const onThread = await hostTicksDuring(run(inline.hooks, 'spin'));
+    // 500 ms of looping leaves room for hundreds of 1 ms ticks; the inline loop lets almost none in.
+    expect(offThread.ticks).toBeGreaterThan(50);
+    expect(onThread.ticks).toBeLessThan(offThread.ticks / 10);
+    expect(offThread.longestGapMs).toBeLessThan(onThread.longestGapMs / 4);
+  });
+
+  it('both fail the same way, naming the hook and timeoutMs, and the next call works', async () => {
+    for (const thread of ['worker', 'inline'] as const) {
+      const made = await sandbox(spinner, { timeoutMs: 50, thread });
+      const error = await failure(run(made.hooks, 'spin'));
+      expect(error).toMatchObject({ code: 'hook_failed', layer: 'spinner' });
+      expect(error.message).toContain('spinner.preToolCall() went over its time limit (timeoutMs: 50); the sandbox was replaced');
+      expect((await run(made.hooks, 'calm')).text).toBe('done');
+      expect(made.starts).toBe(2);
+    }
+  });
+});
+
+describe('the host keeps the deadline', () => {
+  // A long search of a long string is one native step the engine's interrupt cannot break: only
+  // the host can stop it (left alone it would run for minutes).
+  const stuck = "export default { name: 'stuck', preToolCall(ctx) { if (ctx.args.text === 'stick') return { result: 'a'.repeat(1e6).indexOf('a'.repeat(5e5) + 'b') }; } };";
+
+  it('a worker that does not answer by timeoutMs is terminated: the call fails on the time limit, and a new worker serves the next call', async () => {
+    const made = await sandbox(stuck, { timeoutMs: 200 });
+    const error = await failure(run(made.hooks, 'stick'));
+    expect(error).toMatchObject({ code: 'hook_failed', layer: 'stuck' });
+    expect(error.message).toContain('stuck.preToolCall() went over its time limit (timeoutMs: 200); the sandbox was replaced');
+    expect((error.cause as SandboxError).limit).toBe('timeoutMs');
+    expect((await run(made.hooks, 'calm')).text).toBe('done');
+    expect(made.starts).toBe(2);
+  });
+
+  it('a worker that crashes mid-call fails that call, saying so, and is replaced for the next one', async () => {
+    const workers: Worker[] = [];
+    const thread = new ThreadSandbox({ source: stuck, timeoutMs: 10_000, memoryMb: 32, functions: {} }, (worker) => workers.push(worker));
+    opened.push(thread);
+    await thread.hooks();
+    const call = (text: string) => {
+      const { payload, host } = marshal('preToolCall', [{ toolName: 'echo', args: { text }, metadata: {}, messages: [], setHookState() {} }]);
+      return thread.call(0, 'preToolCall', payload, host);
+    };
+    const inFlight = call('stick');
+    await new Promise((resolve) => setImmediate(resolve));
+    await workers[0].terminate();
+    await expect(inFlight).rejects.toThrow(/the sandbox's thread stopped \(exit code 1\)/);
+    await expect(call('calm')).resolves.toMatchObject({ kind: 'nothing' });
+    expect(workers).toHaveLength(2);
+    expect(thread.starts).toBe(2);
+  });
+});
+
+describe('host functions from a worker', () => {
+  it('granted functions run on the host\'s thread, may be async, and answer across the port; log reaches the host; ctx reads and hook state cross too', async () => {
+    const logged: unknown[][] = [];
+    const ranOn: boolean[] = [];
+    const source = `export default { name: 'asker', async preToolCall(ctx) {
+      const price = await lookup(ctx.args.text);
+      let refused = '';
+      try { await refuse(); } catch (e) { refused = e.message; }
+      log('priced', { price });
+      ctx.setHookState('asker', { seen: ctx.messages.length });
+      return { result: price.sku + ' costs ' + price.cents + ' / ' + refused };
+    } };`;
+    const made = await sandbox(source, {
+      log: (...args) => logged.push(args),
+      functions: {
+        lookup: async (sku: string) => {
+          ranOn.push(isMainThread);
+          await new Promise((resolve) => setTimeout(resolve, 5));
+          return { sku, cents: 250 };
+        },
+        refuse: () => {
+          throw new Error('not today');
+        },
+      },
+    });
+    const result = await run(made.hooks, 'A1');
+    expect(result.messages.find((m) => m.role === 'tool')?.content).toBe('A1 costs 250 / not today');
+    expect(ranOn).toEqual([true]);
+    // As inline: a string argument as it is, others as their JSON text.
+    expect(logged).toEqual([['priced', '{"price":{"sku":"A1","cents":250}}']]);
+    expect(result.state.hookState).toEqual({ asker: { seen: 2 } });
+  });
+});
+
+describe('the thread option', () => {
+  it('inline keeps the engine on the host\'s thread and serves calls as a worker does', async () => {
+    const made = await sandbox("export default { name: 'tag', postToolCall(ctx, r) { return { result: r.result + ' (tagged)' }; } };", { thread: 'inline' });
+    expect((await run(made.hooks, 'a')).messages.find((m) => m.role === 'tool')?.content).toBe('echo: a (tagged)');
+    expect(made.starts).toBe(1);
+  });
+
+  it('a value other than worker or inline is refused, saying which fit; a near-miss key names thread', async () => {
+    const source = "export default { name: 'x', preToolCall() {} };";
+    await expect(sandboxedHooks(source, { thread: 'process' } as never)).rejects.toThrow(/sandboxedHooks\(source, options\): thread .*must be 'worker' \(the default: the engine on a thread of its own\) or 'inline'/);
+    await expect(sandboxedHooks(source, { threads: 'inline' } as never)).rejects.toThrow(/threads is not an option of sandboxedHooks; did you mean `thread`\?/);
+  });
+});
