@@ -7,10 +7,22 @@ import { z } from 'zod';
 import { createAgent, defineTool, type GenerateResult, type Middleware, type ModelProvider } from '../src/index.js';
 import {
   compactionMiddleware,
+  contextEditingMiddleware,
+  costBudgetMiddleware,
+  guardrailsMiddleware,
+  loopDetectionMiddleware,
   mediaStoreMiddleware,
+  modelFallbackMiddleware,
+  piiRedactionMiddleware,
+  promptCachingMiddleware,
+  rateLimitMiddleware,
+  responseCacheMiddleware,
   retryMiddleware,
   timeoutMiddleware,
   todoListMiddleware,
+  toolCacheMiddleware,
+  toolCallLimitMiddleware,
+  toolEmulatorMiddleware,
   toolSelectorMiddleware,
   type MediaStore,
 } from '../src/middleware.js';
@@ -22,6 +34,7 @@ function scripted(steps: number, plan = false): ModelProvider {
   let n = 0;
   return {
     name: 'scripted',
+    modelId: 'bench-model',
     async generate(): Promise<GenerateResult> {
       n++;
       if (n > steps) return reply({ role: 'assistant', content: 'done' });
@@ -62,10 +75,30 @@ const builtIns: Record<string, () => Middleware> = {
   // minTools 1, so it selects (once: the run is one user turn) rather than skipping.
   'tool selector': () => toolSelectorMiddleware({ model: selector, minTools: 1 }),
   'todo list': () => todoListMiddleware(),
+  'tool-call limit': () => toolCallLimitMiddleware({ perRun: { total: 1_000_000 } }),
+  'context editing': () => contextEditingMiddleware({ triggerTokens: 10_000_000 }),
+  // Every call has new arguments: the window is scanned and written, and finds no loop.
+  'loop detection': () => loopDetectionMiddleware(),
+  'rate limit': () => rateLimitMiddleware({ requestsPerMinute: 1e9, tokensPerMinute: 1e12 }),
+  // Every request is new (the transcript grows): a hash of the whole request and a write per step.
+  'response cache': () => responseCacheMiddleware(),
+  // New arguments every call: a miss and a write each.
+  'tool cache': () => toolCacheMiddleware({ tools: ['add'] }),
+  // The agent's model always answers: the backup is never asked.
+  'model fallback': () => modelFallbackMiddleware({ models: [selector] }),
+  'cost budget': () => costBudgetMiddleware({ prices: { 'bench-model': { input: 1, output: 2 } }, runBudget: 1_000 }),
+  'prompt caching': () => promptCachingMiddleware(),
+  // The default detectors over the input, each reply, each call's arguments and its result.
+  'PII redaction': () => piiRedactionMiddleware(),
+  guardrails: () => guardrailsMiddleware({ input: [{ name: 'pass', check: () => undefined }], output: [{ name: 'pass', check: () => undefined }] }),
+  'tool emulator': () => toolEmulatorMiddleware({ tools: ['add'], emulate: ({ a, b }: { a: number; b: number }) => a + b }),
 };
-// All of them, in a working order, outermost first: the todo list before timeout (its tool layer
-// must come before one that validates) and after compaction and the tool selector.
-const ORDER = ['retry', 'compaction', 'tool selector', 'todo list', 'timeout', 'media store'];
+// All of them, in the order docs/built-in-middleware.md recommends, outermost first.
+const ORDER = [
+  'cost budget', 'guardrails', 'tool selector', 'context editing', 'compaction', 'media store', 'todo list',
+  'loop detection', 'tool-call limit', 'tool cache', 'response cache', 'PII redaction', 'tool emulator',
+  'prompt caching', 'retry', 'timeout', 'model fallback', 'rate limit',
+];
 const all = (): Middleware[] => ORDER.map((name) => builtIns[name]!());
 
 const VARIANTS: Setup[] = [
