@@ -21,9 +21,11 @@
 // on `koagent/media` (docs/design.md, "Entry points").
 
 // The fields features declare on `Middleware` for themselves (`holdStream`, streaming's; `scope`,
-// sub-agents'): imported here by name, so that every program importing the root sees them.
+// sub-agents'; `traceValues`, the layer trace's): imported here by name, so that every program
+// importing the root sees them.
 import './features/streaming/stream-reply.js';
 import './features/subagents/subagent-tool.js';
+import './features/layer-trace/layers.js';
 
 // The agent.
 /** @category Agent */

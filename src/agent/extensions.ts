@@ -54,12 +54,13 @@ export function extension(value: unknown, where: string): Extension {
 }
 
 // A middleware's fields: its name, its hook points, the core's `rawCalls`, and the fields features
-// declare on it for themselves (`holdStream`, streaming's; `scope`, sub-agents'; `prepareInput`, the agent's).
+// declare on it for themselves (`holdStream`, streaming's; `scope`, sub-agents'; `prepareInput`, the agent's;
+// `traceValues`, the layer trace's).
 const SHAPES = {
   middleware: optionsSchema({
     name: z.unknown().optional(), run: z.unknown().optional(), model: z.unknown().optional(), tool: z.unknown().optional(),
     holdStream: z.boolean({ error: 'must be true or false' }).optional(), rawCalls: z.boolean({ error: 'must be true or false' }).optional(), scope: z.unknown().optional(),
-    prepareInput: z.unknown().optional(),
+    prepareInput: z.unknown().optional(), traceValues: z.boolean({ error: 'must be true or false' }).optional(),
   }, { noun: 'a field of a middleware', aliases: { generate: 'model', llm: 'model', toolCall: 'tool', call: 'tool', hold: 'holdStream' } }),
   hook: optionsSchema({
     name: z.unknown().optional(), onStart: z.unknown().optional(), beforeModel: z.unknown().optional(), afterModel: z.unknown().optional(),
@@ -130,7 +131,7 @@ function adapterLayer(mw: Middleware & { name: string }): NamedMiddleware {
  * instance (a spread copy would drop prototype methods).
  */
 function namedMiddleware(mw: Middleware, fallbackName: string): NamedMiddleware {
-  const named: NamedMiddleware = { name: mw.name ?? fallbackName, holdStream: mw.holdStream, rawCalls: mw.rawCalls, scope: mw.scope, self: mw };
+  const named: NamedMiddleware = { name: mw.name ?? fallbackName, holdStream: mw.holdStream, rawCalls: mw.rawCalls, scope: mw.scope, traceValues: mw.traceValues, self: mw };
   if (typeof mw.run === 'function') named.run = mw.run;
   if (typeof mw.model === 'function') named.model = mw.model;
   if (typeof mw.tool === 'function') named.tool = mw.tool;

@@ -380,6 +380,9 @@ export function piiRedactionMiddleware(options: PiiRedactionOptions = {}): PiiRe
   return {
     name: NAME,
     holdStream: targets.has('output'),
+    // What it removes must not be kept by the layer trace either (its changes' `before`, and what
+    // the layers inside it saw of a raw result or reply).
+    traceValues: false,
     redact: (text: string) => redactor.redact(text).text,
 
     prepareInput: targets.has('input') ? function redactInput(messages: Message[]): Message[] {

@@ -45,8 +45,8 @@ const cachingOptionsSchema = optionsSchema({
  * like it) cache long prompts by themselves: this layer changes nothing there. Either way the
  * tokens read from the cache come back in `usage.cachedInputTokens`.
  *
- * Put it innermost, so it marks the request as the provider gets it (after compaction or
- * context editing changed the transcript).
+ * Put it after every layer that rewrites the request (compaction, context editing, the todo
+ * list), so it marks the request as the provider gets it.
  *
  * @example createAgent({ model: aiSdk(anthropic('claude-sonnet-4-5')), middleware: [promptCachingMiddleware()] });
  */

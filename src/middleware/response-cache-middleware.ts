@@ -45,7 +45,8 @@ interface Entry {
  * in a stable order). A hit returns the stored reply without calling the model: it counts no
  * model call and no tokens, adds 1 to `usage.cacheHits` (and the tokens it saved to
  * `usage.cacheSavedTokens`), and emits `cache.hit`. Only replies that finished with `stop` or
- * `tool_calls` are kept. Put it outermost of the model layers, so a hit costs nothing else.
+ * `tool_calls` are kept. Put it outside the layers that spend (retry, fallback, rate limiting), so
+ * a hit costs nothing else, and outside PII redaction, so it stores the redacted reply.
  *
  * @example createAgent({ model, middleware: [responseCacheMiddleware({ ttlMs: 3_600_000 }), retryMiddleware()] });
  */

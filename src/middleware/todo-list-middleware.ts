@@ -156,7 +156,8 @@ export function todoListMiddleware(options: TodoListOptions = {}): Middleware & 
       let from = 0;
       if (instructions !== undefined) {
         if (first?.role === 'system') from = 1;
-        sent.push({ role: 'system', content: from === 1 ? `${(first as { content: string }).content}\n\n${instructions}` : instructions });
+        // The system message keeps what else it carries (a layer's provider options: a cache mark).
+        sent.push(from === 1 ? { ...(first as Extract<Message, { role: 'system' }>), content: `${(first as { content: string }).content}\n\n${instructions}` } : { role: 'system', content: instructions });
       }
       for (let i = from; i < messages.length; i++) sent.push(messages[i]);
       if (todos.length > 0) sent.push(reminder(todos, tool));

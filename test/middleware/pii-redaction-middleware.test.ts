@@ -186,7 +186,7 @@ describe('piiRedactionMiddleware: tool results', () => {
 });
 
 describe('piiRedactionMiddleware: the raw value reaches no event, span, state or store', () => {
-  it('across input, reply, tool arguments and tool results, in a traced, stored, streamed run', async () => {
+  it('across input, reply, tool arguments and tool results, in a traced (spans and the layer trace), stored, streamed run', async () => {
     const exporter = new InMemorySpanExporter();
     trace.setGlobalTracerProvider(new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] }));
     const path = join(dir, 'runs.db');
@@ -206,7 +206,8 @@ describe('piiRedactionMiddleware: the raw value reaches no event, span, state or
         for (const raw of [EMAIL, '4111 1111 1111 1111', KEY]) expect(bytes.includes(Buffer.from(raw)), `${raw} in ${file} ${when}`).toBe(false);
       }
     };
-    const agent = createAgent({ model, tools: [lookup(), failing], store, onEvent: (e) => events.push(e), middleware: [piiRedactionMiddleware({ onRedact: (r) => reports.push(r) })] });
+    // The layer trace records each layer's changes; the redaction's, and those inside it, without their values.
+    const agent = createAgent({ model, tools: [lookup(), failing], store, layerTrace: true, onEvent: (e) => events.push(e), middleware: [piiRedactionMiddleware({ onRedact: (r) => reports.push(r) })] });
     try {
       const stream = agent.stream(`Customer ${EMAIL} paid with ${CARD}; use ${KEY}`);
       for await (const event of stream) events.push(event);
@@ -221,6 +222,7 @@ describe('piiRedactionMiddleware: the raw value reaches no event, span, state or
         reports: JSON.stringify(reports),
       };
       expect(exporter.getFinishedSpans().length).toBeGreaterThan(3);
+      expect(haystacks.state).toContain('"kind":"replaced-result"');
       expect(haystacks.stored).toContain('[CREDIT_CARD]');
       for (const [where, text] of Object.entries(haystacks)) {
         for (const raw of [EMAIL, 'jane.doe', '4111 1111', KEY]) expect(text.includes(raw), `${raw} in ${where}`).toBe(false);

@@ -9,7 +9,7 @@ import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { createAgent, defineTool, retryMiddleware, textOf, timeoutMiddleware, type AgentEvent, type Message } from '../../src/index.js';
-import { todoListMiddleware, todosOf, type Todo } from '../../src/middleware.js';
+import { promptCachingMiddleware, todoListMiddleware, todosOf, type Todo } from '../../src/middleware.js';
 import { mockModel, type MockReply } from '../../src/testing/index.js';
 import { buildTodoAgent, PLAN } from '../fixtures/todo-agent.js';
 
@@ -124,6 +124,14 @@ describe('todoListMiddleware: the list is shown to the model on each request, an
 });
 
 describe('todoListMiddleware: where it goes, and names', () => {
+  it('adds its instructions to the system message without dropping what else it carries (a cache mark of a layer outside)', async () => {
+    const model = mockModel(['ok']);
+    await createAgent({ model, instructions: 'You help.', middleware: [promptCachingMiddleware({ breakpoints: ['instructions'] }), todoListMiddleware()] }).run('Go');
+    const system = model.calls[0].messages[0];
+    expect(system).toMatchObject({ role: 'system', providerOptions: { anthropic: { cacheControl: { type: 'ephemeral' } } } });
+    expect(String(system.content)).toMatch(/^You help\.\n\n/);
+  });
+
   it('behind a middleware with a tool layer, it fails at once, saying where it belongs', async () => {
     const model = mockModel([{ toolCalls: [writeTodos(plan)] }, 'ok']);
     const agent = createAgent({ model, middleware: [timeoutMiddleware({ tool: 10_000 }), todoListMiddleware()] });

@@ -18,6 +18,8 @@ export interface LiveCall {
   call: TracedCall;
   t0: number;
   depth: number;
+  /** How many layers around the current one withhold values (`traceValues: false`). */
+  withholding?: number;
 }
 
 /** Where a segment's calls are written: a record, and how to tell the writer of its run it changed. */

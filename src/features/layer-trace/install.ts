@@ -22,7 +22,8 @@ export function identifyLayer(layer: NamedMiddleware, identity: LayerIdentity): 
 }
 
 function identityOf(mw: NamedMiddleware): LayerIdentity {
-  return identities.get(mw) ?? { source: 'middleware', name: () => mw.name };
+  const id = identities.get(mw) ?? { source: 'middleware', name: () => mw.name };
+  return mw.traceValues === false ? { ...id, withholdsValues: true } : id;
 }
 
 /** The parts of a traced segment's stacks: each user layer and tool step recording its pass. */

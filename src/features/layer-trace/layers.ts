@@ -10,9 +10,27 @@ import type { ToolOutcome } from '../../core/vocabulary/outcome.js';
 import { liveCall, type LiveCall } from './calls.js';
 import { bounded, jsonChanges, type JsonChange, type TracedEffect, type TracedLayer } from './record.js';
 
+// The middleware field only the layer trace reads: declared here, on the public `Middleware`, so
+// it is the trace's own data (the entry point imports this module, so the field reaches its users).
+declare module '../../core/vocabulary/middleware.js' {
+  interface Middleware<C> {
+    /**
+     * Layer trace: `false` keeps the values out of the changes recorded for this layer and for
+     * every layer inside it in the same call (each value reads `[withheld]`; the paths stay), for
+     * a layer that removes what must not be kept, such as redaction.
+     */
+    traceValues?: boolean;
+  }
+}
+
+/** What a change's values read when a layer keeps them out of the trace (`traceValues: false`). */
+export const WITHHELD = '[withheld]';
+
 /** Who a layer is, as the trace names it: a middleware, a dialect's hooks, or koagent's own step. */
 export interface LayerIdentity {
   source: TracedLayer['source'];
+  /** The layer keeps values out of its changes and those of the layers inside it (`traceValues: false`). */
+  withholdsValues?: boolean;
   /** The layer's name at this call (an AgentHook layer's depends on the hooks registered now). */
   name(point: 'model' | 'tool'): string;
   /** The dialect methods that ran, from what the layer did. */
@@ -34,6 +52,9 @@ function pass<C, T, S>(live: LiveCall, ctx: C, id: LayerIdentity, diff: PointDif
   const start = performance.now();
   const layer: TracedLayer = { name: id.name(diff.point), source: id.source, depth: live.depth, inAt: round(start - live.t0), selfMs: 0, nextCalls: 0, effects: [] };
   live.call.layers.push(layer);
+  // Inside a layer that withholds values, or that layer itself: its changes are recorded without them.
+  const withheld = id.withholdsValues === true || (live.withholding ?? 0) > 0;
+  const effect = (e: TracedEffect): TracedEffect => (withheld ? withoutValues(e) : e);
   const before = diff.before(ctx);
   let inside = 0;
   let inner: T | undefined;
@@ -41,12 +62,14 @@ function pass<C, T, S>(live: LiveCall, ctx: C, id: LayerIdentity, diff: PointDif
     layer.nextCalls++;
     if (layer.nextCalls === 1) {
       const rewrote = diff.rewrote(ctx, before);
-      if (rewrote !== undefined) layer.effects.push(rewrote);
+      if (rewrote !== undefined) layer.effects.push(effect(rewrote));
     }
     const t = performance.now();
     live.depth++;
+    if (id.withholdsValues === true) live.withholding = (live.withholding ?? 0) + 1;
     const settle = () => {
       live.depth--;
+      if (id.withholdsValues === true) live.withholding! -= 1;
       inside += performance.now() - t;
     };
     return next().then((value) => {
@@ -74,7 +97,7 @@ function pass<C, T, S>(live: LiveCall, ctx: C, id: LayerIdentity, diff: PointDif
   }
   return Promise.resolve(returned).then((out) => {
     if (layer.nextCalls === 0) layer.effects.push({ kind: 'short-circuit' });
-    layer.effects.push(...diff.returned(inner, out, layer.name));
+    layer.effects.push(...diff.returned(inner, out, layer.name).map(effect));
     finish(false, (out as { requiresApproval?: boolean } | undefined)?.requiresApproval === true);
     return out;
   }, (error: unknown) => {
@@ -92,6 +115,13 @@ function failed(layer: TracedLayer, error: unknown, finish: (threw: boolean, app
 }
 
 const round = (ms: number) => Math.round(ms * 1000) / 1000;
+
+/** An effect with its changes' values replaced by `[withheld]` (present ones only: added and removed stay told apart). */
+function withoutValues(effect: TracedEffect): TracedEffect {
+  if (!('changes' in effect)) return effect;
+  const changes = effect.changes.map((c): JsonChange => ({ path: c.path, ...('before' in c ? { before: WITHHELD } : {}), ...('after' in c ? { after: WITHHELD } : {}) }));
+  return { ...effect, changes };
+}
 
 /** A user layer's function, recording its pass when its call is traced. */
 export function recordedFn<C extends object, T>(fn: LayerFn<C, T>, id: LayerIdentity, point: 'model' | 'tool'): LayerFn<C, T> {

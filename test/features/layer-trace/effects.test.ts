@@ -49,6 +49,26 @@ describe('replacements', () => {
   });
 });
 
+describe('values a layer keeps out of the trace (traceValues: false)', () => {
+  const upper = (name: string, traceValues?: boolean): Middleware => ({ name, ...(traceValues === undefined ? {} : { traceValues }), async tool(_ctx, next) { const out = await next(); return { ...out, result: `${name}: ${String(out.result)}` }; } });
+
+  it('records its changes by path, each value withheld, and so those of every layer inside it in that call', async () => {
+    const result = await createAgent({ model: searchOnce(), tools: [search], middleware: [upper('outer'), upper('redact', false), upper('inner')], layerTrace: true }).run('Find cats');
+    const call = toolCall(result, 'c1');
+    expect(layer(call, 'redact').effects).toEqual([{ kind: 'replaced-result', changes: [{ path: '/result', before: '[withheld]', after: '[withheld]' }] }]);
+    expect(layer(call, 'inner').effects).toEqual([{ kind: 'replaced-result', changes: [{ path: '/result', before: '[withheld]', after: '[withheld]' }] }]);
+    // A layer outside it sees only what it let out, and records it.
+    expect(layer(call, 'outer').effects).toEqual([{ kind: 'replaced-result', changes: [{ path: '/result', before: 'redact: inner: found cats', after: 'outer: redact: inner: found cats' }] }]);
+    expect(JSON.stringify(result.state)).not.toContain('"inner: found cats"');
+  });
+
+  it('withholds nothing by default, nor with traceValues: true, and refuses the field misspelt', async () => {
+    const result = await createAgent({ model: searchOnce(), tools: [search], middleware: [upper('a', true)], layerTrace: true }).run('Find cats');
+    expect(layer(toolCall(result, 'c1'), 'a').effects).toEqual([{ kind: 'replaced-result', changes: [{ path: '/result', before: 'found cats', after: 'a: found cats' }] }]);
+    expect(() => createAgent({ model: searchOnce(), middleware: [{ name: 'x', tracevalues: false, tool: (_ctx: unknown, next: () => unknown) => next() } as never] })).toThrow(/tracevalues is not a field of a middleware; did you mean `traceValues`\?/);
+  });
+});
+
 describe('settling a call', () => {
   it('shows a layer that answers without next() as short-circuit, and the layers inside it never entered', async () => {
     const cache: Middleware = { name: 'cache', tool: () => ({ result: 'cached cats' }) };
