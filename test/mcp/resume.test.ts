@@ -1,7 +1,6 @@
 // Approval of an MCP tool call, across processes: the call suspends before it reaches the server,
 // the state survives JSON, and another Node process that builds the same agent resumes it and
 // calls the server exactly once.
-import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -10,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { buildMcpAgent } from '../fixtures/mcp-agent.js';
 import { childProcesses, startHttpMcpServer, type HttpMcpServer } from '../fixtures/mcp-servers.js';
+import { childReport } from '../support/child-report.js';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '../..');
 const CHILD = join(ROOT, 'test/fixtures/mcp-resume-child.ts');
@@ -35,21 +35,7 @@ afterAll(async () => {
 });
 
 function resumeInChild(stateFile: string, decisions: Record<string, boolean>): Promise<{ status: string; text: string; tool: unknown; events: string[] }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', CHILD, bank.url, stateFile, JSON.stringify(decisions)], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = '';
-    let err = '';
-    child.stdout.on('data', (chunk) => (out += chunk));
-    child.stderr.on('data', (chunk) => (err += chunk));
-    child.on('error', reject);
-    child.on('close', (code) => {
-      try {
-        resolve(JSON.parse(out.trim().split('\n').at(-1)!));
-      } catch {
-        reject(new Error(`the child printed no report (exit ${code}):\n${out}\n${err}`));
-      }
-    });
-  });
+  return childReport(CHILD, [bank.url, stateFile, JSON.stringify(decisions)]) as never;
 }
 
 describe('MCP tool calls: approval across processes', () => {

@@ -2,7 +2,6 @@
 // with an AgentHook and a criogen Hook: a scripted conversation goes through all of them, the
 // layers are entered in the documented order and their effects follow from it, and a suspend →
 // JSON → resume in another process ends exactly as the resume in this one.
-import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -12,6 +11,7 @@ import type { RunResult } from '../../src/index.js';
 import { todosOf } from '../../src/middleware.js';
 import { traceOf, type TracedCall } from '../../src/trace.js';
 import { buildAllMiddlewareAgent, FINAL, GREETING, normalised, ORDER, PLAN, TRIP } from '../fixtures/all-middleware-agent.js';
+import { childReport } from '../support/child-report.js';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '../..');
 const CHILD = join(ROOT, 'test/fixtures/all-middleware-resume-child.ts');
@@ -146,23 +146,7 @@ describe('all the built-in middleware on one agent', () => {
       for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
     });
 
-    function resumeInChild(stateFile: string, decisions: Record<string, unknown>): Promise<Record<string, any>> {
-      return new Promise((resolve, reject) => {
-        const child = spawn(process.execPath, ['--import', 'tsx', CHILD, stateFile, JSON.stringify(decisions)], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
-        let out = '';
-        let err = '';
-        child.stdout.on('data', (chunk) => (out += chunk));
-        child.stderr.on('data', (chunk) => (err += chunk));
-        child.on('error', reject);
-        child.on('close', (code) => {
-          try {
-            resolve(JSON.parse(out.trim().split('\n').at(-1)!));
-          } catch {
-            reject(new Error(`the child printed no report (exit ${code}):\n${out}\n${err}`));
-          }
-        });
-      });
-    }
+    const resumeInChild = (stateFile: string, decisions: Record<string, unknown>) => childReport(CHILD, [stateFile, JSON.stringify(decisions)]);
 
     it('the other process ends with the same transcript, usage, hook state, todos and trace', async () => {
       expect(paused.status).toBe('suspended');

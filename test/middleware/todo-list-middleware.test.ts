@@ -1,7 +1,6 @@
 // todoListMiddleware: the model plans with a write_todos tool the agent does not have; the list
 // is kept in hook state, shown to the model on every request (that request only), and survives a
 // suspend → JSON → resume in another process.
-import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -12,6 +11,7 @@ import { createAgent, defineTool, retryMiddleware, textOf, timeoutMiddleware, ty
 import { promptCachingMiddleware, todoListMiddleware, todosOf, type Todo } from '../../src/middleware.js';
 import { mockModel, type MockReply } from '../../src/testing/index.js';
 import { buildTodoAgent, PLAN } from '../fixtures/todo-agent.js';
+import { childReport } from '../support/child-report.js';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '../..');
 const CHILD = join(ROOT, 'test/fixtures/todo-resume-child.ts');
@@ -162,23 +162,7 @@ describe('todoListMiddleware: the list survives suspend → JSON → resume in a
     for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
   });
 
-  function resumeInChild(stateFile: string, decisions: Record<string, unknown>): Promise<Record<string, any>> {
-    return new Promise((resolve, reject) => {
-      const child = spawn(process.execPath, ['--import', 'tsx', CHILD, stateFile, JSON.stringify(decisions)], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
-      let out = '';
-      let err = '';
-      child.stdout.on('data', (chunk) => (out += chunk));
-      child.stderr.on('data', (chunk) => (err += chunk));
-      child.on('error', reject);
-      child.on('close', (code) => {
-        try {
-          resolve(JSON.parse(out.trim().split('\n').at(-1)!));
-        } catch {
-          reject(new Error(`the child printed no report (exit ${code}):\n${out}\n${err}`));
-        }
-      });
-    });
-  }
+  const resumeInChild = (stateFile: string, decisions: Record<string, unknown>) => childReport(CHILD, [stateFile, JSON.stringify(decisions)]);
 
   it('the other process shows the model the list and finishes the plan', async () => {
     const { agent } = buildTodoAgent();

@@ -6,25 +6,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { createAgent, defineTool, RunFailedError, type AgentHook, type Hook } from '../../src/index.js';
+import { createAgent, defineTool, RunFailedError, type AgentHook } from '../../src/index.js';
 import { mockModel } from '../../src/testing/index.js';
-import { SandboxError, sandboxedHooks, type SandboxedHooks } from '../../src/sandbox.js';
+import { SandboxError, sandboxedHooks } from '../../src/sandbox.js';
+import { echo, openSandbox, runEcho } from './support.js';
 
-const echo = defineTool({ name: 'echo', description: 'Echo', input: z.object({ text: z.string() }), execute: ({ text }) => `echo: ${text}` });
-const opened: SandboxedHooks[] = [];
-afterAll(() => opened.forEach((s) => s.close()));
-
-async function sandbox(source: string, options: Parameters<typeof sandboxedHooks>[1] = {}): Promise<SandboxedHooks> {
-  const made = await sandboxedHooks(source, { memoryMb: 32, ...options });
-  opened.push(made);
-  return made;
-}
-
-/** One run with one tool call, through `hooks`. */
-function run(hooks: Array<AgentHook | Hook>, text = 'hi') {
-  const agent = createAgent({ model: mockModel([{ toolCalls: [{ name: 'echo', args: { text } }] }, 'done']), tools: [echo], hooks });
-  return agent.run('go');
-}
+const sandbox = openSandbox;
+const run = runEcho;
 
 /** The run's failure: a RunFailedError. */
 async function failure(promise: Promise<unknown>): Promise<RunFailedError> {

@@ -5,7 +5,11 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import type { AgentHook, Hook } from '../../src/index.js';
+import { afterAll } from 'vitest';
+import { z } from 'zod';
+import { createAgent, defineTool, type AgentHook, type Hook } from '../../src/index.js';
+import { sandboxedHooks, type SandboxedHooks } from '../../src/sandbox.js';
+import { mockModel } from '../../src/testing/index.js';
 import { exportOrder } from '../../src/sandbox/engine.js';
 
 /** The text of test/sandbox/hooks/<file>. */
@@ -27,3 +31,20 @@ export async function inProcessHooks(source: string): Promise<Array<AgentHook | 
   if (ns.default !== undefined) return (Array.isArray(ns.default) ? ns.default : [ns.default]).map(take);
   return exportOrder(source).filter((name) => typeof ns[name] === 'object' || isClass(ns[name])).map((name) => take(ns[name]));
 }
+
+/** The one tool of the sandbox tests' runs. */
+export const echo = defineTool({ name: 'echo', description: 'Echo', input: z.object({ text: z.string() }), execute: ({ text }) => `echo: ${text}` });
+
+/** One run with one call of `echo`, through `hooks`. */
+export function runEcho(hooks: Array<AgentHook | Hook>, text = 'hi') {
+  return createAgent({ model: mockModel([{ toolCalls: [{ name: 'echo', args: { text } }] }, 'done']), tools: [echo], hooks }).run('go');
+}
+
+/** A sandbox of `source` (32 MB unless given), closed when the test file ends. */
+export async function openSandbox(source: string, options: Parameters<typeof sandboxedHooks>[1] = {}): Promise<SandboxedHooks> {
+  const made = await sandboxedHooks(source, { memoryMb: 32, ...options });
+  opened.push(made);
+  return made;
+}
+const opened: SandboxedHooks[] = [];
+afterAll(() => opened.splice(0).forEach((s) => s.close()));

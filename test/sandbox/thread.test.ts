@@ -3,26 +3,16 @@
 // or that crashed is replaced. `thread: 'inline'` keeps the engine on the host's thread.
 import { isMainThread, type Worker } from 'node:worker_threads';
 import { afterAll, describe, expect, it } from 'vitest';
-import { z } from 'zod';
-import { createAgent, defineTool, RunFailedError, type AgentHook, type Hook } from '../../src/index.js';
-import { mockModel } from '../../src/testing/index.js';
-import { SandboxError, sandboxedHooks, type SandboxedHooks } from '../../src/sandbox.js';
+import { RunFailedError } from '../../src/index.js';
+import { SandboxError, sandboxedHooks } from '../../src/sandbox.js';
 import { marshal } from '../../src/sandbox/marshal.js';
 import { ThreadSandbox } from '../../src/sandbox/thread.js';
+import { openSandbox, runEcho } from './support.js';
 
-const echo = defineTool({ name: 'echo', description: 'Echo', input: z.object({ text: z.string() }), execute: ({ text }) => `echo: ${text}` });
+const sandbox = openSandbox;
+const run = runEcho;
 const opened: Array<{ close(): void }> = [];
 afterAll(() => opened.forEach((s) => s.close()));
-
-async function sandbox(source: string, options: Parameters<typeof sandboxedHooks>[1] = {}): Promise<SandboxedHooks> {
-  const made = await sandboxedHooks(source, { memoryMb: 32, ...options });
-  opened.push(made);
-  return made;
-}
-
-function run(hooks: Array<AgentHook | Hook>, text = 'hi') {
-  return createAgent({ model: mockModel([{ toolCalls: [{ name: 'echo', args: { text } }] }, 'done']), tools: [echo], hooks }).run('go');
-}
 
 async function failure(promise: Promise<unknown>): Promise<RunFailedError> {
   const error = await promise.then(() => undefined, (e: unknown) => e);
