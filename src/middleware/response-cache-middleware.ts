@@ -55,12 +55,15 @@ export function responseCacheMiddleware(options: ResponseCacheOptions = {}): Mid
   parseOptions(responseCacheSchema, options, 'responseCacheMiddleware');
   const { ttlMs = 3_600_000, scope, onHit } = options;
   const values = keyValuesOf(options.store);
-  const keys = new RequestKeys();
+  // Per run (its `ctx.state`): runs sharing the instance at once do not push each other's messages out.
+  const keys = new WeakMap<object, RequestKeys>();
   return {
     name: 'response-cache',
     model: async function responseCache(ctx: ModelContext, next: () => Promise<GenerateResult>): Promise<GenerateResult> {
       // Before next(): the request's messages are the live transcript, which the reply joins.
-      const key = `response-cache:${keys.keyOf(ctx.request, ctx.provider, scope?.(ctx))}`;
+      let runKeys = keys.get(ctx.state);
+      if (runKeys === undefined) keys.set(ctx.state, (runKeys = new RequestKeys()));
+      const key = `response-cache:${runKeys.keyOf(ctx.request, ctx.provider, scope?.(ctx))}`;
       const stored = await values.get(key);
       if (isEntry(stored)) {
         const saved = stored.usage.inputTokens + stored.usage.outputTokens;
