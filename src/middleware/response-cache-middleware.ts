@@ -113,8 +113,8 @@ interface MessageText {
 }
 
 /**
- * `requestKey` for the calls of one middleware instance: each message's canonical text is made
- * once and kept by the message's JSON, so a message read again unchanged (the older part of a
+ * `requestKey` for the model calls of one run: each message's canonical text is made once and
+ * kept by the message's JSON, so a message read again unchanged (the older part of a
  * growing transcript) costs its JSON only. Keyed by the JSON itself, a message changed in place
  * has other JSON and is made again. Only the last request's messages are kept.
  *
