@@ -59,10 +59,14 @@ export function promptCachingMiddleware(options: PromptCachingOptions = {}): Mid
     name: NAME,
     model: async function promptCaching(ctx: ModelContext, next: () => Promise<GenerateResult>): Promise<GenerateResult> {
       const live = ctx.request.messages;
-      const at = breakpointsOf(live, breakpoints);
-      if (at.size === 0) return next();
       // A copy of the list, with copies of the marked messages: the transcript stays as it was.
-      ctx.request.messages = live.map((message, i) => (at.has(i) ? marked(message, marks) : message));
+      // Copied first, in one pass, so the search for the breakpoints reads a plain array, not the transcript's view.
+      const sent: Message[] = new Array(live.length);
+      for (let i = 0; i < sent.length; i++) sent[i] = live[i];
+      const at = breakpointsOf(sent, breakpoints);
+      if (at.size === 0) return next();
+      for (const i of at) sent[i] = marked(sent[i], marks);
+      ctx.request.messages = sent;
       try {
         return await next();
       } finally {

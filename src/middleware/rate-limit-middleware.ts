@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { estimateTokens, functionSchema, keyValuesOf, optionsSchema, parseOptions, type GenerateOptions, type GenerateResult, type KeyValueSource, type KeyValueStore, type Middleware, type ModelContext } from '../api.js';
+import { estimateTokens, functionSchema, jsonOf, keyValuesOf, optionsSchema, parseOptions, type GenerateOptions, type GenerateResult, type KeyValueSource, type KeyValueStore, type Middleware, type ModelContext } from '../api.js';
 
 /**
  * Why a call waits, and for how long: what `onWait` and the `rate-limit.wait` event get.
@@ -130,11 +130,12 @@ function providerKey(ctx: ModelContext): string {
  */
 export function estimateRequest(request: GenerateOptions): number {
   let tokens = 0;
+  // jsonOf, not JSON.stringify: the same length, without reading the transcript's views one property at a time.
   for (const message of request.messages) {
     tokens += estimateTokens(message.content);
-    if (message.role === 'assistant' && message.toolCalls !== undefined) tokens += Math.ceil(JSON.stringify(message.toolCalls).length / 4);
+    if (message.role === 'assistant' && message.toolCalls !== undefined) tokens += Math.ceil(jsonOf(message.toolCalls)!.length / 4);
   }
-  if (request.tools.length > 0) tokens += Math.ceil(JSON.stringify(request.tools).length / 4);
+  if (request.tools.length > 0) tokens += Math.ceil(jsonOf(request.tools)!.length / 4);
   return tokens + (typeof request.maxTokens === 'number' ? request.maxTokens : 0);
 }
 

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
-import { functionSchema, keyValuesOf, optionsSchema, parseOptions, type FinishReason, type GenerateOptions, type GenerateResult, type KeyValueSource, type Middleware, type ModelContext } from '../api.js';
+import { functionSchema, jsonOf, keyValuesOf, optionsSchema, parseOptions, type FinishReason, type GenerateOptions, type GenerateResult, type KeyValueSource, type Middleware, type ModelContext } from '../api.js';
 
 /**
  * Options of `responseCacheMiddleware`.
@@ -55,11 +55,15 @@ export function responseCacheMiddleware(options: ResponseCacheOptions = {}): Mid
   parseOptions(responseCacheSchema, options, 'responseCacheMiddleware');
   const { ttlMs = 3_600_000, scope, onHit } = options;
   const values = keyValuesOf(options.store);
+  // Per run (its `ctx.state`): runs sharing the instance at once do not push each other's messages out.
+  const keys = new WeakMap<object, RequestKeys>();
   return {
     name: 'response-cache',
     model: async function responseCache(ctx: ModelContext, next: () => Promise<GenerateResult>): Promise<GenerateResult> {
       // Before next(): the request's messages are the live transcript, which the reply joins.
-      const key = `response-cache:${requestKey(ctx.request, ctx.provider, scope?.(ctx))}`;
+      let runKeys = keys.get(ctx.state);
+      if (runKeys === undefined) keys.set(ctx.state, (runKeys = new RequestKeys()));
+      const key = `response-cache:${runKeys.keyOf(ctx.request, ctx.provider, scope?.(ctx))}`;
       const stored = await values.get(key);
       if (isEntry(stored)) {
         const saved = stored.usage.inputTokens + stored.usage.outputTokens;
@@ -93,31 +97,102 @@ function isEntry(value: unknown): value is Entry {
  * @example const key = requestKey(ctx.request, ctx.provider);
  */
 export function requestKey(request: GenerateOptions, provider: { name?: string; modelId?: string }, scope?: string): string {
-  const { messages, tools, signal: _signal, headers: _headers, ...settings } = request;
-  const ids = new Map<string, string>();
-  const id = (value: unknown) => {
+  return new RequestKeys().keyOf(request, provider, scope);
+}
+
+/** A tool-call id in a message's canonical text, renumbered when the text is written. */
+class IdSlot {
+  constructor(readonly id: string) {}
+}
+
+/** A message's canonical text in pieces, its tool-call ids left out (`slots`, between the `texts`), and those ids in the order the request numbers them. */
+interface MessageText {
+  texts: string[];
+  slots: string[];
+  order: string[];
+}
+
+/**
+ * `requestKey` for the model calls of one run: each message's canonical text is made once and
+ * kept by the message's JSON, so a message read again unchanged (the older part of a
+ * growing transcript) costs its JSON only. Keyed by the JSON itself, a message changed in place
+ * has other JSON and is made again. Only the last request's messages are kept.
+ *
+ * @example const keys = new RequestKeys(); const key = keys.keyOf(ctx.request, ctx.provider);
+ */
+export class RequestKeys {
+  #kept = new Map<string, MessageText>();
+
+  keyOf(request: GenerateOptions, provider: { name?: string; modelId?: string }, scope?: string): string {
+    const { messages, tools, signal: _signal, headers: _headers, ...settings } = request;
+    // Each id's new name as JSON text (`"#0"`: nothing in it to escape).
+    const ids = new Map<string, string>();
+    const kept = new Map<string, MessageText>();
+    // `messages` sorts first among the fields: the rest is canonical's text after `"messages":[`.
+    const rest = canonical({ provider: { name: provider.name ?? null, modelId: provider.modelId ?? null }, scope: scope ?? null, messages: [], tools, settings });
+    let text = '{"messages":[';
+    for (let i = 0; i < messages.length; i++) {
+      const json = jsonOf(messages[i]) as string;
+      const message = kept.get(json) ?? this.#kept.get(json) ?? messageText(json);
+      kept.set(json, message);
+      for (const id of message.order) if (!ids.has(id)) ids.set(id, `"#${ids.size}"`);
+      text += i === 0 ? message.texts[0] : `,${message.texts[0]}`;
+      for (let j = 0; j < message.slots.length; j++) text += ids.get(message.slots[j])! + message.texts[j + 1];
+    }
+    this.#kept = kept;
+    text += rest.slice('{"messages":['.length);
+    return createHash('sha256').update(text).digest('hex');
+  }
+}
+
+/** A message's canonical text (from its JSON), without its metadata (koagent's, not the model's: timestamps, ids), its tool-call ids as slots. */
+function messageText(json: string): MessageText {
+  const plain = JSON.parse(json) as Record<string, unknown>;
+  delete plain.metadata;
+  const order: string[] = [];
+  const slot = (value: unknown) => {
     if (typeof value !== 'string') return value;
-    let renamed = ids.get(value);
-    if (renamed === undefined) ids.set(value, (renamed = `#${ids.size}`));
-    return renamed;
+    order.push(value);
+    return new IdSlot(value);
   };
-  const normalised = messages.map((message) => {
-    const plain = JSON.parse(JSON.stringify(message)) as Record<string, unknown>;
-    // A message's metadata is koagent's, not the model's (timestamps, ids): it changes no answer.
-    delete plain.metadata;
-    if (Array.isArray(plain.toolCalls)) plain.toolCalls = plain.toolCalls.map((call: Record<string, unknown>) => ({ ...call, id: id(call.id) }));
-    if (plain.role === 'tool') plain.toolCallId = id(plain.toolCallId);
-    return plain;
-  });
-  const text = canonical({ provider: { name: provider.name ?? null, modelId: provider.modelId ?? null }, scope: scope ?? null, messages: normalised, tools, settings });
-  return createHash('sha256').update(text).digest('hex');
+  if (Array.isArray(plain.toolCalls)) plain.toolCalls = plain.toolCalls.map((call: Record<string, unknown>) => ({ ...call, id: slot(call.id) }));
+  if (plain.role === 'tool') plain.toolCallId = slot(plain.toolCallId);
+  const text: MessageText = { texts: [], slots: [], order };
+  const last = write(plain, '', text);
+  text.texts.push(last);
+  return text;
 }
 
 /** JSON with every object's keys sorted and undefined fields left out: equal requests, equal text. */
 export function canonical(value: unknown): string {
-  if (value === null || typeof value !== 'object') return JSON.stringify(value) ?? 'null';
-  if (Array.isArray(value)) return `[${value.map((item) => (item === undefined ? 'null' : canonical(item))).join(',')}]`;
+  return write(value, '', undefined);
+}
+
+/** `canonical`'s text of `value` after `before`; an id slot closes a piece of `into` there. */
+function write(value: unknown, before: string, into: MessageText | undefined): string {
+  if (value instanceof IdSlot && into !== undefined) {
+    into.texts.push(before);
+    into.slots.push(value.id);
+    return '';
+  }
+  if (value === null || typeof value !== 'object') return before + (JSON.stringify(value) ?? 'null');
+  let text = before;
+  if (Array.isArray(value)) {
+    text += '[';
+    for (let i = 0; i < value.length; i++) {
+      if (i > 0) text += ',';
+      // A hole writes nothing between its commas, as `map(…).join(',')` does.
+      if (!(i in value)) continue;
+      const item: unknown = value[i];
+      text = item === undefined ? `${text}null` : write(item, text, into);
+    }
+    return `${text}]`;
+  }
   const record = value as Record<string, unknown>;
   const fields = Object.keys(record).filter((k) => record[k] !== undefined && typeof record[k] !== 'function').sort();
-  return `{${fields.map((k) => `${JSON.stringify(k)}:${canonical(record[k])}`).join(',')}}`;
+  text += '{';
+  fields.forEach((k, i) => {
+    text = write(record[k], `${text}${i > 0 ? ',' : ''}${JSON.stringify(k)}:`, into);
+  });
+  return `${text}}`;
 }

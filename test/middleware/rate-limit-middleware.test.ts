@@ -9,7 +9,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createAgent, defineTool, openai, type AgentEvent } from '../../src/index.js';
-import { memoryKeyValues, rateLimitMiddleware, retryMiddleware, type RateLimitOptions, type RateLimitWait } from '../../src/middleware.js';
+import { estimateRequest, memoryKeyValues, rateLimitMiddleware, retryMiddleware, type RateLimitOptions, type RateLimitWait } from '../../src/middleware.js';
 import { sqliteStore } from '../../src/sqlite.js';
 import { mockModel, openAiCompatibleServer } from '../../src/testing/index.js';
 
@@ -86,6 +86,22 @@ describe('rateLimitMiddleware: tokens per minute', () => {
     // 60 tokens for the first call (its estimate corrected to the usage), 120 after the second: the third waits.
     expect(model.calls).toHaveLength(3);
     expect(time.waits.map((w) => w.reason)).toContain('tokens');
+  });
+
+  it('estimates a run\'s live request as it estimates a plain copy of it, its tool calls and tools by their JSON', async () => {
+    const estimates: [number, number][] = [];
+    let withoutReply = 0;
+    const measure = { name: 'measure', model: (ctx: { request: Parameters<typeof estimateRequest>[0] }, next: () => Promise<unknown>) => {
+      estimates.push([estimateRequest(ctx.request), estimateRequest(JSON.parse(JSON.stringify({ ...ctx.request, signal: undefined })))]);
+      withoutReply = estimateRequest({ ...ctx.request, maxTokens: undefined });
+      return next();
+    } };
+    const agent = createAgent({ model: lookingModel(3), tools: [look], modelSettings: { maxTokens: 50 }, middleware: [measure as never] });
+    await agent.run('x'.repeat(40));
+    expect(estimates).toHaveLength(3);
+    for (const [live, copy] of estimates) expect(live).toBe(copy);
+    expect(estimates[2][0] - withoutReply).toBe(50);
+    expect(estimates[1][0]).toBeGreaterThan(estimates[0][0]);
   });
 
   it('lets a call bigger than the whole budget through, alone in its window', async () => {

@@ -5,9 +5,10 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it, vi } from 'vitest';
 import { createAgent, defineTool, type AgentEvent, type GenerateOptions, type GenerateResult, type ModelProvider } from '../../src/index.js';
 import { memoryKeyValues, requestKey, responseCacheMiddleware } from '../../src/middleware.js';
+import { RequestKeys } from '../../src/middleware/response-cache-middleware.js';
 import { sqliteStore } from '../../src/sqlite.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'koagent-cache-'));
@@ -162,6 +163,76 @@ describe('responseCacheMiddleware: the key', () => {
     ];
     const keys = new Set([key, ...variants.map((request) => requestKey(request, provider)), requestKey(base(), { name: 'p', modelId: 'm2' }), requestKey(base(), provider, 'tenant-2')]);
     expect(keys.size).toBe(variants.length + 3);
+  });
+});
+
+describe('responseCacheMiddleware: the key over a growing transcript', () => {
+  const provider = { name: 'p', modelId: 'm' };
+  const call = (id: string, city: string) => ({ role: 'assistant' as const, content: '', toolCalls: [{ id, name: 'weather', args: { city } }] });
+  const result = (id: string, content: string) => ({ role: 'tool' as const, toolCallId: id, name: 'weather', content });
+  const request = (messages: GenerateOptions['messages']): GenerateOptions => ({ messages, tools: [], temperature: 0 });
+
+  it('is the key requestKey gives, at every call of an instance that saw the calls before', () => {
+    const keys = new RequestKeys();
+    const messages: GenerateOptions['messages'] = [{ role: 'user', content: 'Weather in three cities?' }];
+    for (const [i, city] of ['Oslo', 'Bergen', 'Oslo'].entries()) {
+      expect(keys.keyOf(request(messages), provider)).toBe(requestKey(request(messages), provider));
+      // The third call repeats the first city under another id: renumbered, its text is the first's.
+      messages.push(call(`call_${i}`, city), result(`call_${i}`, `snow in ${city}`));
+    }
+    expect(keys.keyOf(request(messages), provider, 'tenant')).toBe(requestKey(request(messages), provider, 'tenant'));
+  });
+
+  it('changes when an older message is edited in place, at any depth, as a layer may through ctx.messages', () => {
+    const keys = new RequestKeys();
+    const messages: GenerateOptions['messages'] = [{ role: 'user', content: [{ type: 'text', text: 'Weather?' }] }, call('call_1', 'Oslo'), result('call_1', 'snow')];
+    const before = keys.keyOf(request(messages), provider);
+    (messages[1] as ReturnType<typeof call>).toolCalls[0].args.city = 'Bergen';
+    const edited = keys.keyOf(request(messages), provider);
+    expect(edited).not.toBe(before);
+    expect(edited).toBe(requestKey(request(messages), provider));
+    (messages[0].content as { text: string }[])[0].text = 'Weather tomorrow?';
+    expect(keys.keyOf(request(messages), provider)).not.toBe(edited);
+    expect(keys.keyOf(request(messages), provider)).toBe(requestKey(request(messages), provider));
+  });
+
+  it('reads each message it saw unchanged in the last request from its JSON alone: only new or changed messages are parsed again', () => {
+    const keys = new RequestKeys();
+    const messages: GenerateOptions['messages'] = [{ role: 'user', content: 'Weather?' }, call('call_1', 'Oslo'), result('call_1', 'snow')];
+    const parse = vi.spyOn(JSON, 'parse');
+    try {
+      keys.keyOf(request(messages), provider);
+      expect(parse).toHaveBeenCalledTimes(3);
+      parse.mockClear();
+      messages.push(call('call_2', 'Bergen'), result('call_2', 'rain'));
+      keys.keyOf(request(messages), provider);
+      expect(parse).toHaveBeenCalledTimes(2);
+      parse.mockClear();
+      (messages[2] as { content: string }).content = 'sleet';
+      keys.keyOf(request(messages), provider);
+      expect(parse).toHaveBeenCalledTimes(1);
+    } finally {
+      parse.mockRestore();
+    }
+  });
+
+  it('asks the model again in a run where a layer edited an older message in place before the call', async () => {
+    const weather = defineTool({ name: 'weather', description: 'Forecast', execute: () => 'snow' });
+    const asks = (city: string): Partial<GenerateResult> => ({ message: call(`call_${city}`, city) });
+    const model = scripted([asks('Oslo'), asks('Bergen'), say('Snow in both.'), say('Snow in Oslo and Tromsø.')]);
+    let edit = false;
+    // Outside the cache: the edit is made before the key is. Deep in a message the call before sent unchanged.
+    const editor = { name: 'editor', model: (ctx: { step: number; messages: GenerateOptions['messages'] }, next: () => Promise<GenerateResult>) => {
+      if (edit && ctx.step === 3) (ctx.messages[1] as ReturnType<typeof call>).toolCalls[0].args.city = 'Tromsø';
+      return next();
+    } };
+    const agent = createAgent({ model, tools: [weather], middleware: [editor, responseCacheMiddleware()] });
+    expect((await agent.run('Weather in two cities?')).text).toBe('Snow in both.');
+    edit = true;
+    const again = await agent.run('Weather in two cities?');
+    expect(model.calls).toBe(4);
+    expect(again.usage.cacheHits).toBe(2);
+    expect(again.text).toBe('Snow in Oslo and Tromsø.');
   });
 });
 

@@ -67,6 +67,17 @@ export function plainValue<T>(value: T): T {
 }
 
 /**
+ * `JSON.stringify(value)`, with the transcript's views read as the plain data they show: the
+ * same text, without a proxy trap for every property (what makes a view's JSON slow to write on
+ * a long transcript). Only a string comes out: no layer gets hold of the state's own objects.
+ *
+ * @example const size = jsonOf(ctx.request.messages).length;
+ */
+export function jsonOf(value: unknown): string | undefined {
+  return JSON.stringify(plainValue(value));
+}
+
+/**
  * A copy of `value` the run state alone holds: arrays and plain objects copied at every depth,
  * views giving way to copies of what they show. What a layer hands in (a message it pushes, a
  * part it sets) is checked, then kept as this copy, so a change the layer makes later through

@@ -4,7 +4,7 @@
 import { describe, expect, it } from 'vitest';
 import type { StatePart } from '../../../src/core/state/state-observer.js';
 import { StateWriter } from '../../../src/core/state/state-writer.js';
-import { plainValue, stateView, transcriptView, unwrap } from '../../../src/core/state/transcript-view.js';
+import { jsonOf, plainValue, stateView, transcriptView, unwrap } from '../../../src/core/state/transcript-view.js';
 import type { Message } from '../../../src/core/vocabulary/messages.js';
 import { newState } from '../../../src/core/vocabulary/state.js';
 
@@ -169,6 +169,24 @@ describe('plainValue', () => {
     const top = deep;
     for (let i = 0; i < 20_000; i++) deep = deep.next = {};
     expect(plainValue(top)).toBe(top);
+  });
+});
+
+describe('jsonOf', () => {
+  it('is the text JSON.stringify gives: of the transcript, of a message, of a plain value holding views, of plain data', () => {
+    const { view, state } = setup([user('one'), { role: 'assistant', content: '', toolCalls: [{ id: 'c1', name: 'add', args: { a: 1, b: [2, 3] } }] }]);
+    const marked = { ...view[1], providerOptions: { anthropic: { cacheControl: { type: 'ephemeral' } } } };
+    for (const value of [view, view[0], (view[1] as { toolCalls: unknown }).toolCalls, [view[0], marked], { keep: 1, inner: [view[1]] }, state.messages, 'text', 7, undefined]) {
+      expect(jsonOf(value)).toBe(JSON.stringify(value));
+    }
+  });
+
+  it('sees a change made in place through the view', () => {
+    const { view } = setup([{ role: 'user', content: [{ type: 'text', text: 'one' }] }]);
+    const before = jsonOf(view);
+    (view[0].content as { text: string }[])[0].text = 'uno';
+    expect(jsonOf(view)).not.toBe(before);
+    expect(jsonOf(view)).toBe(JSON.stringify(view));
   });
 });
 
