@@ -75,6 +75,8 @@ export default {
   ],
   intentionallyNotExported: [
     'EventBase',
+    'MiddlewareEvent',
+    'EmittedFields',
     'DeepReadonly',
     'AnyPart',
     'AnyFinish',

@@ -24,7 +24,7 @@ export type {
   ToolContext,
 } from './core/vocabulary/contexts.js';
 export { blame, KoagentError, RunFailedError, type ErrorCode, type ErrorCodes } from './core/vocabulary/errors.js';
-export type { AgentEvent, EmittedEvent, EventListener, PermissionDecision, PermissionListener, PermissionRecord } from './core/vocabulary/events.js';
+export type { AgentEvent, EmittedEvent, EventListener, MiddlewareEvents, PermissionDecision, PermissionListener, PermissionRecord } from './core/vocabulary/events.js';
 export {
   estimateTokens,
   isUrl,

@@ -48,7 +48,7 @@ export type { RetryAttempt } from './middleware/retry-middleware.js';
 /** @category Middleware */
 export type { BaseContext, Logger, SideRequest, SubagentInfo } from './api.js';
 /** @category Agent */
-export type { EmittedEvent, EventListener, PermissionDecision, PermissionListener, PermissionRecord } from './api.js';
+export type { EmittedEvent, EventListener, MiddlewareEvents, PermissionDecision, PermissionListener, PermissionRecord } from './api.js';
 
 // Tools: definitions, toolsets, failures, permissions and guardrails.
 /** @category Tools */

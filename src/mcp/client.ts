@@ -9,6 +9,14 @@ import type { Toolset } from '../tools/toolset.js';
 import { McpConnection } from './connection.js';
 import { koagentTools } from './tools.js';
 
+// The event a call to a server's tool emits (in tools.ts), declared here, in the module
+// koagent/mcp's declarations load, so that `AgentEvent` and `ctx.emit` know it.
+declare module '../api.js' {
+  interface MiddlewareEvents {
+    'mcp.progress': { server: string; toolName: string; toolCallId: string; progress: number; total?: number; message?: string };
+  }
+}
+
 /**
  * Options of `mcpTools`: the server (a command to spawn over stdio, or a Streamable HTTP URL),
  * how its tools are named, and how long requests and the connection may last.

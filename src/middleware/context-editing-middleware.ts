@@ -5,6 +5,13 @@
 import { estimateTokens, optionsSchema, parseOptions, wholeNumberSchema, type AssistantMessage, type GenerateResult, type Message, type Middleware, type ModelContext, type ToolMessage } from '../api.js';
 import { z } from 'zod';
 
+// The events this layer emits, declared so that `AgentEvent` and `ctx.emit` know them.
+declare module '../api.js' {
+  interface MiddlewareEvents {
+    'context_editing.cleared': { step: number; results: number; tokensBefore: number; tokensAfter: number; tokensCleared: number };
+  }
+}
+
 /**
  * Options of `contextEditingMiddleware`. Tokens are estimated as `estimateTokens` does (four
  * characters of text a token; an image or a file as `MEDIA_TOKENS`), tool calls' arguments

@@ -1,6 +1,13 @@
 import { z } from 'zod';
 import { functionSchema, optionsSchema, parseOptions, textOf, type GenerateResult, type GuardrailVerdict, type Message, type Middleware, type ModelContext } from '../api.js';
 
+// The events this layer emits, declared so that `AgentEvent` and `ctx.emit` know them.
+declare module '../api.js' {
+  interface MiddlewareEvents {
+    'guardrail.tripped': { step: number; guardrail: string; stage: 'input' | 'output'; reason: string };
+  }
+}
+
 /**
  * What a model guardrail checks: the text, and the messages it comes from — for an input
  * guardrail the messages new since the model last replied (the user's input; with

@@ -5,6 +5,14 @@ import { createHash } from 'node:crypto';
 import { optionsSchema, type BaseContext, type RunContext, type RunResult, parseOptions, toolError, wholeNumberSchema, type GenerateResult, type Middleware, type ModelContext, type ToolContext, type ToolOutcome } from '../api.js';
 import { z } from 'zod';
 
+// The events this layer emits, declared so that `AgentEvent` and `ctx.emit` know them.
+declare module '../api.js' {
+  interface MiddlewareEvents {
+    'loop_detection.detected': { toolCallId: string; toolName: string; action: 'warn' | 'end' }
+      & ({ loop: 'repeat'; tool: string; times: number; window: number } | { loop: 'oscillation'; tools: string[]; period: number; cycles: number });
+  }
+}
+
 /**
  * Options of `loopDetectionMiddleware`. Two calls are the same when they call the same tool
  * with the same arguments, key order aside (`{ a: 1, b: 2 }` is `{ b: 2, a: 1 }`).

@@ -1,6 +1,13 @@
 import { functionSchema, isRetryableError, optionsSchema, parseOptions, type GenerateResult, type Middleware, type ModelContext, type ModelProvider } from '../api.js';
 import { z } from 'zod';
 
+// The events this layer emits, declared so that `AgentEvent` and `ctx.emit` know them.
+declare module '../api.js' {
+  interface MiddlewareEvents {
+    'model.fallback': { step: number; from: string; to: string; attempt: number; message: string };
+  }
+}
+
 /**
  * What a fallback is about to do, for logging (`onFallback`) and the `model.fallback` event.
  *

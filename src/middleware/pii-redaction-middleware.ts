@@ -3,9 +3,15 @@ import { isIP } from 'node:net';
 import { z } from 'zod';
 import {
   functionSchema, optionsSchema, parseOptions, toolError,
-  type ContentPart, type GenerateResult, type Message, type Middleware, type ModelContext, type RunContext, type RunResult, type ToolContext, type ToolOutcome,
+  type BaseContext, type ContentPart, type GenerateResult, type Message, type Middleware, type ModelContext, type RunContext, type RunResult, type ToolContext, type ToolOutcome,
 } from '../api.js';
 
+// The events this layer emits, declared so that `AgentEvent` and `ctx.emit` know them.
+declare module '../api.js' {
+  interface MiddlewareEvents {
+    'pii.redacted': PiiReport;
+  }
+}
 
 /**
  * A built-in detector's name. `highEntropy` (long random-looking tokens) is not on by default:
@@ -368,7 +374,7 @@ export function piiRedactionMiddleware(options: PiiRedactionOptions = {}): PiiRe
   // memory only, since prepareInput runs before the run has a state.
   const refusedInput = new WeakMap<Message, Redacted>();
 
-  const report = (ctx: { emit?: (e: { type: string; [k: string]: unknown }) => void; countUsage(name: string, n: number): void } | undefined, target: PiiTarget, seen: Redacted, toolCallId?: string) => {
+  const report = (ctx: Pick<BaseContext, 'emit' | 'countUsage'> | undefined, target: PiiTarget, seen: Redacted, toolCallId?: string) => {
     const r: PiiReport = { target, found: seen.found, blocked: [...seen.blocked], ...(toolCallId !== undefined ? { toolCallId } : {}) };
     options.onRedact?.(r);
     if (ctx === undefined) return;

@@ -1,6 +1,13 @@
 import { z } from 'zod';
 import { estimateTokens, functionSchema, jsonOf, keyValuesOf, optionsSchema, parseOptions, type GenerateOptions, type GenerateResult, type KeyValueSource, type KeyValueStore, type Middleware, type ModelContext } from '../api.js';
 
+// The events this layer emits, declared so that `AgentEvent` and `ctx.emit` know them.
+declare module '../api.js' {
+  interface MiddlewareEvents {
+    'rate-limit.wait': { step: number } & RateLimitWait;
+  }
+}
+
 /**
  * Why a call waits, and for how long: what `onWait` and the `rate-limit.wait` event get.
  *

@@ -2,6 +2,13 @@ import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import { functionSchema, jsonOf, keyValuesOf, optionsSchema, parseOptions, type FinishReason, type GenerateOptions, type GenerateResult, type KeyValueSource, type Middleware, type ModelContext } from '../api.js';
 
+// The events this layer emits, declared so that `AgentEvent` and `ctx.emit` know them.
+declare module '../api.js' {
+  interface MiddlewareEvents {
+    'cache.hit': { step: number; key: string; savedTokens: number };
+  }
+}
+
 /**
  * Options of `responseCacheMiddleware`.
  *

@@ -1,6 +1,13 @@
 import { optionsSchema, parseOptions, toolError, type GenerateResult, type Message, type Middleware, type ModelContext, type RunState, type ToolContext, type ToolOutcome, type ToolSpec } from '../api.js';
 import { z } from 'zod';
 
+// The events this layer emits, declared so that `AgentEvent` and `ctx.emit` know them.
+declare module '../api.js' {
+  interface MiddlewareEvents {
+    'todo-list.updated': { todos: Todo[] };
+  }
+}
+
 /**
  * Where an item of the plan stands.
  *

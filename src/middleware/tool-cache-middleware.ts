@@ -2,6 +2,13 @@ import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import { functionSchema, keyValuesOf, optionsSchema, parseOptions, type KeyValueSource, type Middleware, type ToolContext, type ToolOutcome } from '../api.js';
 
+// The events this layer emits, declared so that `AgentEvent` and `ctx.emit` know them.
+declare module '../api.js' {
+  interface MiddlewareEvents {
+    'tool-cache.hit': { toolName: string; toolCallId: string };
+  }
+}
+
 /**
  * Options of `toolCacheMiddleware`: which tools' results may be served again (by name, by a
  * predicate, or by the tools' own hints), for how long, and where they are kept.

@@ -3,6 +3,13 @@
 import { keyValuesOf, type BaseContext, type RunContext, type RunResult, optionsSchema, parseOptions, toolError, wholeNumberSchema, type GenerateResult, type KeyValueSource, type Middleware, type ModelContext, type ToolContext, type ToolOutcome } from '../api.js';
 import { z } from 'zod';
 
+// The events this layer emits, declared so that `AgentEvent` and `ctx.emit` know them.
+declare module '../api.js' {
+  interface MiddlewareEvents {
+    'tool_call_limit.reached': { toolCallId: string; toolName: string; limit: 'tool_calls'; scope: 'run' | 'session'; tool?: string; max: number; onLimit: 'error' | 'end' };
+  }
+}
+
 /**
  * How many tool calls one scope allows: `total` over all tools, `byTool` per tool name. A tool
  * not named in `byTool` is bounded by `total` only.

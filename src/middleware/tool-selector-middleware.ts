@@ -1,6 +1,13 @@
 import { optionsSchema, parseOptions, textOf, wholeNumberSchema, type GenerateResult, type Message, type Middleware, type ModelContext, type ModelProvider, type ToolSpec } from '../api.js';
 import { z } from 'zod';
 
+// The events this layer emits, declared so that `AgentEvent` and `ctx.emit` know them.
+declare module '../api.js' {
+  interface MiddlewareEvents {
+    'tool-selector.selected': { step: number; offered: number; tools: string[]; fallback: boolean };
+  }
+}
+
 /**
  * Options of `toolSelectorMiddleware`: which model picks, how many tools it may keep, which are
  * always kept, and from how many tools on it is worth asking at all.

@@ -12,9 +12,11 @@ import {
 import { aiSdk, type AiSdkLanguageModel } from 'koagent/ai-sdk';
 import { HookRegistry } from 'koagent/hooks';
 import { mcpTools, serveMcp } from 'koagent/mcp';
+import { modelFallbackMiddleware } from 'koagent/middleware';
 import { postgresStore, type PostgresStoreOptions } from 'koagent/postgres';
 import { sqliteStore } from 'koagent/sqlite';
 import type { RunStore } from 'koagent/store';
+import type {} from 'koagent/types';
 import { mockModel } from 'koagent/testing';
 
 const weather = defineTool({
@@ -87,3 +89,31 @@ export const served = serveMcp(agent, { expose: 'tools' });
 export const durable = createAgent({ model: mockModel(['ok']), store: sqliteStore({ path: 'runs.db' }) });
 const pgOptions: PostgresStoreOptions = { connectionString: 'postgres://localhost/db', poolConfig: { max: 4 } };
 export const pgStore = postgresStore(pgOptions);
+
+// The built-ins' events are typed once koagent/middleware is imported, and a program's own
+// middleware declares its events the same way (in a file that imports koagent/types, so that
+// TypeScript finds the module it adds to): listeners narrow them with no cast.
+declare module 'koagent/types' {
+  interface MiddlewareEvents {
+    'consumer.audited': { toolName: string; allowed: boolean };
+  }
+}
+const auditEvents: Middleware = {
+  name: 'audit-events',
+  tool: (ctx, next) => {
+    ctx.emit?.({ type: 'consumer.audited', toolName: ctx.toolName, allowed: true });
+    // @ts-expect-error a declared event carries its fields
+    ctx.emit?.({ type: 'consumer.audited', toolName: ctx.toolName });
+    return next();
+  },
+};
+export const watched = createAgent({
+  model: mockModel(['ok']),
+  middleware: [modelFallbackMiddleware({ models: [mockModel(['ok'])] }), auditEvents],
+  onEvent: (e) => {
+    if (e.type === 'model.fallback') console.log(e.from, e.to, e.attempt, e.message);
+    if (e.type === 'consumer.audited') console.log(e.toolName, e.allowed);
+    // @ts-expect-error no event has this type
+    if (e.type === 'model.fallbak') console.log(e);
+  },
+});

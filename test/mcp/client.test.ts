@@ -118,7 +118,7 @@ describe('mcpTools: results', () => {
     const { result, events } = await runEverything([{ toolCalls: [{ id: 'c', name: 'ev_trigger-long-running-operation', args: { duration: 0.3, steps: 3 } }] }, 'Done.']);
     expect(answerTo(result.messages, 'c').content).toMatch(/Long running operation completed/);
     // The SDK drops a notification that arrives together with the response, so the last may be missing.
-    const progress = events.filter((e) => (e.type as string) === 'mcp.progress');
+    const progress = events.filter((e) => e.type === 'mcp.progress');
     expect(progress[0]).toMatchObject({ server: 'everything', toolName: 'ev_trigger-long-running-operation', toolCallId: 'c', progress: 1, total: 3 });
     expect(progress.map((e) => (e as unknown as { progress: number }).progress)).toEqual([1, 2, 3].slice(0, progress.length));
     expect(progress.length).toBeGreaterThanOrEqual(2);

@@ -68,7 +68,7 @@ describe('MCP connections: a server that dies', () => {
       onEvent: (event) => {
         events.push(event);
         // The server is working on the call (it reports progress): kill it.
-        if ((event.type as string) === 'mcp.progress' && events.filter((e) => (e.type as string) === 'mcp.progress').length === 1) {
+        if (event.type === 'mcp.progress' && events.filter((e) => e.type === 'mcp.progress').length === 1) {
           const [pid] = childProcesses()[0].split(' ');
           process.kill(Number(pid), 'SIGKILL');
         }

@@ -100,7 +100,7 @@ describe('contextEditingMiddleware: what it reports', () => {
     const events: AgentEvent[] = [];
     const measure = { name: 'measure', model: (ctx: { messages: Message[] }, next: () => Promise<unknown>) => { before.push(tokensOf(ctx.messages)); return next(); } };
     const result = await createAgent({ model, tools: [read()], middleware: [measure as never, contextEditingMiddleware({ triggerTokens: 500, keep: 2 })] }).run('Go', { onEvent: (e) => events.push(e) });
-    const cleared = events.filter((e) => (e.type as string) === 'context_editing.cleared') as unknown as { step: number; results: number; tokensBefore: number; tokensAfter: number; tokensCleared: number }[];
+    const cleared = events.filter((e) => e.type === 'context_editing.cleared');
     expect(cleared.length).toBeGreaterThan(0);
     for (const e of cleared) {
       expect(e.tokensBefore).toBe(before[e.step - 1]);
@@ -170,7 +170,7 @@ describe('contextEditingMiddleware: where it sits and what the store holds', () 
     const model = mockModel(reads(8));
     const events: AgentEvent[] = [];
     await createAgent({ model, tools: [read()], middleware: [contextEditingMiddleware({ triggerTokens: 600, keep: 2 }), compactionMiddleware({ maxTokens: 800, keepRecent: 4, model: summariser })] }).run('Go', { onEvent: (e) => events.push(e) });
-    expect(events.some((e) => (e.type as string) === 'context_editing.cleared')).toBe(true);
+    expect(events.some((e) => e.type === 'context_editing.cleared')).toBe(true);
     expect(events.filter((e) => e.type === 'compaction.done')).toHaveLength(0);
     expect(summariser.calls).toHaveLength(0);
   });

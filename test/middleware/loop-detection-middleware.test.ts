@@ -30,7 +30,7 @@ describe('loopDetectionMiddleware: the same call repeated', () => {
     expect(result.text).toBe('Done.');
     expect(toolError(toolMessages(result.messages)[2])).toEqual({ kind: 'tool_error', by: 'loop-detection',
       message: 'Loop detected: this is call number 3 of search with these same arguments within the last 10 tool calls, so this call was not run. Its result would be the one you already have. Do something different: change the arguments, use another tool, or answer with what you know.' });
-    expect(events.find((e) => (e.type as string) === 'loop_detection.detected')).toMatchObject({ toolName: 'search', loop: 'repeat', times: 3, action: 'warn' });
+    expect(events.find((e) => e.type === 'loop_detection.detected')).toMatchObject({ toolName: 'search', loop: 'repeat', times: 3, action: 'warn' });
   });
 
   it('takes arguments that differ only in key order for the same call, and different arguments for different calls', async () => {

@@ -25,7 +25,7 @@ function named(id: string, failures: unknown[] = [], usage = { inputTokens: 1, o
 }
 
 const down = (id: string) => named(id, Array.from({ length: 10 }, unavailable));
-const fallbacksOf = (events: AgentEvent[]) => events.filter((e) => (e.type as string) === 'model.fallback') as unknown as Array<{ from: string; to: string; attempt: number; message: string; step: number }>;
+const fallbacksOf = (events: AgentEvent[]) => events.filter((e) => e.type === 'model.fallback');
 
 describe('modelFallbackMiddleware: when it moves on', () => {
   it('asks the next model when the agent\'s model fails with a retryable error, and the run goes on with its answer', async () => {

@@ -45,8 +45,8 @@ describe('rateLimitMiddleware: requests per minute', () => {
     expect(model.calls).toHaveLength(3);
     // Two calls at t=0 fill the window; the third waits until the window's count, weighted in the next one, leaves room.
     expect(time.waits).toEqual([{ key: 'mockModel/mock', reason: 'requests', waitMs: 90_000 }]);
-    expect(events.filter((e) => (e.type as string) === 'rate-limit.wait')).toHaveLength(time.waits.length);
-    expect(events.find((e) => (e.type as string) === 'rate-limit.wait')).toMatchObject({ key: 'mockModel/mock', reason: 'requests', step: 3 });
+    expect(events.filter((e) => e.type === 'rate-limit.wait')).toHaveLength(time.waits.length);
+    expect(events.find((e) => e.type === 'rate-limit.wait')).toMatchObject({ key: 'mockModel/mock', reason: 'requests', step: 3 });
   });
 
   it('counts in a sliding window: at the start of the next window the previous one still counts', async () => {

@@ -46,7 +46,7 @@ describe('responseCacheMiddleware: a hit', () => {
     expect(first.usage).toMatchObject({ modelCalls: 1, inputTokens: 30, outputTokens: 12 });
     expect(second.usage).toMatchObject({ modelCalls: 0, inputTokens: 0, outputTokens: 0, cacheHits: 1, cacheSavedTokens: 42 });
     expect(first.usage.cacheHits).toBeUndefined();
-    const hits = events.filter((e) => (e.type as string) === 'cache.hit');
+    const hits = events.filter((e) => e.type === 'cache.hit');
     expect(hits).toHaveLength(1);
     expect(hits[0]).toMatchObject({ runId: second.runId, step: 1, savedTokens: 42 });
     expect(events.filter((e) => e.type === 'model.done' && e.runId === second.runId)).toHaveLength(1);

@@ -125,7 +125,7 @@ describe('retryMiddleware: how long it waits', () => {
     const retry = retryMiddleware({ sleep: async () => {}, onRetry: (info) => infos.push(info) });
     await createAgent({ model, middleware: [retry], onEvent: (e) => events.push(e) }).run('Hi');
     expect(infos).toEqual([{ attempt: 1, delayMs: 20, fromRetryAfter: true, error: expect.any(ProviderError) }]);
-    expect(events.filter((e) => (e.type as string) === 'model.retry')).toEqual([
+    expect(events.filter((e) => e.type === 'model.retry')).toEqual([
       expect.objectContaining({ type: 'model.retry', step: 1, attempt: 1, delayMs: 20, fromRetryAfter: true, message: expect.stringContaining('slow down') }),
     ]);
   });

@@ -33,7 +33,7 @@ describe('todoListMiddleware: the write_todos round trip', () => {
     expect(answer).toMatchObject({ name: 'write_todos', content: 'Todo list updated: 2 items: 1 in progress, 1 pending.' });
     expect(answer.metadata?.error).toBeUndefined();
     expect(todosOf(result.state)).toEqual(plan);
-    expect(events.find((e) => (e.type as string) === 'todo-list.updated')).toMatchObject({ todos: plan });
+    expect(events.find((e) => e.type === 'todo-list.updated')).toMatchObject({ todos: plan });
   });
 
   it('replaces the whole list on each call, dropping fields it does not keep', async () => {

@@ -41,7 +41,7 @@ describe('toolCacheMiddleware: a hit', () => {
     expect(toolMessage(second.messages)).toBe(toolMessage(first.messages));
     expect(second.usage.toolCacheHits).toBe(1);
     expect(first.usage.toolCacheHits).toBeUndefined();
-    expect(events.find((e) => (e.type as string) === 'tool-cache.hit')).toMatchObject({ toolName: 'get_weather' });
+    expect(events.find((e) => e.type === 'tool-cache.hit')).toMatchObject({ toolName: 'get_weather' });
     expect(events.find((e) => e.type === 'tool.done')).toMatchObject({ replacedBy: 'tool-cache' });
   });
 

@@ -31,7 +31,7 @@ describe('toolCallLimitMiddleware: caps per run', () => {
     expect(toolError(third)).toEqual({ kind: 'tool_error', by: 'tool-call-limit',
       message: 'Tool call limit reached: search may be called at most 2 times in this run, so this call was not run. Do not call search again: use the results you already have, or another tool.' });
     expect(model.calls[3].messages.at(-1)?.content).toMatch(/^Error \(tool_error\): Tool call limit reached: search/);
-    expect(events.find((e) => (e.type as string) === 'tool_call_limit.reached')).toMatchObject({ toolName: 'search', scope: 'run', tool: 'search', max: 2, onLimit: 'error' });
+    expect(events.find((e) => e.type === 'tool_call_limit.reached')).toMatchObject({ toolName: 'search', scope: 'run', tool: 'search', max: 2, onLimit: 'error' });
   });
 
   it('bounds only the tools it names, and the total bounds every tool together', async () => {

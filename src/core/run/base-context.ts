@@ -19,7 +19,7 @@ export abstract class CallContext implements BaseContext {
   readonly state: RunState;
   // Present only when they apply: hooks test for them with `in` or `?.`.
   declare readonly subagent?: SubagentInfo;
-  declare readonly emit?: (event: EmittedEvent) => void;
+  declare readonly emit?: <T extends string>(event: EmittedEvent<T>) => void;
 
   constructor(segment: Segment) {
     const { base } = segment;

@@ -93,7 +93,7 @@ export interface ContextBase {
   readonly metadata: Record<string, unknown>;
   readonly signal: AbortSignal;
   readonly subagent?: SubagentInfo;
-  readonly emit?: (event: EmittedEvent) => void;
+  readonly emit?: <T extends string>(event: EmittedEvent<T>) => void;
 }
 
 /** The stop reason of the first condition that holds, if one does. */

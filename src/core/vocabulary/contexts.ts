@@ -65,7 +65,7 @@ export interface BaseContext<C = unknown> {
   /** Set inside a sub-agent. */
   readonly subagent?: SubagentInfo;
   /** Present exactly when someone listens (an `onEvent` option, or a stream). */
-  readonly emit?: (event: EmittedEvent) => void;
+  readonly emit?: <T extends string>(event: EmittedEvent<T>) => void;
   /** The agent's logger: for what a layer reports but does not raise. */
   readonly logger: Logger;
   /**

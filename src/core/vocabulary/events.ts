@@ -46,9 +46,24 @@ interface EventBase {
   agentPath?: string[];
 }
 
+// An interface, not a type, so that modules can merge their entries into it.
 /**
- * What `onEvent` listeners and `agent.stream()` consumers receive. Events watch a run; they
- * cannot change it. They carry what the model sees, never a value a layer replaced.
+ * The events middleware emit, by type: each entry is one event's fields besides `type` (the run
+ * adds `runId` and `at`). Empty here; a module that emits events adds them by declaration merging
+ * (the built-ins do, in their own files), and `AgentEvent` and `ctx.emit` then know them.
+ *
+ * @example declare module 'koagent/types' { interface MiddlewareEvents { 'audit.logged': { toolName: string } } }
+ */
+export interface MiddlewareEvents {}
+
+type MiddlewareEventType = keyof MiddlewareEvents & string;
+// `never` while the map is empty: then `AgentEvent` is the core events alone.
+type MiddlewareEvent = { [T in MiddlewareEventType]: { type: T } & MiddlewareEvents[T] }[MiddlewareEventType];
+
+/**
+ * What `onEvent` listeners and `agent.stream()` consumers receive: the run's own events and those
+ * declared in `MiddlewareEvents`. Events watch a run; they cannot change it. They carry what the
+ * model sees, never a value a layer replaced.
  *
  * @example onEvent: (e) => { if (e.type === 'tool.error') console.warn(e.toolName, e.kind, e.message); }
  */
@@ -71,14 +86,20 @@ export type AgentEvent = EventBase &
     | { type: 'output'; output: unknown }
     | { type: 'compaction.start'; messages: number; tokens: number }
     | { type: 'compaction.done'; before: number; after: number; tokensBefore: number; tokensAfter: number }
+    // A middleware's own events: the module that emits them declares them in `MiddlewareEvents`.
+    | MiddlewareEvent
   );
 
+// A known type's fields, as declared; any fields for a type no one declared.
+type EmittedFields<T extends string> = T extends AgentEvent['type'] ? Omit<Extract<AgentEvent, { type: T }>, 'runId' | 'at'> : { [field: string]: unknown };
+
 /**
- * What `ctx.emit` takes: any event with a `type`; the run adds `runId` and `at`.
+ * What `ctx.emit` takes: an event with a `type`; the run adds `runId` and `at`. An event of a
+ * type `AgentEvent` knows must carry that type's fields; any other type carries what it likes.
  *
- * @example ctx.emit?.({ type: 'cache.hit', toolName: ctx.toolName });
+ * @example ctx.emit?.({ type: 'cache.hit', step: ctx.step, key, savedTokens: 120 });
  */
-export type EmittedEvent = { type: string; [field: string]: unknown };
+export type EmittedEvent<T extends string = string> = { type: T } & EmittedFields<T>;
 
 /**
  * Watches a run's events (`onEvent`). One that throws or rejects is logged, and the run goes on.
