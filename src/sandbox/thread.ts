@@ -19,6 +19,9 @@ export function hostMarginMs(timeoutMs: number): number {
 /** Past the loading deadline, the host waits this long more: a fresh engine takes a while to compile. */
 const LOAD_MARGIN_MS = 1000;
 
+/** How long a new worker may take to start (run its module) before the host stops it; generous, as tsx compiles it from source in tests. */
+const BOOT_MS = 30_000;
+
 interface InFlight {
   id: number;
   host: CallHost;
@@ -52,11 +55,16 @@ export class ThreadSandbox implements SandboxEngine {
   #retiredStarts = 0;
 
   readonly #onWorker: ((worker: Worker) => void) | undefined;
+  readonly #bootMs: number;
 
-  /** `onWorker` is told of each worker as it starts: a test can stop one, as a crash would. */
-  constructor(options: EngineOptions, onWorker?: (worker: Worker) => void) {
+  /**
+   * `onWorker` is told of each worker as it starts: a test can stop one, as a crash would.
+   * `bootMs` bounds a worker's start, until its module runs (30 s; a test makes it short).
+   */
+  constructor(options: EngineOptions, testing: { onWorker?: (worker: Worker) => void; bootMs?: number } = {}) {
     this.#options = options;
-    this.#onWorker = onWorker;
+    this.#onWorker = testing.onWorker;
+    this.#bootMs = testing.bootMs ?? BOOT_MS;
   }
 
   /** How many sandboxes were started, in all the workers so far. */
@@ -123,6 +131,8 @@ export class ThreadSandbox implements SandboxEngine {
     const thread: Thread = { worker, replies: channel.port1, signal: new Int32Array(setup.signal), loaded, settleLoad, starts: 0, hadLoaded: false, stopped: false, crash: undefined, timer: undefined, inFlight: undefined };
     worker.on('message', (message: FromWorker) => this.#onMessage(thread, message));
     this.#onWorker?.(worker);
+    // Until it says it booted, nothing else bounds a worker that never starts.
+    this.#arm(thread, this.#bootMs, () => new SandboxError(`the sandbox's thread did not start within ${this.#bootMs} ms`));
     worker.on('error', (error) => (thread.crash ??= error));
     worker.on('exit', (code) => {
       if (!thread.stopped) this.#lose(thread, new SandboxError(`the sandbox's thread stopped (${thread.crash?.message ?? `exit code ${code}`})`));

@@ -83,7 +83,7 @@ describe('the host keeps the deadline', () => {
 
   it('a worker that crashes mid-call fails that call, saying so, and is replaced for the next one', async () => {
     const workers: Worker[] = [];
-    const thread = new ThreadSandbox({ source: stuck, timeoutMs: 10_000, memoryMb: 32, functions: {} }, (worker) => workers.push(worker));
+    const thread = new ThreadSandbox({ source: stuck, timeoutMs: 10_000, memoryMb: 32, functions: {} }, { onWorker: (worker) => workers.push(worker) });
     opened.push(thread);
     await thread.hooks();
     const call = (text: string) => {
@@ -97,6 +97,18 @@ describe('the host keeps the deadline', () => {
     await expect(call('calm')).resolves.toMatchObject({ kind: 'nothing' });
     expect(workers).toHaveLength(2);
     expect(thread.starts).toBe(2);
+  });
+
+  it('a worker that does not start in time is stopped and the sandbox fails to load, saying so; the next use starts another', async () => {
+    const workers: Worker[] = [];
+    const exits: Promise<number>[] = [];
+    // A millisecond: no worker runs its module that fast, so each start goes over the bound.
+    const thread = new ThreadSandbox({ source: stuck, timeoutMs: 200, memoryMb: 32, functions: {} }, { bootMs: 1, onWorker: (worker) => (workers.push(worker), exits.push(new Promise((resolve) => worker.once('exit', resolve)))) });
+    opened.push(thread);
+    await expect(thread.hooks()).rejects.toThrow("the sandbox's thread did not start within 1 ms");
+    await expect(thread.hooks()).rejects.toThrow("the sandbox's thread did not start within 1 ms");
+    expect(workers).toHaveLength(2);
+    await Promise.all(exits);
   });
 });
 
