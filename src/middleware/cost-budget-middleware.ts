@@ -3,15 +3,16 @@ import { z } from 'zod';
 
 /**
  * The price of one model, in US dollars per million tokens: `input` for input tokens read fresh,
- * `cachedInput` for input tokens read from the provider's prompt cache (default: `input`), and
- * `output`.
+ * `cachedInput` for input tokens read from the provider's prompt cache (default: `input`),
+ * `cacheWriteInput` for input tokens written to it (default: `input`), and `output`.
  *
- * @example const price: ModelPrice = { input: 0.25, cachedInput: 0.025, output: 2.0 };
+ * @example const price: ModelPrice = { input: 3, cachedInput: 0.3, cacheWriteInput: 3.75, output: 15 };
  */
 export interface ModelPrice {
   input: number;
   output: number;
   cachedInput?: number;
+  cacheWriteInput?: number;
 }
 
 /**
@@ -61,23 +62,30 @@ const priceSchema = optionsSchema({
   input: dollars('a price in USD per million input tokens (a finite number ≥ 0)'),
   output: dollars('a price in USD per million output tokens (a finite number ≥ 0)'),
   cachedInput: dollars('a price in USD per million cached input tokens (a finite number ≥ 0)').optional(),
-}, { noun: 'a price field', aliases: { inputTokens: 'input', outputTokens: 'output', cached: 'cachedInput', cachedInputTokens: 'cachedInput', cacheRead: 'cachedInput', prompt: 'input', completion: 'output' } });
+  cacheWriteInput: dollars('a price in USD per million input tokens written to the cache (a finite number ≥ 0)').optional(),
+}, {
+  noun: 'a price field',
+  aliases: {
+    inputTokens: 'input', outputTokens: 'output', cached: 'cachedInput', cachedInputTokens: 'cachedInput', cacheRead: 'cachedInput', prompt: 'input', completion: 'output',
+    cacheWrite: 'cacheWriteInput', cacheWriteInputTokens: 'cacheWriteInput', cacheCreation: 'cacheWriteInput', cacheCreationInputTokens: 'cacheWriteInput', cachedWrite: 'cacheWriteInput',
+  },
+});
 
 /** The shape of `costBudgetMiddleware`'s options, described once. */
 const costOptionsSchema = optionsSchema({
-  prices: z.record(z.string(), priceSchema, { error: 'must be an object of model ids to { input, output, cachedInput? } in USD per million tokens' }),
+  prices: z.record(z.string(), priceSchema, { error: 'must be an object of model ids to { input, output, cachedInput?, cacheWriteInput? } in USD per million tokens' }),
   runBudget: dollars('a number of dollars ≥ 0').optional(),
   sessionBudget: dollars('a number of dollars ≥ 0').optional(),
-  unknownModel: z.union([z.literal('error'), z.literal('ignore'), priceSchema], { error: "must be 'error', 'ignore' or a price { input, output, cachedInput? }" }).optional(),
+  unknownModel: z.union([z.literal('error'), z.literal('ignore'), priceSchema], { error: "must be 'error', 'ignore' or a price { input, output, cachedInput?, cacheWriteInput? }" }).optional(),
   store: z.custom<KeyValueSource>((value) => typeof value === 'object' && value !== null, { error: 'must be a key-value store or a run store' }).optional(),
   onCost: functionSchema('a function ({ model, usd, runSpent }) => void').optional(),
 }, { noun: 'a cost budget option', aliases: { priceTable: 'prices', pricing: 'prices', budget: 'runBudget', maxCost: 'runBudget', perRun: 'runBudget', perSession: 'sessionBudget', unknown: 'unknownModel', keyValues: 'store' } });
 
-type Counts = { input: number; cached: number; output: number };
+type Counts = { input: number; cached: number; written: number; output: number };
 
 /**
  * A `model` middleware that prices every model call by a table you give (USD per million input,
- * cached input and output tokens), adds the cost to the run's usage (`usage.cost`, summed into a
+ * cached input, cache-write input and output tokens), adds the cost to the run's usage (`usage.cost`, summed into a
  * parent run's for sub-agents) and to hook state per model, and ends the run with stop reason
  * `limit:cost` and output `{ spent, budget, scope }` before a model call that would start over
  * the run's budget or the session's (all runs of one `sessionId`, kept in `store`).
@@ -124,7 +132,7 @@ export function costBudgetMiddleware(options: CostBudgetOptions): Middleware & {
       const grown = minus(counts(ctx.state.usage), before);
       // The turn's own tokens (as far as the usage grew by them), at the answering model's price;
       // the rest came from side calls inside, at the agent's model's.
-      const turn = smaller(grown, { input: result.usage?.inputTokens ?? 0, cached: result.usage?.cachedInputTokens ?? 0, output: result.usage?.outputTokens ?? 0 });
+      const turn = smaller(grown, counts(result.usage ?? {}));
       const side = minus(grown, turn);
       const charges: Array<[ModelProvider, Counts]> = [[ctx.provider, turn], [agentModel, side]];
       let usd = 0;
@@ -149,22 +157,30 @@ export function costBudgetMiddleware(options: CostBudgetOptions): Middleware & {
   };
 }
 
-/** Dollars for `tokens` at `price` (per million); cached input tokens are part of the input. */
+/**
+ * Dollars for `tokens` at `price` (per million). Cache reads and writes are part of the input:
+ * only the rest is priced at `input` (a count beyond the input is capped at what is left).
+ */
 export function costOf(price: ModelPrice, tokens: Counts): number {
   const cached = Math.min(tokens.cached, tokens.input);
-  return ((tokens.input - cached) * price.input + cached * (price.cachedInput ?? price.input) + tokens.output * price.output) / 1_000_000;
+  const written = Math.min(tokens.written, tokens.input - cached);
+  const fresh = tokens.input - cached - written;
+  return (fresh * price.input + cached * (price.cachedInput ?? price.input) + written * (price.cacheWriteInput ?? price.input) + tokens.output * price.output) / 1_000_000;
 }
 
-function counts(usage: Readonly<Usage>): Counts {
-  return { input: usage.inputTokens, cached: usage.cachedInputTokens ?? 0, output: usage.outputTokens };
+/** The counts of a run's usage or of one call's (a count it lacks is 0). */
+function counts(usage: Readonly<Partial<Pick<Usage, 'inputTokens' | 'outputTokens' | 'cachedInputTokens' | 'cacheWriteInputTokens'>>>): Counts {
+  return { input: usage.inputTokens ?? 0, cached: usage.cachedInputTokens ?? 0, written: usage.cacheWriteInputTokens ?? 0, output: usage.outputTokens ?? 0 };
 }
+
+const KEYS = ['input', 'cached', 'written', 'output'] as const;
 
 function minus(a: Counts, b: Counts): Counts {
-  return { input: Math.max(0, a.input - b.input), cached: Math.max(0, a.cached - b.cached), output: Math.max(0, a.output - b.output) };
+  return Object.fromEntries(KEYS.map((key) => [key, Math.max(0, a[key] - b[key])])) as Counts;
 }
 
 function smaller(a: Counts, b: Counts): Counts {
-  return { input: Math.min(a.input, b.input), cached: Math.min(a.cached, b.cached), output: Math.min(a.output, b.output) };
+  return Object.fromEntries(KEYS.map((key) => [key, Math.min(a[key], b[key])])) as Counts;
 }
 
 function describe(model: ModelProvider): string {

@@ -43,7 +43,8 @@ const cachingOptionsSchema = optionsSchema({
  * request's last message. The marks go on a copy of the request's message list, for this call
  * only: the transcript, its store and the other providers never see them. OpenAI (and servers
  * like it) cache long prompts by themselves: this layer changes nothing there. Either way the
- * tokens read from the cache come back in `usage.cachedInputTokens`.
+ * tokens read from the cache come back in `usage.cachedInputTokens`, and those written to it (by
+ * Anthropic, billed above fresh input) in `usage.cacheWriteInputTokens`.
  *
  * Put it after every layer that rewrites the request (compaction, context editing, the todo
  * list), so it marks the request as the provider gets it.

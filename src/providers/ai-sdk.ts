@@ -28,7 +28,7 @@ export type { AiSdkCallOptions, AiSdkPromptMessage } from './ai-sdk-prompt.js';
 // The specification's own shapes spell absent values `T | undefined`: so do these, or a real
 // model would not fit them in a program compiled with `exactOptionalPropertyTypes`.
 type V2Usage = { inputTokens?: number | undefined; outputTokens?: number | undefined; cachedInputTokens?: number | undefined };
-type V3Usage = { inputTokens: { total?: number | undefined; cacheRead?: number | undefined }; outputTokens: { total?: number | undefined } };
+type V3Usage = { inputTokens: { total?: number | undefined; cacheRead?: number | undefined; cacheWrite?: number | undefined }; outputTokens: { total?: number | undefined } };
 type AnyFinish = string | { unified: string; raw?: string | undefined };
 type AnyPart = { type: string; [field: string]: any };
 
@@ -49,7 +49,7 @@ export interface AiSdkLanguageModel {
    */
   readonly supportedUrls?: Record<string, RegExp[]> | PromiseLike<Record<string, RegExp[]>>;
   /** The model's one-shot call, as the AI SDK specification defines it. */
-  doGenerate(options: AiSdkCallOptions): PromiseLike<{ content: AnyPart[]; finishReason: AnyFinish; usage: V2Usage | V3Usage }>;
+  doGenerate(options: AiSdkCallOptions): PromiseLike<{ content: AnyPart[]; finishReason: AnyFinish; usage: V2Usage | V3Usage; providerMetadata?: unknown }>;
   /** The model's streamed call, as the AI SDK specification defines it. */
   doStream(options: AiSdkCallOptions): PromiseLike<{ stream: ReadableStream<AnyPart> }>;
 }
@@ -94,7 +94,7 @@ export function aiSdk(model: AiSdkLanguageModel): ModelProvider {
         const piece = contentPart(part, i);
         if (piece !== undefined) reply.add(piece);
       });
-      return { message: reply.message(), usage: usageOf(result.usage), finishReason: finishReasonOf(result.finishReason, reply.hasToolCalls) };
+      return { message: reply.message(), usage: usageOf(result.usage, result.providerMetadata), finishReason: finishReasonOf(result.finishReason, reply.hasToolCalls) };
     },
     async *stream(request: GenerateOptions): AsyncGenerator<StreamPart> {
       const call = await options(request);
@@ -119,7 +119,7 @@ export function aiSdk(model: AiSdkLanguageModel): ModelProvider {
           if (part.type === 'error') throw fail(part.error, request.signal);
           if (part.type === 'finish') {
             finished = true;
-            yield { type: 'finish', usage: usageOf(part.usage), finishReason: finishReasonOf(part.finishReason, calls > 0) };
+            yield { type: 'finish', usage: usageOf(part.usage, part.providerMetadata), finishReason: finishReasonOf(part.finishReason, calls > 0) };
             continue;
           }
           const piece = streamPart(part);
@@ -211,17 +211,42 @@ function toolCall(part: AnyPart): AssistantToolCall {
 }
 
 /**
- * V3 reports `{ total, cacheRead, … }` per direction, V2 plain numbers and `cachedInputTokens`;
- * a missing count is 0; cached tokens are reported when some were read.
+ * V3 reports `{ total, cacheRead, cacheWrite, … }` per direction, the total counting both; V2
+ * plain numbers and `cachedInputTokens`. A missing count is 0; cache counts are reported when
+ * above 0. koagent's `inputTokens` includes the cache reads and writes.
  */
-function usageOf(usage: V2Usage | V3Usage | undefined): TokenUsage {
-  const number = (value: unknown) => (typeof value === 'number' && Number.isFinite(value) ? value : undefined);
-  const total = (n: unknown) => number(typeof n === 'object' && n !== null ? (n as { total?: unknown }).total : n) ?? 0;
+function usageOf(usage: V2Usage | V3Usage | undefined, metadata: unknown): TokenUsage {
   const input = usage?.inputTokens;
-  const cached = number(typeof input === 'object' && input !== null ? input.cacheRead : (usage as V2Usage | undefined)?.cachedInputTokens);
-  const result: TokenUsage = { inputTokens: total(input), outputTokens: total(usage?.outputTokens) };
-  if (cached !== undefined && cached > 0) result.cachedInputTokens = cached;
-  return result;
+  if (typeof input === 'object' && input !== null) {
+    return withCache({ inputTokens: total(input), outputTokens: total(usage?.outputTokens) }, number(input.cacheRead), number(input.cacheWrite));
+  }
+  const v2 = usage as V2Usage | undefined;
+  const result = { inputTokens: total(input), outputTokens: total(v2?.outputTokens) };
+  const anthropic = v2AnthropicCache(metadata, result.inputTokens);
+  if (anthropic === undefined) return withCache(result, number(v2?.cachedInputTokens), undefined);
+  // Anthropic's v2 provider gives its `input_tokens`, which leave both cache counts out.
+  const read = number(v2?.cachedInputTokens) ?? 0;
+  return withCache({ ...result, inputTokens: result.inputTokens + read + anthropic.written }, read, anthropic.written);
+}
+
+const number = (value: unknown) => (typeof value === 'number' && Number.isFinite(value) ? value : undefined);
+const total = (n: unknown) => number(typeof n === 'object' && n !== null ? (n as { total?: unknown }).total : n) ?? 0;
+
+function withCache(usage: TokenUsage, read: number | undefined, written: number | undefined): TokenUsage {
+  if (read !== undefined && read > 0) usage.cachedInputTokens = read;
+  if (written !== undefined && written > 0) usage.cacheWriteInputTokens = written;
+  return usage;
+}
+
+/**
+ * The cache writes of a v2 Anthropic model (`providerMetadata.anthropic.cacheCreationInputTokens`),
+ * when its `inputTokens` is the raw `input_tokens` of the reply (so without the cache counts).
+ */
+function v2AnthropicCache(metadata: unknown, inputTokens: number): { written: number } | undefined {
+  const anthropic = (metadata as { anthropic?: { cacheCreationInputTokens?: unknown; usage?: { input_tokens?: unknown } } } | undefined)?.anthropic;
+  if (typeof anthropic !== 'object' || anthropic === null || !('cacheCreationInputTokens' in anthropic)) return undefined;
+  if (number(anthropic.usage?.input_tokens) !== inputTokens) return undefined;
+  return { written: number(anthropic.cacheCreationInputTokens) ?? 0 };
 }
 
 const FINISH: Record<string, FinishReason> = {

@@ -126,7 +126,8 @@ function toolChoice(choice: unknown): unknown {
 
 export function usageOf(usage: WireUsage | null | undefined): TokenUsage {
   const result: TokenUsage = { inputTokens: count(usage?.prompt_tokens), outputTokens: count(usage?.completion_tokens) };
-  // Reported when some were read: servers that cache nothing send 0, or no field at all.
+  // Reported when some were read: servers that cache nothing send 0, or no field at all. The wire
+  // has no count of cache writes (OpenAI's caching is automatic and free to write).
   const cached = count(usage?.prompt_tokens_details?.cached_tokens);
   if (cached > 0) result.cachedInputTokens = cached;
   return result;

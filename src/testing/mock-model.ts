@@ -85,7 +85,7 @@ export interface MockModel extends ModelProvider {
   readonly remaining: number;
 }
 
-const usageSchema = optionsSchema({ inputTokens: z.number().optional(), outputTokens: z.number().optional(), cachedInputTokens: z.number().optional() }, { noun: 'a usage field' }).optional();
+const usageSchema = optionsSchema({ inputTokens: z.number().optional(), outputTokens: z.number().optional(), cachedInputTokens: z.number().optional(), cacheWriteInputTokens: z.number().optional() }, { noun: 'a usage field' }).optional();
 const providerOptionsSchema = z.record(z.string(), z.record(z.string(), z.unknown()), { error: 'must be an object keyed by provider' }).optional();
 const callSchema = optionsSchema({ name: z.string({ error: 'must be the tool\'s name' }), args: z.unknown().optional(), id: z.string().optional(), providerOptions: providerOptionsSchema }, { noun: 'a field of a scripted tool call', aliases: { tool: 'name', arguments: 'args', input: 'args', toolCallId: 'id' } });
 const reasoningSchema = z.union([z.string(), optionsSchema({ text: z.string({ error: 'must be a string' }), providerOptions: providerOptionsSchema }, { noun: 'a field of scripted reasoning' })], { error: "must be the reasoning's text, or { text, providerOptions? }" });
@@ -202,7 +202,7 @@ export function mockModel(script: MockReply[], options: MockModelOptions = {}): 
     const usage = typeof entry === 'string' ? undefined : entry.usage;
     return {
       message,
-      usage: { inputTokens: usage?.inputTokens ?? input, outputTokens: usage?.outputTokens ?? output, ...(usage?.cachedInputTokens !== undefined ? { cachedInputTokens: usage.cachedInputTokens } : {}) },
+      usage: { inputTokens: usage?.inputTokens ?? input, outputTokens: usage?.outputTokens ?? output, ...(usage?.cachedInputTokens !== undefined ? { cachedInputTokens: usage.cachedInputTokens } : {}), ...(usage?.cacheWriteInputTokens !== undefined ? { cacheWriteInputTokens: usage.cacheWriteInputTokens } : {}) },
       finishReason: message.toolCalls ? 'tool_calls' : 'stop',
     };
   }

@@ -1,4 +1,4 @@
-// costBudgetMiddleware: how calls are priced (the table's matching rules, cached input, side
+// costBudgetMiddleware: how calls are priced (the table's matching rules, cached input and cache writes, side
 // calls, the model that answered), the run and session budgets that end a run with limit:cost,
 // and that what it counts survives suspend → JSON → resume.
 import { describe, expect, it } from 'vitest';
@@ -30,6 +30,37 @@ describe('costBudgetMiddleware: pricing', () => {
     // 0.2 M fresh at $1 + 0.8 M cached at $0.10
     expect(result.usage.cost).toBeCloseTo(0.28, 10);
     expect(result.usage.cachedInputTokens).toBe(0.8 * M);
+  });
+
+  it('prices cache writes at cacheWriteInput, apart from the reads and the fresh input they are part of', async () => {
+    const model = named(mockModel([{ text: 'Hi.', usage: { inputTokens: M, cachedInputTokens: 0.5 * M, cacheWriteInputTokens: 0.3 * M, outputTokens: 0 } }]), 'model-a');
+    const table: PriceTable = { 'model-a': { input: 1, cachedInput: 0.1, cacheWriteInput: 1.25, output: 10 } };
+    const result = await createAgent({ model, middleware: [costBudgetMiddleware({ prices: table })] }).run('Hi');
+    // 0.2 M fresh at $1 + 0.5 M read at $0.10 + 0.3 M written at $1.25
+    expect(result.usage.cost).toBeCloseTo(0.2 + 0.05 + 0.375, 10);
+    expect(result.usage).toMatchObject({ cachedInputTokens: 0.5 * M, cacheWriteInputTokens: 0.3 * M });
+  });
+
+  it('prices cache writes at input when the table has no cacheWriteInput', async () => {
+    const model = named(mockModel([{ text: 'Hi.', usage: { inputTokens: M, cachedInputTokens: 0.5 * M, cacheWriteInputTokens: 0.3 * M, outputTokens: 0 } }]), 'model-a');
+    const result = await createAgent({ model, middleware: [costBudgetMiddleware({ prices })] }).run('Hi');
+    // 0.5 M (fresh and written) at $1 + 0.5 M read at $0.10
+    expect(result.usage.cost).toBeCloseTo(0.55, 10);
+  });
+
+  it('prices cache writes of every step and of a side call inside it', async () => {
+    const summarizer: Middleware = { name: 'summarizer', model: async (ctx, next) => { await ctx.generate({ messages: [{ role: 'user', content: 'Sum up' }] }, 'summary'); return next(); } };
+    const model = named(mockModel([
+      { text: 'short', usage: { inputTokens: M, cacheWriteInputTokens: M, outputTokens: 0 } },
+      callTool({ inputTokens: 2 * M, cacheWriteInputTokens: 2 * M, outputTokens: 0 }),
+      { text: 'short', usage: { inputTokens: M, cachedInputTokens: M, outputTokens: 0 } },
+      { text: 'Done.', usage: { inputTokens: 3 * M, cachedInputTokens: 2 * M, cacheWriteInputTokens: M, outputTokens: 0 } },
+    ]), 'model-a');
+    const table: PriceTable = { 'model-a': { input: 1, cachedInput: 0.1, cacheWriteInput: 2, output: 0 } };
+    const result = await createAgent({ model, tools: [lookup], middleware: [costBudgetMiddleware({ prices: table }), summarizer] }).run('Hi');
+    // writes 1 + 2 + 1 M at $2, reads 1 + 2 M at $0.10
+    expect(result.usage.cost).toBeCloseTo(8.3, 10);
+    expect(result.usage).toMatchObject({ inputTokens: 7 * M, cachedInputTokens: 3 * M, cacheWriteInputTokens: 4 * M });
   });
 
   it('matches exact ids first, then provider-qualified ids, then the most specific wildcard', async () => {
@@ -115,6 +146,10 @@ describe('costBudgetMiddleware: options', () => {
     expect(() => costBudgetMiddleware({ prices, runBudgt: 1 } as never)).toThrow(/runBudgt is not a cost budget option; did you mean `runBudget`\?/);
     expect(() => costBudgetMiddleware({ prices: { x: { input: 1, ouput: 2 } } } as never)).toThrow(/ouput is not a price field; did you mean `output`\?/);
     expect(() => costBudgetMiddleware({ prices: { x: { input: -1, output: 2 } } })).toThrow(/prices\.x\.input must be a price/);
+    for (const alias of ['cacheWrite', 'cacheCreation', 'cacheCreationInputTokens']) {
+      expect(() => costBudgetMiddleware({ prices: { x: { input: 3, output: 15, [alias]: 3.75 } } } as never)).toThrow(new RegExp(`${alias} is not a price field; did you mean \`cacheWriteInput\`\?`));
+    }
+    expect(() => costBudgetMiddleware({ prices: { x: { input: 3, output: 15, cacheWriteInput: -1 } } })).toThrow(/prices\.x\.cacheWriteInput must be a price in USD per million input tokens written to the cache/);
   });
 
   it('is a named middleware whose model layer is a named function', () => {

@@ -1,23 +1,25 @@
 // promptCachingMiddleware: which messages of a request carry the cache marks, that the marks are
 // for that request only (the transcript and other providers never see them), and that tokens
-// read from the cache reach usage.cachedInputTokens — through the AI SDK's mock model, through
-// @ai-sdk/anthropic's real request body, and over the OpenAI wire from a loopback server.
+// read from the cache reach usage.cachedInputTokens and tokens written to it
+// usage.cacheWriteInputTokens — through the AI SDK's mock model, through @ai-sdk/anthropic's real
+// request body and a loopback Messages API server, and over the OpenAI wire from a loopback server.
 import { createAnthropic } from '@ai-sdk/anthropic';
 import { MockLanguageModelV3 } from 'ai/test';
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { createAgent, defineTool, openai, type Message } from '../../src/index.js';
 import { promptCachingMiddleware } from '../../src/middleware.js';
 import { aiSdk } from '../../src/providers/ai-sdk.js';
+import { startAnthropicServer, type AnthropicServer, type AnthropicStep } from '../fixtures/anthropic-messages-server.js';
 import { chatServerPerTest } from '../support/chat-server.js';
 
 const CACHE = { anthropic: { cacheControl: { type: 'ephemeral' } } };
 const lookup = defineTool({ name: 'lookup', description: 'Looks up', input: z.object({}), execute: () => 'found' });
 
-const generated = (content: any[], input: { total: number; cacheRead: number }, reason: 'stop' | 'tool-calls' = 'stop') => ({
+const generated = (content: any[], input: { total: number; cacheRead: number; cacheWrite?: number }, reason: 'stop' | 'tool-calls' = 'stop') => ({
   content,
   finishReason: { unified: reason, raw: reason },
-  usage: { inputTokens: { total: input.total, noCache: input.total - input.cacheRead, cacheRead: input.cacheRead, cacheWrite: 0 }, outputTokens: { total: 5, text: 5, reasoning: 0 } },
+  usage: { inputTokens: { total: input.total, noCache: input.total - input.cacheRead - (input.cacheWrite ?? 0), cacheRead: input.cacheRead, cacheWrite: input.cacheWrite ?? 0 }, outputTokens: { total: 5, text: 5, reasoning: 0 } },
   warnings: [],
 });
 
@@ -105,6 +107,18 @@ describe('promptCachingMiddleware: cached tokens in usage', () => {
     });
     const result = await createAgent({ model: aiSdk(model), tools: [lookup], middleware: [promptCachingMiddleware()] }).run('Look it up');
     expect(result.usage).toMatchObject({ inputTokens: 2500, cachedInputTokens: 2224 });
+    expect(result.usage).not.toHaveProperty('cacheWriteInputTokens');
+  });
+
+  it('reads the AI SDK\'s cacheWrite into usage.cacheWriteInputTokens, summed over the run (both are part of inputTokens)', async () => {
+    const model = new MockLanguageModelV3({
+      doGenerate: [
+        generated([{ type: 'tool-call', toolCallId: 't1', toolName: 'lookup', input: '{}' }], { total: 1200, cacheRead: 0, cacheWrite: 1100 }, 'tool-calls'),
+        generated([{ type: 'text', text: 'Done' }], { total: 1300, cacheRead: 1100, cacheWrite: 150 }),
+      ],
+    });
+    const result = await createAgent({ model: aiSdk(model), tools: [lookup], middleware: [promptCachingMiddleware()] }).run('Look it up');
+    expect(result.usage).toMatchObject({ inputTokens: 2500, cachedInputTokens: 1100, cacheWriteInputTokens: 1250 });
   });
 
   it('reports OpenAI\'s cached_tokens when streaming too', async () => {
@@ -116,13 +130,13 @@ describe('promptCachingMiddleware: cached tokens in usage', () => {
 });
 
 describe('promptCachingMiddleware: with @ai-sdk/anthropic', () => {
-  it('puts cache_control on the system prompt and the marked messages of the real request body, and reads cache_read_input_tokens back', async () => {
+  it('puts cache_control on the system prompt and the marked messages of the real request body, and reads cache_read_input_tokens and cache_creation_input_tokens back', async () => {
     const bodies: any[] = [];
     const fetch = async (_url: unknown, init?: { body?: unknown }) => {
       bodies.push(JSON.parse(String(init?.body)));
       return new Response(JSON.stringify({
         id: 'msg_1', type: 'message', role: 'assistant', model: 'claude-test', content: [{ type: 'text', text: 'Second answer' }],
-        stop_reason: 'end_turn', stop_sequence: null, usage: { input_tokens: 40, output_tokens: 3, cache_creation_input_tokens: 0, cache_read_input_tokens: 2048 },
+        stop_reason: 'end_turn', stop_sequence: null, usage: { input_tokens: 40, output_tokens: 3, cache_creation_input_tokens: 512, cache_read_input_tokens: 2048 },
       }), { status: 200, headers: { 'content-type': 'application/json' } });
     };
     const anthropic = createAnthropic({ apiKey: 'sk-ant-test', baseURL: 'http://127.0.0.1:9/v1', fetch: fetch as typeof globalThis.fetch });
@@ -130,7 +144,38 @@ describe('promptCachingMiddleware: with @ai-sdk/anthropic', () => {
     const body = bodies[0];
     expect(body.system).toEqual([{ type: 'text', text: 'You are a careful assistant.', cache_control: { type: 'ephemeral' } }]);
     expect(body.messages.map((m: any) => m.content.map((p: any) => p.cache_control ?? null))).toEqual([[null], [{ type: 'ephemeral' }], [{ type: 'ephemeral' }]]);
-    expect(result.usage).toMatchObject({ inputTokens: 2088, cachedInputTokens: 2048 });
+    // input_tokens leaves both cache counts out; koagent's inputTokens counts them in.
+    expect(result.usage).toMatchObject({ inputTokens: 2600, cachedInputTokens: 2048, cacheWriteInputTokens: 512 });
+  });
+});
+
+describe('promptCachingMiddleware: cache counts from a Messages API server through @ai-sdk/anthropic', () => {
+  let server: AnthropicServer | undefined;
+  afterEach(async () => {
+    await server?.close();
+    server = undefined;
+  });
+  // The first call writes the prefix, the second reads it and writes the tool turn after it.
+  const steps: AnthropicStep[] = [
+    { content: [{ type: 'tool_use', id: 'toolu_1', name: 'lookup', input: {} }], usage: { input_tokens: 12, output_tokens: 8, cache_creation_input_tokens: 1800 } },
+    { content: [{ type: 'text', text: 'Found it.' }], usage: { input_tokens: 6, output_tokens: 4, cache_read_input_tokens: 1800, cache_creation_input_tokens: 60 } },
+  ];
+  const agentOn = (baseURL: string) => createAgent({ model: aiSdk(createAnthropic({ apiKey: 'sk-ant-test', baseURL })('claude-test') as any), instructions: 'Be brief.', tools: [lookup], middleware: [promptCachingMiddleware()] });
+  const expected = { inputTokens: 12 + 1800 + 6 + 1800 + 60, outputTokens: 12, cachedInputTokens: 1800, cacheWriteInputTokens: 1860 };
+
+  it('sums cache_creation_input_tokens into usage.cacheWriteInputTokens over a tool loop', async () => {
+    server = await startAnthropicServer(steps);
+    const result = await agentOn(server.baseURL).run('Look it up');
+    expect(result.output).toBe('Found it.');
+    expect(result.usage).toMatchObject(expected);
+  });
+
+  it('reads them from message_start when streaming', async () => {
+    server = await startAnthropicServer(steps);
+    const stream = agentOn(server.baseURL).stream('Look it up');
+    for await (const _ of stream) void _;
+    expect(server.requests.every((r) => r.body.stream === true)).toBe(true);
+    expect((await stream.result).usage).toMatchObject(expected);
   });
 });
 

@@ -2,7 +2,7 @@
 // MockLanguageModelV3, a LanguageModelV2 object, and @ai-sdk/openai talking real HTTP to the
 // loopback Chat Completions server.
 import { createOpenAI } from '@ai-sdk/openai';
-import { APICallError, type LanguageModelV2, type LanguageModelV2StreamPart, type LanguageModelV3GenerateResult, type LanguageModelV3StreamPart } from '@ai-sdk/provider';
+import { APICallError, type LanguageModelV2, type LanguageModelV2StreamPart, type LanguageModelV2Usage, type SharedV2ProviderMetadata, type LanguageModelV3GenerateResult, type LanguageModelV3StreamPart } from '@ai-sdk/provider';
 import { simulateReadableStream } from 'ai';
 import { MockLanguageModelV3 } from 'ai/test';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -182,6 +182,41 @@ describe('aiSdk(model): a LanguageModelV2 (AI SDK 5) model', () => {
       { type: 'text', delta: 'Ciao', id: 'a' },
       { type: 'finish', usage: { inputTokens: 2, outputTokens: 0 }, finishReason: 'length' },
     ]);
+  });
+});
+
+describe('aiSdk(model): prompt-cache counts of a LanguageModelV2 model', () => {
+  // As @ai-sdk/anthropic 2.x reports them: inputTokens is Anthropic's input_tokens, which leaves
+  // out the cache reads (cachedInputTokens) and the writes (in providerMetadata only).
+  const raw = { input_tokens: 40, output_tokens: 3, cache_creation_input_tokens: 512, cache_read_input_tokens: 2048 };
+  const anthropicMetadata = { anthropic: { usage: raw, cacheCreationInputTokens: 512 } };
+  const v2Model = (usage: LanguageModelV2Usage, providerMetadata: SharedV2ProviderMetadata): LanguageModelV2 => ({
+    specificationVersion: 'v2', provider: 'anthropic.messages', modelId: 'claude-test', supportedUrls: {},
+    async doGenerate() {
+      return { content: [{ type: 'text', text: 'Hi' }], finishReason: 'stop', usage, providerMetadata, warnings: [] };
+    },
+    async doStream() {
+      const chunks: LanguageModelV2StreamPart[] = [{ type: 'text-delta', id: '0', delta: 'Hi' }, { type: 'finish', finishReason: 'stop', usage, providerMetadata }];
+      return { stream: simulateReadableStream({ chunks }) };
+    },
+  });
+  const request = { messages: [{ role: 'user' as const, content: 'Hi' }], tools: [] };
+
+  it('reads Anthropic\'s cacheCreationInputTokens into cacheWriteInputTokens, and counts both cache counts in inputTokens', async () => {
+    const model = aiSdk(v2Model({ inputTokens: 40, outputTokens: 3, totalTokens: 43, cachedInputTokens: 2048 }, anthropicMetadata));
+    const expected = { inputTokens: 2600, outputTokens: 3, cachedInputTokens: 2048, cacheWriteInputTokens: 512 };
+    expect((await model.generate(request)).usage).toEqual(expected);
+    expect((await collectParts(model.stream!(request))).at(-1)).toEqual({ type: 'finish', usage: expected, finishReason: 'stop' });
+  });
+
+  it('counts the cache reads in inputTokens when Anthropic wrote nothing (cacheCreationInputTokens null)', async () => {
+    const model = aiSdk(v2Model({ inputTokens: 40, outputTokens: 3, totalTokens: 43, cachedInputTokens: 2048 }, { anthropic: { usage: { ...raw, cache_creation_input_tokens: null }, cacheCreationInputTokens: null } }));
+    expect((await model.generate(request)).usage).toEqual({ inputTokens: 2088, outputTokens: 3, cachedInputTokens: 2048 });
+  });
+
+  it('takes inputTokens as it is from a model whose metadata says nothing of cache writes', async () => {
+    const model = aiSdk(v2Model({ inputTokens: 2000, outputTokens: 3, totalTokens: 2003, cachedInputTokens: 1536 }, { openai: { acceptedPredictionTokens: 0 } }));
+    expect((await model.generate(request)).usage).toEqual({ inputTokens: 2000, outputTokens: 3, cachedInputTokens: 1536 });
   });
 });
 

@@ -346,6 +346,8 @@ export class StateWriter implements TranscriptWrites {
     total.totalTokens += input + output;
     const cached = usage?.cachedInputTokens;
     if (typeof cached === 'number' && cached > 0) total.cachedInputTokens = (total.cachedInputTokens ?? 0) + cached;
+    const written = usage?.cacheWriteInputTokens;
+    if (typeof written === 'number' && written > 0) total.cacheWriteInputTokens = (total.cacheWriteInputTokens ?? 0) + written;
     this.#changed('run');
   }
 

@@ -65,6 +65,8 @@ export interface TokenUsage {
   outputTokens: number;
   /** Input tokens read from the provider's prompt cache (part of `inputTokens`), when it says. */
   cachedInputTokens?: number;
+  /** Input tokens written to the provider's prompt cache (part of `inputTokens`, billed above fresh input by some providers), when it says. */
+  cacheWriteInputTokens?: number;
 }
 
 /**

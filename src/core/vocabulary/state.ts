@@ -44,6 +44,8 @@ export interface Usage {
   toolCalls: number;
   /** Input tokens the provider read from its prompt cache (part of `inputTokens`), when it reports them. */
   cachedInputTokens?: number;
+  /** Input tokens the provider wrote to its prompt cache (part of `inputTokens`), when it reports them. */
+  cacheWriteInputTokens?: number;
   /**
    * Counters layers add with `ctx.countUsage(name, amount)` (a cost, cache hits): present once
    * counted, kept with the run and summed into the parent run's usage like the tokens.

@@ -87,4 +87,22 @@ describe('ctx.countUsage and cached tokens', () => {
     expect(result.usage.cachedInputTokens).toBe(80);
     expect(result.usage.inputTokens).toBe(100);
   });
+
+  it('sums the cache writes a provider reports over the run, and keeps them through JSON', async () => {
+    const usages = [{ inputTokens: 100, outputTokens: 5, cacheWriteInputTokens: 90 }, { inputTokens: 120, outputTokens: 5, cachedInputTokens: 90, cacheWriteInputTokens: 20 }];
+    const model = provider((_, call) => ({ ...(call === 1 ? reply('', [{ id: 't1', name: 'add', args: { a: 1, b: 2 } }]) : reply('3')), usage: usages[call - 1] }));
+    const result = await createAgent({ model, tools: [add] }).run('Add');
+    expect(result.usage).toMatchObject({ inputTokens: 220, cachedInputTokens: 90, cacheWriteInputTokens: 110 });
+    expect(JSON.parse(JSON.stringify(result.state)).usage.cacheWriteInputTokens).toBe(110);
+  });
+
+  it('refuses a layer counting cache writes itself', async () => {
+    let refused = '';
+    const bad: Middleware = { name: 'bad', model: async (ctx, next) => {
+      try { ctx.countUsage('cacheWriteInputTokens', 1); } catch (error) { refused = (error as Error).message; }
+      return next();
+    } };
+    await createAgent({ model: mockModel(['x']), middleware: [bad] }).run('Hi');
+    expect(refused).toMatch(/a counter of your own, not "cacheWriteInputTokens"/);
+  });
 });

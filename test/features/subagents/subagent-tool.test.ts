@@ -120,6 +120,21 @@ describe('what flows up to the lead', () => {
     expect(usage).toEqual({ inputTokens: 26, outputTokens: 12, totalTokens: 38, modelCalls: 4, toolCalls: 2 });
   });
 
+  it('adds the sub-agent\'s cache reads and writes to the lead\'s', async () => {
+    const { lead } = team({
+      researcher: [
+        { toolCalls: [{ name: 'search', args: { query: 'otters' } }], usage: { inputTokens: 300, outputTokens: 1, cacheWriteInputTokens: 280 } },
+        { text: 'Otters hold hands.', usage: { inputTokens: 320, outputTokens: 1, cachedInputTokens: 280, cacheWriteInputTokens: 30 } },
+      ],
+      lead: [
+        { toolCalls: [{ name: 'researcher', args: { task: 'Find otter facts' } }], usage: { inputTokens: 100, outputTokens: 5, cacheWriteInputTokens: 90 } },
+        { text: 'Otters hold hands while they sleep.', usage: { inputTokens: 110, outputTokens: 5, cachedInputTokens: 90 } },
+      ],
+    });
+    const { usage } = await lead.run('Otters?');
+    expect(usage).toMatchObject({ inputTokens: 830, cachedInputTokens: 370, cacheWriteInputTokens: 400 });
+  });
+
   it('sends the sub-agent\'s events to the lead\'s listeners, tagged with agentPath, while the lead\'s call is open', async () => {
     const events: AgentEvent[] = [];
     const { lead } = team();
