@@ -2,6 +2,7 @@
 // person edited (`--args '<json>'`, checked against the tool's schema when the agent is known),
 // or deny with a reason.
 import type { ApprovalDecision, PendingApproval } from '../core/vocabulary/state.js';
+import { argumentIssues } from '../tools/validate.js';
 import type { CliAgent } from './agents.js';
 import { CliError, EXIT } from './io.js';
 
@@ -42,8 +43,7 @@ function checkArgs(call: PendingApproval, args: unknown, agent: CliAgent | undef
     if (typeof args !== 'object' || args === null || Array.isArray(args)) throw new CliError(EXIT.usage, `--args must be a JSON object of ${call.toolName}'s arguments`);
     return;
   }
-  const checked = tool.input.safeParse(args);
-  if (checked.success) return;
-  const issues = checked.error.issues.map((issue) => `${issue.path.length > 0 ? issue.path.join('.') : '(arguments)'}: ${issue.message}`);
+  const issues = argumentIssues(tool, args);
+  if (issues.length === 0) return;
   throw new CliError(EXIT.usage, `--args do not fit ${call.toolName}'s schema: ${issues.join('; ')}`);
 }

@@ -6,6 +6,7 @@
 import type { Agent } from '../agent/agent.js';
 import type { ApprovalDecision, PendingApproval, RunState } from '../api.js';
 import type { RunStore } from '../stores/run-store.js';
+import { argumentIssues } from '../tools/validate.js';
 
 /**
  * One pending approval as the page lists it: the call and the arguments the layers produced,
@@ -144,9 +145,8 @@ export class Approvals {
     }
     const tool = agent.tools.get(pending.toolName);
     if (tool === undefined) return { status: 409, body: { error: `agent "${agent.name}" has no tool ${pending.toolName} to check the arguments against` } };
-    const checked = tool.input.safeParse(request.args);
-    if (!checked.success) {
-      const issues = checked.error.issues.map((issue) => `${issue.path.length > 0 ? issue.path.join('.') : '(arguments)'}: ${issue.message}`);
+    const issues = argumentIssues(tool, request.args);
+    if (issues.length > 0) {
       return { status: 422, body: { error: `the edited arguments do not fit ${pending.toolName}'s schema: ${issues.join('; ')}`, issues } };
     }
     // The JSON the page sent, not zod's output: the call is approved as the human wrote it.

@@ -29,6 +29,15 @@ function invalid(tool: Tool, error: z.ZodError, via = ''): ToolOutcome {
 }
 
 /**
+ * Why `args` do not fit `tool`'s schema, one `path: message` line an issue (empty when they fit):
+ * how the studio and the CLI refuse arguments a person edited, before anything resumes.
+ */
+export function argumentIssues(tool: Pick<Tool, 'input'>, args: unknown): string[] {
+  const checked = tool.input.safeParse(args);
+  return checked.success ? [] : checked.error.issues.map((issue) => `${issue.path.length > 0 ? issue.path.join('.') : '(arguments)'}: ${issue.message}`);
+}
+
+/**
  * Resolve the call's tool and check its arguments against the tool's schema: a call that names
  * no known tool, or whose arguments don't fit, settles here, so every layer inside sees only
  * well-formed calls. The message says so when a layer made the call what it is: after the user
