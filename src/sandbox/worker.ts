@@ -5,6 +5,7 @@
 import { parentPort, receiveMessageOnPort, workerData, type MessagePort } from 'node:worker_threads';
 import { Sandbox, SandboxError, type CallHost } from './engine.js';
 import type { FromWorker, SyncReply, ToWorker, WorkerSetup } from './messages.js';
+import type { Limit } from './vm-errors.js';
 
 const { setup, replies } = workerData as { setup: WorkerSetup; replies: MessagePort };
 const port = parentPort!;
@@ -36,6 +37,15 @@ const engine = new Sandbox({
   log: setup.logs ? (...args: unknown[]) => post({ type: 'log', args }) : undefined,
 });
 
+/** An error that crossed from the host: one that names a limit stays a SandboxError, so the engine counts it as the call's fault. */
+const fromHost = (message: string, limit: Limit | undefined): Error => (limit === undefined ? new Error(message) : new SandboxError(message, limit));
+
+/** What an error becomes to cross to the host: its message, and the limit it names, if any. */
+function toHost(error: unknown): { message: string; limit?: Limit } {
+  const limit = error instanceof SandboxError ? error.limit : undefined;
+  return { message: (error as Error).message, ...(limit === undefined ? {} : { limit }) };
+}
+
 let requests = 0;
 /** Ask the host and wait for its answer: past the call's time the host stops this thread anyway. */
 function ask(id: number, op: 'read' | 'setHookState' | 'emit', args: unknown[]): string | undefined {
@@ -48,7 +58,7 @@ function ask(id: number, op: 'read' | 'setHookState' | 'emit', args: unknown[]):
   do reply = receiveMessageOnPort(replies)?.message as SyncReply | undefined;
   while (reply !== undefined && reply.seq !== seq);
   if (reply === undefined) throw new Error('the host did not answer in time');
-  if (reply.error !== undefined) throw reply.limit === undefined ? new Error(reply.error) : new SandboxError(reply.error, reply.limit);
+  if (reply.error !== undefined) throw fromHost(reply.error, reply.limit);
   return reply.value;
 }
 
@@ -72,8 +82,7 @@ async function serve(message: Extract<ToWorker, { type: 'call' }>): Promise<void
     const answer = await engine.call(index, method, payload, hostFor(id));
     post({ type: 'answered', id, answer, starts: engine.starts });
   } catch (error) {
-    const limit = error instanceof SandboxError ? error.limit : undefined;
-    post({ type: 'failed', id, message: (error as Error).message, ...(limit === undefined ? {} : { limit }), starts: engine.starts });
+    post({ type: 'failed', id, ...toHost(error), starts: engine.starts });
   }
 }
 
@@ -83,7 +92,7 @@ port.on('message', (message: ToWorker) => {
     const waiting = asked.get(message.ask);
     asked.delete(message.ask);
     if (waiting === undefined) return;
-    if (message.error !== undefined) waiting.reject(message.limit === undefined ? new Error(message.error) : new SandboxError(message.error, message.limit));
+    if (message.error !== undefined) waiting.reject(fromHost(message.error, message.limit));
     else waiting.resolve(message.text === undefined ? undefined : JSON.parse(message.text));
   }
 });
@@ -91,8 +100,5 @@ port.on('message', (message: ToWorker) => {
 post({ type: 'booted' });
 engine.hooks().then(
   (hooks) => post({ type: 'loaded', hooks, starts: engine.starts }),
-  (error: unknown) => {
-    const limit = error instanceof SandboxError ? error.limit : undefined;
-    post({ type: 'loadFailed', message: (error as Error).message, ...(limit === undefined ? {} : { limit }), starts: engine.starts });
-  },
+  (error: unknown) => post({ type: 'loadFailed', ...toHost(error), starts: engine.starts }),
 );
