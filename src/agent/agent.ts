@@ -24,7 +24,7 @@ import { AgentCores } from './cores.js';
 import { AgentStore } from '../durable/agent-store.js';
 import { runSegment, type SegmentRequest } from './run-segment.js';
 import { CallRequests, outputMissing } from './call-requests.js';
-import { extension, toMiddleware, type Extension } from './extensions.js';
+import { extension, toMiddleware, type Extension, type ExtensionShape } from './extensions.js';
 import { claimSegment } from '../durable/resume-claim.js';
 import { OwnSession } from './own-session.js';
 import { prepareInput, preparesInput } from './input-layers.js';
@@ -32,21 +32,6 @@ import type { RecoverableRun } from '../durable/recovery.js';
 import { later, streamedCall, wantsStream } from './streamed-call.js';
 import { checkAdoptOptions, checkListOptions, checkRecoverOptions, type AdoptedRun, type AdoptRunsOptions, type PendingApprovalsOptions, type RecoverBegun, type RecoveredRun, type RecoverOptions, type SendOptions } from './durable-options.js';
 import { checkOptions, hookList, modelFromString, toolMap, toolsFingerprint, type AgentOptions, type RunCallOptions } from './options.js';
-
-/** The fields of one kind of extension that the others do not have (all of them have `name`). */
-type OwnFields<T> = Exclude<keyof T, 'name'>;
-/** The keys of `M` that hold functions: what tells the kinds apart at run time too (a hook's own `model: 'gpt'` field does not). */
-type FunctionFields<M> = { [K in keyof M]-?: M[K] extends ((...args: never[]) => unknown) | undefined ? K : never }[keyof M];
-
-/**
- * What `use()` holds its argument to. A bare function is refused (the runtime refuses it too). An
- * object is checked against the kind its fields name: with `run`, `model` or `tool` it must be a
- * whole `Middleware`, with AgentHook methods an `AgentHook`, with criogen methods a `Hook`, so a
- * middleware whose layer returns the wrong thing cannot pass as an AgentHook that has a name only.
- */
-type ExtensionShape<M, C> = M extends (...args: never[]) => unknown ? { 'a middleware is an object { name, tool(ctx, next) }, not a function': never }
-  : [FunctionFields<M> & OwnFields<Middleware<C>>] extends [never] ? [FunctionFields<M> & OwnFields<AgentHook>] extends [never] ? [FunctionFields<M> & OwnFields<Hook>] extends [never] ? unknown : Hook : AgentHook
-  : Middleware<C>;
 
 /**
  * An agent: its options and its composed stacks. It starts run segments, keeps its own session
@@ -163,11 +148,14 @@ export class Agent<C = unknown, O = unknown> {
   }
 
   #fresh(input: RunInput, request: SegmentRequest): Promise<RunResult<any>> {
-    const added = inputMessages(input);
-    // Layers that prepare input (redaction) see it before the state or a store records it.
+    const added = this.#prepared(inputMessages(input), request);
+    return Array.isArray(added) ? this.#freshWith(added, request) : added.then((prepared) => this.#freshWith(prepared, request));
+  }
+
+  /** A new run's input as the layers that prepare input (redaction) make it, before the state or a store records it; at once when none does. */
+  #prepared(input: Message[], request: SegmentRequest): Message[] | Promise<Message[]> {
     const { layers } = this.#cores.for(request.inherited, request.output);
-    if (preparesInput(layers)) return prepareInput(layers, added).then((prepared) => this.#freshWith(prepared, request));
-    return this.#freshWith(added, request);
+    return preparesInput(layers) ? prepareInput(layers, input) : input;
   }
 
   #freshWith(added: Message[], request: SegmentRequest): Promise<RunResult<any>> {
@@ -226,8 +214,7 @@ export class Agent<C = unknown, O = unknown> {
 
   async #sendWith(input: Message[], request: SegmentRequest, where: string): Promise<RunResult<any>> {
     const store = this.#sessionStore(request, where);
-    const { layers } = this.#cores.for(request.inherited, request.output);
-    const added = preparesInput(layers) ? await prepareInput(layers, input) : input;
+    const added = await this.#prepared(input, request);
     if (store === undefined) return this.#session.turn(added, (messages) => this.#segment(newState(request.runId ?? newRunId(), this.#session.id, this.#identity, messages), added, request, false));
     const sessionId = request.sessionId ?? this.#session.id;
     const { state, durable } = await this.#stored.startSession(store, sessionId, () => this.#opening(), added, request.runId);

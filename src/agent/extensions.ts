@@ -12,6 +12,21 @@ const HOOK_POINTS = ['run', 'model', 'tool'] as const;
 const AGENT_HOOK_METHODS = ['preToolCall', 'postToolCall', 'preGenerate', 'postGenerate'] as const;
 const CRIOGEN_HOOK_METHODS = ['onStart', 'beforeModel', 'afterModel', 'beforeTool', 'afterTool', 'onEnd'] as const;
 
+/** The fields of one kind of extension that the others do not have (all of them have `name`). */
+type OwnFields<T> = Exclude<keyof T, 'name'>;
+/** The keys of `M` that hold functions: what tells the kinds apart at run time too (a hook's own `model: 'gpt'` field does not). */
+type FunctionFields<M> = { [K in keyof M]-?: M[K] extends ((...args: never[]) => unknown) | undefined ? K : never }[keyof M];
+
+/**
+ * What `use()` holds its argument to. A bare function is refused (the runtime refuses it too). An
+ * object is checked against the kind its fields name: with `run`, `model` or `tool` it must be a
+ * whole `Middleware`, with AgentHook methods an `AgentHook`, with criogen methods a `Hook`, so a
+ * middleware whose layer returns the wrong thing cannot pass as an AgentHook that has a name only.
+ */
+export type ExtensionShape<M, C> = M extends (...args: never[]) => unknown ? { 'a middleware is an object { name, tool(ctx, next) }, not a function': never }
+  : [FunctionFields<M> & OwnFields<Middleware<C>>] extends [never] ? [FunctionFields<M> & OwnFields<AgentHook>] extends [never] ? [FunctionFields<M> & OwnFields<Hook>] extends [never] ? unknown : Hook : AgentHook
+  : Middleware<C>;
+
 /** The kind of extension an object given to `use()`, `middleware` or `hooks` is. */
 type Dialect = 'middleware' | 'agent-hook' | 'hook';
 
