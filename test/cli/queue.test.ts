@@ -27,14 +27,20 @@ function bankOf(sent: { to: string; amount: number }[]) {
   });
 }
 
+/** A worker on a fresh database running `bank`, and a run of it waiting for its transfer's approval. */
+async function bankRunWaiting() {
+  const db = await setup();
+  const sent: { to: string; amount: number }[] = [];
+  await db.worker({ agents: [bankOf(sent)] });
+  const client = await db.client();
+  const runId = await client.start('bank', 'Pay Ada');
+  return { db, sent, client, runId, waiting: await client.wait(runId, WAIT) };
+}
+
 describe('runs approve --queue', () => {
   it('queues the resume with the edited arguments: a worker runs the transfer once, with them; a second answer is refused (exit 4)', async () => {
-    const db = await setup();
-    const sent: { to: string; amount: number }[] = [];
-    await db.worker({ agents: [bankOf(sent)] });
-    const client = await db.client();
-    const runId = await client.start('bank', 'Pay Ada');
-    expect(await client.wait(runId, WAIT)).toMatchObject({ status: 'suspended' });
+    const { db, sent, client, runId, waiting } = await bankRunWaiting();
+    expect(waiting).toMatchObject({ status: 'suspended' });
     const refused = await koagent('runs', 'approve', runId, '--queue', db.url, '--agents', AGENTS, '--args', '{"to":"Ada","amount":500}');
     expect(refused.code).toBe(2);
     expect(refused.stderr).toMatch(/--args do not fit transfer's schema/);
@@ -50,12 +56,7 @@ describe('runs approve --queue', () => {
   }, 90_000);
 
   it('denies through the queue with a reason, and the tool does not run', async () => {
-    const db = await setup();
-    const sent: { to: string; amount: number }[] = [];
-    await db.worker({ agents: [bankOf(sent)] });
-    const client = await db.client();
-    const runId = await client.start('bank', 'Pay Ada');
-    await client.wait(runId, WAIT);
+    const { db, sent, client, runId } = await bankRunWaiting();
     const { code, stdout } = await koagent('runs', 'deny', runId, '--queue', db.url, '--reason', 'Not this month');
     expect(code).toBe(0);
     expect(stdout).toMatch(new RegExp(`denied transfer \\(t1\\); run ${runId} is queued`));
@@ -67,12 +68,7 @@ describe('runs approve --queue', () => {
 
 describe('studio --queue', () => {
   it('sends an approval answered on the studio to the queue: a worker runs the call once, with the edited arguments', async () => {
-    const db = await setup();
-    const sent: { to: string; amount: number }[] = [];
-    await db.worker({ agents: [bankOf(sent)] });
-    const client = await db.client();
-    const runId = await client.start('bank', 'Pay Ada');
-    await client.wait(runId, WAIT);
+    const { db, sent, client, runId } = await bankRunWaiting();
     const { child, url } = await koagentStudio(['--queue', db.url, '--agents', AGENTS]);
     try {
       const token = new URL(url).searchParams.get('token')!;
