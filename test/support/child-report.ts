@@ -6,8 +6,8 @@ import { fileURLToPath } from 'node:url';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '../..');
 
-/** Run `script` (through tsx, from the project's root) with `args`; resolves with the JSON of its last line of output. */
-export function childReport(script: string, args: string[]): Promise<Record<string, any>> {
+/** Run `script` (through tsx, from the project's root) with `args`; resolves with its exit code and the JSON of its last line of output. */
+export function childRun(script: string, args: string[]): Promise<{ exitCode: number | null; report: Record<string, any> }> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, ['--import', 'tsx', script, ...args], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
@@ -15,12 +15,17 @@ export function childReport(script: string, args: string[]): Promise<Record<stri
     child.stdout.on('data', (chunk) => (out += chunk));
     child.stderr.on('data', (chunk) => (err += chunk));
     child.on('error', reject);
-    child.on('close', (code) => {
+    child.on('close', (exitCode) => {
       try {
-        resolve(JSON.parse(out.trim().split('\n').at(-1)!));
+        resolve({ exitCode, report: JSON.parse(out.trim().split('\n').at(-1)!) });
       } catch {
-        reject(new Error(`the child printed no report (exit ${code}):\n${out}\n${err}`));
+        reject(new Error(`the child printed no report (exit ${exitCode}):\n${out}\n${err}`));
       }
     });
   });
+}
+
+/** The report alone of `childRun(script, args)`. */
+export async function childReport(script: string, args: string[]): Promise<Record<string, any>> {
+  return (await childRun(script, args)).report;
 }

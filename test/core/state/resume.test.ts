@@ -1,4 +1,3 @@
-import { spawn } from 'node:child_process';
 import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -10,6 +9,7 @@ import type { ResumeClaim } from '../../../src/types.js';
 import { mockModel } from '../../../src/testing/index.js';
 import { BALANCE_CALL, buildBankAgent, executions, TRANSFER_CALL } from '../../fixtures/bank-agent.js';
 import { countingTool, eventLog } from '../../fixtures/counting-tools.js';
+import { childRun } from '../../support/child-report.js';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '../../..');
 const CHILD = join(ROOT, 'test/fixtures/resume-child.ts');
@@ -260,21 +260,7 @@ interface ChildReport {
 
 /** Resume the state in `stateFile` in a new Node process (tsx), and read the line it prints. */
 function resumeInChild(stateFile: string, decisions: Record<string, unknown>, dir: string, claimDir = ''): Promise<{ exitCode: number | null; report: ChildReport }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', CHILD, stateFile, JSON.stringify(decisions), dir, claimDir], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = '';
-    let err = '';
-    child.stdout.on('data', (chunk) => (out += chunk));
-    child.stderr.on('data', (chunk) => (err += chunk));
-    child.on('error', reject);
-    child.on('close', (exitCode) => {
-      try {
-        resolve({ exitCode, report: JSON.parse(out.trim().split('\n').at(-1)!) });
-      } catch {
-        reject(new Error(`the child printed no report (exit ${exitCode}):\n${out}\n${err}`));
-      }
-    });
-  });
+  return childRun(CHILD, [stateFile, JSON.stringify(decisions), dir, claimDir]) as Promise<{ exitCode: number | null; report: ChildReport }>;
 }
 
 async function suspendedInThisProcess(dir: string): Promise<{ result: RunResult; stateFile: string }> {
