@@ -5,7 +5,7 @@
 // again), a bounded number of times; the outermost checks an output a run layer ended the run with.
 import { z } from 'zod';
 import { segmentOf } from '../core/run/base-context.js';
-import type { Layer, TrustedLayer } from '../core/stacks/compose.js';
+import type { Layer } from '../core/stacks/compose.js';
 import type { ModelContext, RunContext, Tool } from '../core/vocabulary/contexts.js';
 import { KoagentError, markOwnError } from '../core/vocabulary/errors.js';
 import type { GenerateResult, ModelProvider, ToolSpec } from '../core/vocabulary/model.js';
@@ -134,10 +134,9 @@ export function responseFormatLayer(plan: OutputPlan): Layer<ModelContext, Gener
   const format = { type: 'json' as const, schema: plan.jsonSchema, name: plan.name, description: plan.description };
   return {
     name: 'koagent:output-format',
-    trusted: true,
     fn(ctx, next) {
       ctx.request.responseFormat = format;
-      return next(ctx);
+      return next();
     },
   };
 }
@@ -217,16 +216,15 @@ const judged = new WeakSet<RunResult>();
  * It returns a result of its own, the schema's output in it; the segment writes its end once,
  * when it closes, with the answer as the model wrote it.
  */
-export function outputLayer(plan: OutputPlan): TrustedLayer<RunContext, RunResult> {
+export function outputLayer(plan: OutputPlan): Layer<RunContext, RunResult> {
   return {
     name: 'koagent:output',
-    trusted: true,
     async fn(ctx, next) {
       const segment = segmentOf(ctx);
       // Written before anything runs: a state that has it says the run has an output schema, which resume asks for again.
       if (segment.state.hookState[OUTPUT_STATE] === undefined) segment.writer.setHookState(OUTPUT_STATE, { repairs: 0 });
       for (;;) {
-        const result = await next(ctx);
+        const result = await next();
         // A suspended run answers after its resume; a cancelled one has no answer to check.
         if (result.status !== 'completed' || result.stopReason === 'aborted') return noAnswer(segment, result);
         const record = recordOf(segment.state);
@@ -254,9 +252,8 @@ export function outputLayer(plan: OutputPlan): TrustedLayer<RunContext, RunResul
 export function endedOutputLayer(plan: OutputPlan): Layer<RunContext, RunResult> {
   return {
     name: 'koagent:ended-output',
-    trusted: true,
     async fn(ctx, next) {
-      const result = await next(ctx);
+      const result = await next();
       if (judged.has(result) || result.status !== 'completed' || result.stopReason !== 'hook_end') return result;
       const checked = await plan.schema.safeParseAsync(result.output);
       if (!checked.success) throw markOwnError(failure(plan, result, result.output, `The output the layer gave does not fit the required output:\n${z.prettifyError(checked.error)}`));

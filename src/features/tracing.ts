@@ -66,13 +66,12 @@ export function parentSpanOf(ctx: ToolContext): Span | undefined {
 /** A `chat` span around each provider call (turns, retries and side calls alike). */
 export const providerSpanLayer: Layer<ProviderCall, GenerateResult> = {
   name: 'koagent:trace-model',
-  trusted: true,
   async fn(call, next) {
     const parent = runSpans.get(call.segment)!;
     const span = modelSpan(call.provider, call.request, call.purpose, parent)!;
     let result: GenerateResult;
     try {
-      result = await inSpan(span, () => next(call));
+      result = await inSpan(span, () => next());
     } catch (error) {
       endModelSpan(span, undefined, error);
       throw error;
@@ -85,13 +84,12 @@ export const providerSpanLayer: Layer<ProviderCall, GenerateResult> = {
 /** An `execute_tool` span around each call's whole pipeline. */
 export const toolSpanLayer: Layer<ToolContext, ToolOutcome> = {
   name: 'koagent:trace-tool',
-  trusted: true,
   async fn(ctx, next) {
     const span = toolSpan(ctx.toolName, ctx.toolCallId, runSpans.get(segmentOf(ctx))!)!;
     toolSpans.set(ctx, span);
     let outcome: ToolOutcome;
     try {
-      outcome = await inSpan(span, () => next(ctx));
+      outcome = await inSpan(span, () => next());
     } catch (error) {
       endToolSpan(span, undefined, error);
       throw error;

@@ -15,13 +15,12 @@ import { askedFor } from './permissions.js';
  */
 export const approvalStep: Layer<ToolContext, ToolOutcome> = {
   name: 'koagent:approval',
-  trusted: true,
   async fn(ctx, next) {
     const decision = ToolCallContext.decision(ctx);
     if (decision?.approved) {
       // Resumed after a human said yes: it runs only as the call they approved.
       const breach = approvalBreach(decision, ctx.toolName, ctx.args);
-      if (breach === undefined) return next(ctx);
+      if (breach === undefined) return next();
       segmentOf(ctx).recordPermission(ctx, { decision: 'deny', source: 'approval', reason: breach });
       return toolError('denied', breach, 'approval');
     }
@@ -38,7 +37,7 @@ export const approvalStep: Layer<ToolContext, ToolOutcome> = {
         reason = `needsApproval threw: ${(error as Error)?.message ?? String(error)}`;
       }
     }
-    if (!needed) return next(ctx);
+    if (!needed) return next();
     return {
       result: undefined,
       requiresApproval: true,

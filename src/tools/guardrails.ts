@@ -29,16 +29,15 @@ function guardName(fn: Function, which: string, i: number): string {
  */
 export const guardrailsStep: Layer<ToolContext, ToolOutcome> = {
   name: 'koagent:guardrails',
-  trusted: true,
   async fn(ctx, next) {
     const { input, output } = ctx.tool!.guardrails;
-    if (input.length === 0 && output.length === 0) return next(ctx);
+    if (input.length === 0 && output.length === 0) return next();
     const args = ToolCallContext.parsedArgs(ctx);
     for (let i = 0; i < input.length; i++) {
       const stop = await check(() => input[i](args, ctx), guardName(input[i], 'input', i));
       if (stop !== undefined) return stop;
     }
-    const outcome = await next(ctx);
+    const outcome = await next();
     if (outcome.error !== undefined || outcome.requiresApproval) return outcome;
     for (let i = 0; i < output.length; i++) {
       const stop = await check(() => output[i](outcome.result, args, ctx), guardName(output[i], 'output', i));

@@ -11,9 +11,8 @@ import { toolError, type ToolOutcome } from '../core/vocabulary/outcome.js';
  */
 export const modelOutputStep: Layer<ToolContext, ToolOutcome> = {
   name: 'koagent:model-output',
-  trusted: true,
   async fn(ctx, next) {
-    const outcome = await next(ctx);
+    const outcome = await next();
     const tool = ctx.tool;
     if (tool?.toModelOutput === undefined || outcome.error !== undefined || outcome.requiresApproval === true) return outcome;
     let content: unknown;

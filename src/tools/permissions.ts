@@ -117,7 +117,6 @@ export function permissionsStep(option: PermissionsOption | undefined): Layer<To
   const { rules, fallback } = compile(option);
   return {
     name: 'koagent:permissions',
-    trusted: true,
     async fn(ctx, next) {
       let matched: CompiledRule | undefined;
       for (const rule of rules) {
@@ -154,7 +153,7 @@ export function permissionsStep(option: PermissionsOption | undefined): Layer<To
         return toolError('denied', why, matched ? `rule:${matched.name}` : 'permissions:default');
       }
       if (decision === 'ask') asks.set(ctx, { reason: matched?.reason });
-      return next(ctx);
+      return next();
     },
   };
 }

@@ -5,6 +5,7 @@ import { segmentOf } from '../core/run/base-context.js';
 import type { Layer } from '../core/stacks/compose.js';
 import { argsCopiedFrom } from '../core/stacks/stacks.js';
 import type { Tool, ToolContext } from '../core/vocabulary/contexts.js';
+import { markOwnError } from '../core/vocabulary/errors.js';
 import { toolError, type ToolOutcome } from '../core/vocabulary/outcome.js';
 import { CallSlot, ToolCallContext } from '../core/run/tool-context.js';
 
@@ -37,13 +38,22 @@ export function argumentIssues(tool: Pick<Tool, 'input'>, args: unknown): string
   return checked.success ? [] : checked.error.issues.map((issue) => `${issue.path.length > 0 ? issue.path.join('.') : '(arguments)'}: ${issue.message}`);
 }
 
+/** The schema's verdict; a schema that throws (a transform's bug) is koagent's failure, not a layer's. */
+function parse(tool: Tool, args: unknown): ReturnType<Tool['input']['safeParse']> {
+  try {
+    return tool.input.safeParse(args);
+  } catch (error) {
+    throw markOwnError(error);
+  }
+}
+
 /**
  * Resolve the call's tool and check its arguments against the tool's schema: a call that names
  * no known tool, or whose arguments don't fit, settles here, so every layer inside sees only
  * well-formed calls. The message says so when a layer made the call what it is: after the user
  * layers (`changed`), or when one ahead of validation renamed it.
  */
-function check(ctx: ToolContext, tools: ReadonlyMap<string, Tool>, afterLayers: boolean, next: (ctx: ToolContext) => Promise<ToolOutcome>): Promise<ToolOutcome> {
+function check(ctx: ToolContext, tools: ReadonlyMap<string, Tool>, afterLayers: boolean, next: () => Promise<ToolOutcome>): Promise<ToolOutcome> {
   const changed = afterLayers || ctx.toolName !== ctx.toolCall.name;
   let tool = ctx.tool;
   if (tool === undefined || tool.name !== ctx.toolName) {
@@ -54,11 +64,11 @@ function check(ctx: ToolContext, tools: ReadonlyMap<string, Tool>, afterLayers: 
   // Arguments no layer replaced were checked against the bounds when the call started.
   const args = ctx.args === ToolCallContext.startingArgs(ctx) ? ctx.args : argsObject(ctx.args, segmentOf(ctx).agent.argumentBounds);
   if (typeof args === 'string') return Promise.resolve(toolError('validation', `Invalid arguments for ${tool.name}${changed ? ' (set by a layer)' : ''}: ${args}`));
-  const parsed = tool.input.safeParse(args);
+  const parsed = parse(tool, args);
   if (!parsed.success) return Promise.resolve(invalid(tool, parsed.error, changed ? ' (as changed by a layer)' : ''));
   ToolCallContext.setParsedArgs(ctx, parsed.data);
   checks.set(ctx, { tool, args });
-  return next(ctx);
+  return next();
 }
 
 /**
@@ -76,7 +86,6 @@ function unchanged(ctx: ToolContext): boolean {
 export function validateStep(tools: ReadonlyMap<string, Tool>): ToolStep {
   return {
     name: 'koagent:validate',
-    trusted: true,
     // Not async: a call that passes costs no promise of its own (this step is on every call).
     fn: (ctx, next) => check(ctx, tools, false, next),
   };
@@ -89,7 +98,6 @@ export function validateStep(tools: ReadonlyMap<string, Tool>): ToolStep {
 export function resolveStep(tools: ReadonlyMap<string, Tool>): ToolStep {
   return {
     name: 'koagent:resolve',
-    trusted: true,
-    fn: (ctx, next) => (unchanged(ctx) ? next(ctx) : check(ctx, tools, true, next)),
+    fn: (ctx, next) => (unchanged(ctx) ? next() : check(ctx, tools, true, next)),
   };
 }

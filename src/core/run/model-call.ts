@@ -178,9 +178,15 @@ function forProvider(request: GenerateOptions): GenerateOptions {
   return messages === request.messages ? request : Object.assign({}, request, { messages });
 }
 
-/** The terminal of the `provider` stack: the provider's own `generate`. */
+/** The terminal of the `provider` stack: the provider's own `generate`, whose errors are the provider's. */
 export function generateReply(call: ProviderCall): Promise<GenerateResult> {
-  return call.provider.generate(call.request);
+  const { provider } = call;
+  const fromProvider = (error: unknown) => Promise.reject(markProviderError(error, providerName(provider)));
+  try {
+    return Promise.resolve(provider.generate(call.request)).catch(fromProvider);
+  } catch (error) {
+    return fromProvider(error);
+  }
 }
 
 /** A side model call (`ctx.generate` of a model or tool context): straight to a provider, counted in the run's usage. */

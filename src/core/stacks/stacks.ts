@@ -1,5 +1,5 @@
 import { segmentOf } from '../run/base-context.js';
-import { compose, type Layer, type LayerFn, type TrustedLayer } from './compose.js';
+import { compose, type Layer, type LayerFn, type ReturnCheck } from './compose.js';
 import type { ModelContext, RunContext, ToolContext } from '../vocabulary/contexts.js';
 import { blame } from '../vocabulary/errors.js';
 import { copyJson, preview } from '../vocabulary/json.js';
@@ -44,10 +44,9 @@ export interface StackFeatures {
   run?: readonly Layer<RunContext, RunResult>[];
   /**
    * Innermost in the run stack, between the user layers and the loop, so every user layer sees
-   * what they return. Each calls the next directly, and may call it again once it settled
-   * (to send the model back for another turn).
+   * what they return (they may call `next()` again once it settled, to send the model back).
    */
-  runInside?: readonly TrustedLayer<RunContext, RunResult>[];
+  runInside?: readonly Layer<RunContext, RunResult>[];
   model?: readonly Layer<ModelContext, GenerateResult>[];
   tool?: readonly ToolLayer[];
   provider?: readonly Layer<ProviderCall, GenerateResult>[];
@@ -56,12 +55,12 @@ export interface StackFeatures {
 /** The names under which a middleware object holds its layer functions. */
 type HookPoint = 'run' | 'model' | 'tool';
 
-/** The layers of one hook point, read once: a getter there runs now, not on every call. */
-function layersOf<C, T>(middleware: readonly NamedMiddleware[], point: HookPoint): Layer<C, T>[] {
+/** The layers of one hook point, read once (a getter there runs now, not on every call), each with the point's check. */
+function layersOf<C, T>(middleware: readonly NamedMiddleware[], point: HookPoint, check: ReturnCheck<C, T>): Layer<C, T>[] {
   const layers: Layer<C, T>[] = [];
   for (const mw of middleware) {
     const fn = mw[point] as LayerFn<C, T> | undefined;
-    if (fn !== undefined) layers.push({ name: mw.name, fn, self: mw.self });
+    if (fn !== undefined) layers.push({ name: mw.name, fn, self: mw.self, check });
   }
   return layers;
 }
@@ -74,7 +73,7 @@ function layersOf<C, T>(middleware: readonly NamedMiddleware[], point: HookPoint
  */
 export function toolPipeline(middleware: readonly NamedMiddleware[], steps: ToolSteps, features: readonly ToolLayer[] = []): Terminal<ToolContext, ToolOutcome> {
   const withTool = middleware.filter((mw) => mw.tool !== undefined);
-  const user = layersOf<ToolContext, ToolOutcome>(withTool, 'tool');
+  const user = layersOf<ToolContext, ToolOutcome>(withTool, 'tool', checkTool);
   const firstValidated = withTool.findIndex((mw) => mw.rawCalls !== true);
   const split = firstValidated === -1 ? user.length : firstValidated;
   const layers: ToolLayer[] = [...features];
@@ -87,7 +86,7 @@ export function toolPipeline(middleware: readonly NamedMiddleware[], steps: Tool
   // With a layer after validation, a rename or an edit of the arguments is checked again.
   if (split < user.length) layers.push(steps.resolve);
   layers.push(...steps.policy);
-  return compose(layers, steps.execute, checkTool);
+  return compose(layers, steps.execute);
 }
 
 /** Of each call whose arguments the user layers were given a copy of: the arguments copied (no layer holds them). */
@@ -96,13 +95,12 @@ const copied = new CallSlot<Record<string, unknown>>();
 /** The user layers get their own copy of the arguments, so the transcript keeps what the model wrote. */
 const copyArgs: ToolLayer = {
   name: 'koagent:copy-args',
-  trusted: true,
   fn(ctx, next) {
     if (ctx.args === ctx.toolCall.args || ctx.args === segmentOf(ctx).writer.decisionOn(ctx.toolCallId)?.args) {
       copied.set(ctx, ctx.args);
       ctx.args = copyJson(ctx.args);
     }
-    return next(ctx);
+    return next();
   },
 };
 
@@ -118,22 +116,11 @@ export function argsCopiedFrom(ctx: ToolContext): Record<string, unknown> | unde
 export function buildStacks(parts: StackParts, features: StackFeatures): Stacks {
   const { layers } = parts;
   return {
-    run: compose([...(features.run ?? []), ...layersOf<RunContext, RunResult>(layers, 'run')], around(features.runInside ?? [], parts.run), checkRun),
-    model: compose([...(features.model ?? []), ...layersOf<ModelContext, GenerateResult>(layers, 'model')], parts.model, checkModel),
+    run: compose([...(features.run ?? []), ...layersOf(layers, 'run', checkRun), ...(features.runInside ?? [])], parts.run),
+    model: compose([...(features.model ?? []), ...layersOf(layers, 'model', checkModel)], parts.model),
     tool: toolPipeline(layers, parts.tool, features.tool),
     provider: compose(features.provider ?? [], parts.provider),
   };
-}
-
-/** `layers` around `terminal`, outermost first, each calling the next directly (as often as it likes). */
-function around<C, T>(layers: readonly TrustedLayer<C, T>[], terminal: Terminal<C, T>): Terminal<C, T> {
-  let inner = terminal;
-  for (let i = layers.length - 1; i >= 0; i--) {
-    const { fn } = layers[i];
-    const next = inner;
-    inner = (ctx) => fn(ctx, next);
-  }
-  return inner;
 }
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null;

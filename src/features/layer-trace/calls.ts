@@ -91,10 +91,9 @@ function toolOutcome(out: ToolOutcome): TracedCall['outcome'] {
 /** Around each tool call of a traced segment, outermost. */
 export const traceToolLayer: Layer<ToolContext, ToolOutcome> = {
   name: 'koagent:layer-trace',
-  trusted: true,
   fn(ctx, next) {
     const { live: entry, target } = open(ctx, ctx.toolCallId, 'tool', ctx.toolName, ctx.step);
-    const settled = frames.run({ target, callId: ctx.toolCallId }, () => next(ctx));
+    const settled = frames.run({ target, callId: ctx.toolCallId }, () => next());
     return settled.then((out) => {
       close(entry, target, toolOutcome(out));
       const span = parentSpanOf(ctx);
@@ -110,7 +109,6 @@ export const traceToolLayer: Layer<ToolContext, ToolOutcome> = {
 /** Around each model call of a traced segment, outermost. */
 export const traceModelLayer: Layer<ModelContext, GenerateResult> = {
   name: 'koagent:layer-trace',
-  trusted: true,
   fn(ctx, next) {
     const segment = segmentOf(ctx);
     let counts = modelCounts.get(segment);
@@ -118,7 +116,7 @@ export const traceModelLayer: Layer<ModelContext, GenerateResult> = {
     const n = (counts.get(ctx.step) ?? 0) + 1;
     counts.set(ctx.step, n);
     const { live: entry, target } = open(ctx, `model:${ctx.step}:${n}`, 'model', ctx.purpose, ctx.step);
-    return next(ctx).then((out) => {
+    return next().then((out) => {
       named(entry.call, ctx);
       close(entry, target, 'ok');
       const span = runSpanOf(segment);
@@ -146,11 +144,10 @@ function named(call: TracedCall, ctx: ModelContext): void {
  */
 export const traceRunLayer: Layer<RunContext, RunResult> = {
   name: 'koagent:layer-trace',
-  trusted: true,
   fn(ctx, next) {
     const segment = segmentOf(ctx);
     const flush = () => targets.get(segment)?.flush();
-    return next(ctx).then((result) => {
+    return next().then((result) => {
       flush();
       return result;
     }, (error: unknown) => {

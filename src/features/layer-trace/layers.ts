@@ -2,7 +2,7 @@
 // steps wrapped to note when it was entered and left, how often it called next(), and what it
 // changed. Only the stacks of a traced segment are built of these: an untraced one has none.
 import { segmentOf } from '../../core/run/base-context.js';
-import type { Layer, LayerFn, TrustedLayer } from '../../core/stacks/compose.js';
+import type { Layer, LayerFn } from '../../core/stacks/compose.js';
 import type { ModelContext, ToolContext } from '../../core/vocabulary/contexts.js';
 import type { Message } from '../../core/vocabulary/messages.js';
 import type { GenerateResult } from '../../core/vocabulary/model.js';
@@ -133,21 +133,10 @@ export function recordedFn<C extends object, T>(fn: LayerFn<C, T>, id: LayerIden
   };
 }
 
-/** One of koagent's tool steps, recording its pass (it calls `next` at once, as it did). */
+/** One of koagent's tool steps, recording its pass. */
 export function recordedStep(step: Layer<ToolContext, ToolOutcome>): Layer<ToolContext, ToolOutcome> {
-  if (step.trusted !== true) return step;
   const id: LayerIdentity = { source: 'builtin', name: () => step.name };
-  const { fn } = step;
-  const recorded: TrustedLayer<ToolContext, ToolOutcome> = {
-    name: step.name,
-    trusted: true,
-    fn(ctx, next) {
-      const live = liveCall(ctx);
-      if (live === undefined) return fn(ctx, next);
-      return pass(live, ctx, id, toolDiff, (counted) => fn(ctx, () => counted()), () => next(ctx));
-    },
-  };
-  return recorded;
+  return { ...step, fn: recordedFn(step.fn, id, 'tool') };
 }
 
 // --- tool calls ----------------------------------------------------------------------------

@@ -9,6 +9,8 @@ import type { FinishReason, GenerateResult, TokenUsage } from '../../core/vocabu
 import { ReplyAssembler } from '../../core/vocabulary/reply-parts.js';
 import type { NamedMiddleware } from '../../core/vocabulary/middleware.js';
 import type { ProviderCall, Segment } from '../../core/run/segment.js';
+import { providerName } from '../../core/run/model-call.js';
+import { markProviderError } from '../../core/vocabulary/errors.js';
 
 // The middleware field only streaming reads: declared here, on the public `Middleware`, so it is
 // streaming's own data (the entry point imports this module, so the field reaches its users).
@@ -51,31 +53,35 @@ function shownOf(turn: ModelContext): Shown {
 export function streamingProviderLayer(hold: boolean): Layer<ProviderCall, GenerateResult> {
   return {
     name: 'koagent:stream',
-    trusted: true,
     async fn(call, next) {
       const { turn, provider, request, segment } = call;
-      if (turn === undefined || provider.stream === undefined) return next(call);
+      if (turn === undefined || provider.stream === undefined) return next();
       retract(segment, turn);
       const reply = new ReplyAssembler();
       let usage: TokenUsage | undefined;
       let finishReason: FinishReason | undefined;
-      for await (const part of provider.stream(request)) {
-        request.signal?.throwIfAborted();
-        if (part.type === 'finish') {
-          usage = part.usage;
-          finishReason = part.finishReason;
-          continue;
+      try {
+        for await (const part of provider.stream(request)) {
+          request.signal?.throwIfAborted();
+          if (part.type === 'finish') {
+            usage = part.usage;
+            finishReason = part.finishReason;
+            continue;
+          }
+          reply.add(part);
+          if (hold || (part.type !== 'text' && part.type !== 'reasoning') || part.delta === '') continue;
+          const seen = shownOf(turn);
+          if (part.type === 'text') {
+            seen.text += part.delta;
+            segment.publish({ type: 'text.delta', delta: part.delta, step: turn.step });
+          } else {
+            seen.reasoning += part.delta;
+            segment.publish({ type: 'reasoning.delta', delta: part.delta, step: turn.step });
+          }
         }
-        reply.add(part);
-        if (hold || (part.type !== 'text' && part.type !== 'reasoning') || part.delta === '') continue;
-        const seen = shownOf(turn);
-        if (part.type === 'text') {
-          seen.text += part.delta;
-          segment.publish({ type: 'text.delta', delta: part.delta, step: turn.step });
-        } else {
-          seen.reasoning += part.delta;
-          segment.publish({ type: 'reasoning.delta', delta: part.delta, step: turn.step });
-        }
+      } catch (error) {
+        // What the stream throws is the provider's, as a plain call's rejection is.
+        throw markProviderError(error, providerName(provider));
       }
       return { message: reply.message(), usage: usage ?? { inputTokens: 0, outputTokens: 0 }, finishReason: finishReason ?? (reply.hasToolCalls ? 'tool_calls' : 'stop') };
     },
@@ -90,12 +96,11 @@ export function streamingProviderLayer(hold: boolean): Layer<ProviderCall, Gener
  */
 export const streamReleaseLayer: Layer<ModelContext, GenerateResult> = {
   name: 'koagent:stream-release',
-  trusted: true,
   async fn(ctx, next) {
     const segment = segmentOf(ctx);
     let result: GenerateResult;
     try {
-      result = await next(ctx);
+      result = await next();
     } catch (error) {
       retract(segment, ctx);
       throw error;
