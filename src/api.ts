@@ -21,9 +21,13 @@ export type {
   SubagentInfo,
   Tool,
   ToolAnnotations,
+  ToolCallRecord,
   ToolContext,
+  RunVariables,
+  CallVariables,
 } from './core/vocabulary/contexts.js';
 export { blame, KoagentError, RunFailedError, type ErrorCode, type ErrorCodes } from './core/vocabulary/errors.js';
+export { approvalBreach } from './core/state/approved-call.js';
 export type { AgentEvent, EmittedEvent, EventListener, MiddlewareEvents, PermissionDecision, PermissionListener, PermissionRecord } from './core/vocabulary/events.js';
 export {
   estimateTokens,

@@ -8,6 +8,7 @@ import type { GenerateResult, ModelProvider } from '../core/vocabulary/model.js'
 import { generateReply, ModelCallContext } from '../core/run/model-call.js';
 import type { ToolOutcome } from '../core/vocabulary/outcome.js';
 import { loopStep } from '../core/run/loop.js';
+import { executeStep, resolveStep, validateStep } from '../core/run/tool-steps.js';
 import type { AgentCore, ProviderCall, Stacks } from '../core/run/segment.js';
 import { buildStacks, type StackParts } from '../core/stacks/stacks.js';
 import type { StopCondition } from '../core/vocabulary/state.js';
@@ -17,12 +18,10 @@ import { answeredCondition, endedOutputLayer, finalAnswerTool, outputLayer, resp
 import { providerSpanLayer, toolSpanLayer } from '../features/tracing.js';
 import { traceCallLayers, tracedParts } from '../features/layer-trace/install.js';
 import { approvalStep } from '../tools/approval.js';
-import { executeStep } from '../tools/execute.js';
 import { guardrailsStep } from '../tools/guardrails.js';
 import { modelOutputStep } from '../tools/model-output.js';
 import { mayAsk, permissionsStep } from '../tools/permissions.js';
 import type { ToolIndex } from '../tools/toolset.js';
-import { resolveStep, validateStep } from '../tools/validate.js';
 import type { AgentOptions } from './options.js';
 
 /** What the build step starts from: the agent's options, its model and tools, its layers. */

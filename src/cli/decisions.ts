@@ -2,7 +2,7 @@
 // person edited (`--args '<json>'`, checked against the tool's schema when the agent is known),
 // or deny with a reason.
 import type { ApprovalDecision, PendingApproval } from '../core/vocabulary/state.js';
-import { argumentIssues } from '../tools/validate.js';
+import { argumentIssues } from '../tools/argument-issues.js';
 import type { CliAgent } from './agents.js';
 import { CliError, EXIT } from './io.js';
 

@@ -124,7 +124,8 @@ export function compactionMiddleware(options: CompactionOptions): Middleware & {
       const tokensBefore = tokens || transcriptTokens(messages);
       ctx.emit?.({ type: 'compaction.start', messages: before, tokens: tokensBefore });
       // Without a model of its own, the summary is written by the agent's.
-      const reply = await ctx.generate(options.model, {
+      const reply = await ctx.generate({
+        ...(options.model !== undefined ? { provider: options.model } : {}),
         messages: [{ role: 'system', content: prompt }, { role: 'user', content: render(messages.slice(head, cut)) }],
       }, 'compaction');
       ctx.setMessages([...messages.slice(0, head), { role: 'user', content: SUMMARY_PREFIX + textOf(reply.message.content) }, ...messages.slice(cut)]);

@@ -75,7 +75,7 @@ export function toolEmulatorMiddleware(options: ToolEmulatorOptions = {}): Middl
 
   const byModel = async (tool: Tool, args: unknown, ctx: ToolContext): Promise<unknown> => {
     const request = { messages: [{ role: 'system' as const, content: prompt(tool, instructions) }, { role: 'user' as const, content: JSON.stringify(args) }], signal: ctx.signal };
-    const { message } = await ctx.generate(model, request, `${NAME}:${tool.name}`);
+    const { message } = await ctx.generate({ ...request, ...(model !== undefined ? { provider: model } : {}) }, `${NAME}:${tool.name}`);
     return parsed(textOf(message.content));
   };
 

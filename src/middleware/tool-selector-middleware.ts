@@ -173,7 +173,8 @@ export function toolSelectorMiddleware(options: ToolSelectorOptions = {}): Middl
     const schema = { type: 'object', properties: { tools: { type: 'array', items: { type: 'string', enum: names } } }, required: ['tools'], additionalProperties: false };
     let reply: GenerateResult;
     try {
-      reply = await ctx.generate(model, {
+      reply = await ctx.generate({
+        ...(model !== undefined ? { provider: model } : {}),
         messages: [{ role: 'system', content: prompt }, { role: 'user', content: ask }],
         // A provider that cannot hold a reply to a schema reads the JSON shape from the prompt.
         ...(provider.structuredOutputs !== false ? { responseFormat: { type: 'json' as const, name: 'tool_selection', schema } } : {}),

@@ -6,7 +6,7 @@
 import type { Agent } from '../agent/agent.js';
 import type { ApprovalDecision, PendingApproval, RunState } from '../api.js';
 import type { RunStore } from '../stores/run-store.js';
-import { argumentIssues } from '../tools/validate.js';
+import { argumentIssues } from '../tools/argument-issues.js';
 
 /**
  * One pending approval as the page lists it: the call and the arguments the layers produced,

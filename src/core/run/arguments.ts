@@ -42,15 +42,17 @@ export function isArgsObject(value: unknown): value is Record<string, unknown> {
 }
 
 /**
- * Arguments past the bounds are replaced, in the reply the transcript keeps, by a note saying
- * why: the run state stays small and writable as JSON, and the call settles as a `validation`
- * error the model reads. Returns the arguments to keep.
+ * A model's arguments, checked once as its reply is kept: what the transcript keeps — the
+ * arguments as written, or, past the bounds, a note saying why (so the run state stays small
+ * and writable as JSON) — and the arguments as an object, or why they are none (the call then
+ * settles as a `validation` error the model reads).
+ *
+ * @example checkedArgs('{"city":"Paris"}', DEFAULT_ARGUMENT_BOUNDS) // { kept: '{"city":"Paris"}', args: { city: 'Paris' } }
  */
-export function boundedArgs(raw: unknown, bounds: ArgumentBounds): unknown {
-  if (typeof raw === 'string') return raw.length > bounds.maxBytes ? `${REFUSED}the arguments are ${raw.length} bytes of JSON, more than the ${bounds.maxBytes} allowed` : raw;
-  if (typeof raw !== 'object' || raw === null) return raw;
-  const problem = pastBounds(raw, bounds);
-  return problem === undefined ? raw : `${REFUSED}${problem}`;
+export function checkedArgs(raw: unknown, bounds: ArgumentBounds): { kept: unknown; args: Record<string, unknown> | string } {
+  const args = argsObject(raw, bounds);
+  const past = typeof args === 'string' && (typeof raw === 'string' ? raw.length > bounds.maxBytes : typeof raw === 'object' && raw !== null && !Array.isArray(raw));
+  return { kept: past ? `${REFUSED}${args}` : raw, args };
 }
 
 /**

@@ -1,4 +1,4 @@
-import type { BaseContext, Logger, SubagentInfo } from '../vocabulary/contexts.js';
+import type { BaseContext, Logger, RunVariables, SubagentInfo } from '../vocabulary/contexts.js';
 import type { EmittedEvent } from '../vocabulary/events.js';
 import { plainJson } from '../vocabulary/json.js';
 import type { Message } from '../vocabulary/messages.js';
@@ -62,6 +62,10 @@ export abstract class CallContext implements BaseContext {
 
   get logger(): Logger {
     return this.#segment.agent.logger;
+  }
+
+  get runVar(): RunVariables {
+    return this.#segment.runVar;
   }
 
   setHookState(name: string, value: unknown): void {

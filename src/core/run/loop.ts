@@ -1,7 +1,8 @@
 import { segmentOf } from './base-context.js';
 import type { RunContext } from '../vocabulary/contexts.js';
 import { markOwnError } from '../vocabulary/errors.js';
-import type { AssistantToolCall } from '../vocabulary/messages.js';
+import type { AssistantMessage } from '../vocabulary/messages.js';
+import { ToolCall } from './tool-call.js';
 import type { GenerateResult } from '../vocabulary/model.js';
 import { ModelCallContext, modelTurn } from './model-call.js';
 import type { RunResult } from '../vocabulary/result.js';
@@ -18,8 +19,8 @@ import { ToolTurn } from './tool-turn.js';
 export async function runLoop(ctx: RunContext): Promise<RunResult> {
   const segment = segmentOf(ctx);
   const { state } = segment;
-  // The tool calls of the reply kept last, when no code but koagent's has seen them since.
-  let kept: readonly AssistantToolCall[] | undefined;
+  // The records of the reply kept last: the calls the next turn settles.
+  let kept: { reply: AssistantMessage; calls: ToolCall[] } | undefined;
   for (;;) {
     // The segment failed while this loop ran on (an orphaned next()): nothing it does would count.
     if (segment.writer.closed) return segment.finish('aborted');
@@ -27,7 +28,9 @@ export async function runLoop(ctx: RunContext): Promise<RunResult> {
     if (last?.role === 'assistant') {
       const calls = last.toolCalls;
       if (calls === undefined || calls.length === 0) return segment.finish('final');
-      const turn = new ToolTurn(segment, calls, calls === kept);
+      // A turn this segment did not keep the reply of (a resume continues it) makes its records now.
+      const records = kept?.reply === last ? kept.calls : calls.map((written) => new ToolCall(segment, written));
+      const turn = new ToolTurn(segment, records);
       await turn.settleAll();
       if (turn.end()) return segment.finish('approval');
       continue;
@@ -38,7 +41,8 @@ export async function runLoop(ctx: RunContext): Promise<RunResult> {
     let reply: GenerateResult | undefined;
     try {
       reply = await segment.stacks.model(call);
-      kept = ModelCallContext.keep(call, reply);
+      const records = ModelCallContext.keep(call, reply);
+      kept = { reply: call.reply!, calls: records };
     } catch (error) {
       // A stack that failed leaves no reply; a failure while keeping the reply leaves it in place.
       if (reply === undefined) ModelCallContext.drop(call);

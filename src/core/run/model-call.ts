@@ -1,6 +1,7 @@
-import { boundedArgs } from './arguments.js';
+import { checkedArgs } from './arguments.js';
+import { ToolCall } from './tool-call.js';
 import { CallContext, segmentOf } from './base-context.js';
-import type { ModelContext, SideRequest } from '../vocabulary/contexts.js';
+import type { CallVariables, ModelContext, SideRequest } from '../vocabulary/contexts.js';
 import { KoagentError, markProviderError } from '../vocabulary/errors.js';
 import { contentProblem } from '../vocabulary/content.js';
 import { assistantProblem, messageProblem, type AssistantMessage, type AssistantToolCall, type Message } from '../vocabulary/messages.js';
@@ -19,6 +20,7 @@ export class ModelCallContext extends CallContext implements ModelContext {
   #reply: AssistantMessage | undefined;
   /** The stack is done: a provider call still running (an orphaned `next()`) must not touch the run. */
   #closed = false;
+  #var: CallVariables | undefined;
 
   /** The model the terminal asks: the agent's, unless a layer set another. */
   provider: ModelProvider;
@@ -41,11 +43,12 @@ export class ModelCallContext extends CallContext implements ModelContext {
     return { message: { role: 'assistant', content: '' }, usage: { ...NO_USAGE }, finishReason: 'hook_end' };
   }
 
-  generate(first: ModelProvider | SideRequest | undefined, second?: SideRequest | string, third?: string): Promise<GenerateResult> {
-    const segment = segmentOf(this);
-    // generate(request, purpose) or, as the AgentHook dialect calls it, generate(provider, request, purpose).
-    if (typeof second === 'string' || second === undefined) return sideCall(segment, undefined, first as SideRequest, second as string);
-    return sideCall(segment, first as ModelProvider | undefined, second, third as string);
+  get var(): CallVariables {
+    return (this.#var ??= Object.create(null) as CallVariables);
+  }
+
+  generate(request: SideRequest, purpose: string): Promise<GenerateResult> {
+    return sideCall(segmentOf(this), request, purpose);
   }
 
   setReply(message: AssistantMessage): void {
@@ -94,23 +97,27 @@ export class ModelCallContext extends CallContext implements ModelContext {
   }
 
   /**
-   * The `model` stack is done: keep the reply its outermost layer returned, its tool calls'
-   * arguments within the bounds. Returns those calls when no listener has seen them since, so
-   * the turn that follows need not walk their arguments again.
+   * The `model` stack is done: keep the reply its outermost layer returned, each tool call's
+   * arguments checked against the bounds once, here. Returns its tool calls as the records
+   * the turn that follows settles.
    */
-  static keep(call: ModelCallContext, result: GenerateResult): readonly AssistantToolCall[] | undefined {
+  static keep(call: ModelCallContext, result: GenerateResult): ToolCall[] {
     call.#closed = true;
     const segment = segmentOf(call);
     let kept = result.message;
+    const checked: (Record<string, unknown> | string)[] = [];
     // A layer that ended the run without calling the model leaves no reply behind.
     if (segment.ended === undefined || call.#reply !== undefined) {
       const bounds = segment.agent.argumentBounds;
-      kept = segment.writer.keepReply(call.#reply, result.message, (args) => boundedArgs(args, bounds));
+      kept = segment.writer.keepReply(call.#reply, result.message, (raw) => {
+        const { kept: inTranscript, args } = checkedArgs(raw, bounds);
+        checked.push(args);
+        return inTranscript;
+      });
       call.#reply = kept;
     }
-    if (!segment.listening) return kept.toolCalls;
-    segment.publish({ type: 'model.done', step: call.step, purpose: 'turn', message: kept, usage: result.usage, finishReason: result.finishReason });
-    return undefined;
+    if (segment.listening) segment.publish({ type: 'model.done', step: call.step, purpose: 'turn', message: kept, usage: result.usage, finishReason: result.finishReason });
+    return (kept.toolCalls ?? []).map((written, i) => new ToolCall(segment, written, checked[i]));
   }
 
   /** The `model` stack failed: the call leaves no reply in the transcript. */
@@ -190,14 +197,15 @@ export function generateReply(call: ProviderCall): Promise<GenerateResult> {
 }
 
 /** A side model call (`ctx.generate` of a model or tool context): straight to a provider, counted in the run's usage. */
-export async function sideCall(segment: Segment, provider: ModelProvider | undefined, request: SideRequest, purpose: string): Promise<GenerateResult> {
+export async function sideCall(segment: Segment, request: SideRequest, purpose: string): Promise<GenerateResult> {
+  if (typeof request !== 'object' || request === null || !Array.isArray(request.messages)) throw new TypeError('ctx.generate(request, purpose): request.messages must be an array of messages');
+  const { provider, ...rest } = request;
   const model = provider ?? segment.agent.provider;
-  if (!isModelProvider(model)) throw new TypeError('ctx.generate(provider, request, purpose): provider must be a model provider (an object with generate), or left out for the agent\'s model');
-  if (!Array.isArray(request?.messages)) throw new TypeError('ctx.generate(request, purpose): request.messages must be an array of messages');
+  if (!isModelProvider(model)) throw new TypeError('ctx.generate(request, purpose): request.provider must be a model provider (an object with generate), or left out for the agent\'s model');
   if (typeof purpose !== 'string' || purpose === '') throw new TypeError('ctx.generate(request, purpose): purpose must name what the call is for, e.g. \'compaction\' (it tags its span and events)');
   const step = segment.state.steps;
   if (segment.listening) segment.publish({ type: 'model.start', step, purpose });
-  const result = await callProvider({ segment, provider: model, request: forProvider(Object.assign({ tools: [], signal: segment.base.signal }, request)), purpose, turn: undefined });
+  const result = await callProvider({ segment, provider: model, request: forProvider(Object.assign({ tools: [], signal: segment.base.signal }, rest)), purpose, turn: undefined });
   if (segment.listening) segment.publish({ type: 'model.done', step, purpose, message: result.message, usage: result.usage, finishReason: result.finishReason });
   return result;
 }

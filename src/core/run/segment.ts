@@ -1,4 +1,4 @@
-import type { InterruptPolicy, Logger, ModelContext, RunContext, SubagentInfo, ToolContext } from '../vocabulary/contexts.js';
+import type { InterruptPolicy, Logger, ModelContext, RunContext, RunVariables, SubagentInfo, ToolContext } from '../vocabulary/contexts.js';
 import type { AgentEvent, EmittedEvent, EventListener, PermissionListener, PermissionRecord } from '../vocabulary/events.js';
 import { copyJson } from '../vocabulary/json.js';
 import { lastAssistantText, type Message } from '../vocabulary/messages.js';
@@ -143,6 +143,7 @@ export class Segment {
   /** The output a run layer gave the state for that end instead of the end's own (`keepOutput`). */
   #kept: { output: unknown } | undefined;
   readonly #unlink: () => void;
+  #runVar: RunVariables | undefined;
 
   constructor(readonly agent: AgentCore, readonly state: RunState, readonly options: SegmentOptions) {
     this.writer = new StateWriter(state, options.observer);
@@ -163,6 +164,11 @@ export class Segment {
     if (options.subagent !== undefined) (base as { subagent?: SubagentInfo }).subagent = options.subagent;
     if (this.listening) (base as { emit?: unknown }).emit = (event: EmittedEvent) => this.publish(event);
     this.base = base;
+  }
+
+  /** What layers keep for the rest of this segment (`ctx.runVar`), made when first asked for. */
+  get runVar(): RunVariables {
+    return (this.#runVar ??= Object.create(null) as RunVariables);
   }
 
   /** The segment was cancelled (`abort`): the loop reads this on every step. */

@@ -1,15 +1,13 @@
-import { segmentOf } from '../run/base-context.js';
 import { compose, type Layer, type LayerFn, type ReturnCheck } from './compose.js';
 import type { ModelContext, RunContext, ToolContext } from '../vocabulary/contexts.js';
 import { blame } from '../vocabulary/errors.js';
-import { copyJson, preview } from '../vocabulary/json.js';
+import { preview } from '../vocabulary/json.js';
 import type { NamedMiddleware } from '../vocabulary/middleware.js';
 import type { GenerateResult } from '../vocabulary/model.js';
 import { replyProblem } from '../run/model-call.js';
 import type { ToolOutcome } from '../vocabulary/outcome.js';
 import type { RunResult } from '../vocabulary/result.js';
 import type { ProviderCall, Stacks } from '../run/segment.js';
-import { CallSlot } from '../run/tool-context.js';
 
 type ToolLayer = Layer<ToolContext, ToolOutcome>;
 type Terminal<C, T> = (ctx: C) => Promise<T>;
@@ -69,7 +67,7 @@ function layersOf<C, T>(middleware: readonly NamedMiddleware[], point: HookPoint
  * The tool pipeline's order. User layers that see raw calls and come first (criogen Hooks) run
  * ahead of validation; validation runs just before the first layer that needs a well-formed
  * call; after the user layers, the call is resolved again, then permissions, guardrails,
- * approval, and execution. Layers that may edit the arguments get their own copy of them.
+ * approval, and execution.
  */
 export function toolPipeline(middleware: readonly NamedMiddleware[], steps: ToolSteps, features: readonly ToolLayer[] = []): Terminal<ToolContext, ToolOutcome> {
   const withTool = middleware.filter((mw) => mw.tool !== undefined);
@@ -80,36 +78,12 @@ export function toolPipeline(middleware: readonly NamedMiddleware[], steps: Tool
   if (steps.present !== undefined) layers.push(steps.present);
   // Without layers ahead of validation, it checks the call as the model wrote it, before the copy.
   if (split === 0) layers.push(steps.validate);
-  if (user.length > 0) layers.push(copyArgs);
   if (split > 0) layers.push(...user.slice(0, split), steps.validate);
   layers.push(...user.slice(split));
   // With a layer after validation, a rename or an edit of the arguments is checked again.
   if (split < user.length) layers.push(steps.resolve);
   layers.push(...steps.policy);
   return compose(layers, steps.execute);
-}
-
-/** Of each call whose arguments the user layers were given a copy of: the arguments copied (no layer holds them). */
-const copied = new CallSlot<Record<string, unknown>>();
-
-/** The user layers get their own copy of the arguments, so the transcript keeps what the model wrote. */
-const copyArgs: ToolLayer = {
-  name: 'koagent:copy-args',
-  fn(ctx, next) {
-    if (ctx.args === ctx.toolCall.args || ctx.args === segmentOf(ctx).writer.decisionOn(ctx.toolCallId)?.args) {
-      copied.set(ctx, ctx.args);
-      ctx.args = copyJson(ctx.args);
-    }
-    return next();
-  },
-};
-
-/**
- * The arguments the user layers of this call were given a copy of, if they were: an object no
- * layer could have changed in place (validation, having checked it, need not check it again).
- */
-export function argsCopiedFrom(ctx: ToolContext): Record<string, unknown> | undefined {
-  return copied.get(ctx);
 }
 
 /** Build the stacks of one mode: the agent's parts, with that mode's features. */
@@ -141,7 +115,7 @@ function checkTool(ctx: ToolContext, out: ToolOutcome, layer: string, nextCalled
   if (out.error !== undefined) {
     if (out.error.by !== undefined) return out;
     if (out.error.kind === 'denied') {
-      segmentOf(ctx).recordPermission(ctx, { decision: 'deny', source: 'hook', hook: layer, reason: out.error.message });
+      ctx.call.decide({ decision: 'deny', source: 'hook', hook: layer, reason: out.error.message });
     }
     return { ...out, error: { ...out.error, by: layer } };
   }

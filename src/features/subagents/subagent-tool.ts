@@ -9,7 +9,7 @@ import type { RunResult } from '../../core/vocabulary/result.js';
 import type { AgentCore } from '../../core/run/segment.js';
 import type { Usage } from '../../core/vocabulary/state.js';
 import { defineTool } from '../../tools/define.js';
-import { suspendWith } from '../../tools/execute.js';
+import { suspendWith } from '../../core/run/tool-steps.js';
 import { parentSpanOf, type Span } from '../tracing.js';
 import { continuation, dropRun, keepFailedRun, waitingRun, type Continuation } from './nested-runs.js';
 

@@ -1,0 +1,170 @@
+import { startingArgs, type Decision } from '../state/approved-call.js';
+import type { Tool, ToolCallRecord, ToolContext } from '../vocabulary/contexts.js';
+import type { PermissionRecord } from '../vocabulary/events.js';
+import { copyJson } from '../vocabulary/json.js';
+import type { AssistantToolCall } from '../vocabulary/messages.js';
+import type { ToolOutcome } from '../vocabulary/outcome.js';
+import { argsObject, isArgsObject } from './arguments.js';
+import type { Segment } from './segment.js';
+import { exceptionOutcome } from '../vocabulary/tool-exception.js';
+
+/** What the execute step keeps of a call: its execution in flight or done, and whether that one failed. */
+export interface Execution {
+  outcome?: Promise<ToolOutcome>;
+  failed: boolean;
+}
+
+/**
+ * One tool call, from the reply that asked for it to its result in the transcript. Made where
+ * the reply is kept (or, for a resumed turn, where the turn starts), with its arguments checked
+ * against the bounds once; layers change it only through its methods (or `ctx.args` and
+ * `ctx.toolName`, which call them), so whether it changed since validation checked it is a fact
+ * it knows. It holds what the steps decide of it too: the tool and parsed arguments validation
+ * found, the rules' decision, the human's, and the execution.
+ *
+ * @example const call = new ToolCall(segment, reply.toolCalls[0], checked); call.setArgs({ city: 'Paris' }); call.changed // true
+ */
+export class ToolCall implements ToolCallRecord {
+  readonly id: string;
+  readonly written: AssistantToolCall;
+  readonly decision: Decision | undefined;
+  #name: string;
+  /** The current arguments, or why the model's are not arguments (the message the model reads). */
+  #args: Record<string, unknown> | string;
+  /** Whether `#args` is this call's own object, which layers may edit (else the state's, which they may not). */
+  #owned = false;
+  #view: Record<string, unknown> | undefined;
+  #changed = false;
+  /** What validation found: the tool, and the arguments as its schema parsed them. */
+  tool: Tool | undefined = undefined;
+  #parsed: unknown = undefined;
+  #policy: PermissionRecord | undefined;
+  /** The execute step's record of this call (see `Execution`). */
+  execution: Execution | undefined;
+  /** The context the call runs in now (a retried segment makes a new one). */
+  context: ToolContext | undefined;
+
+  /**
+   * `checked`: the model's arguments as an object, or why they are not one, as the reply was
+   * kept; undefined to check them now (a turn a resume continues).
+   */
+  constructor(private readonly segment: Segment, written: AssistantToolCall, checked?: Record<string, unknown> | string) {
+    this.id = written.id;
+    this.written = written;
+    this.decision = segment.writer.decisionOn(written.id);
+    this.#name = written.name;
+    // A call a human approved starts from what they approved (what the layers had made of it).
+    const given = startingArgs(this.decision, written.name, written.args);
+    this.#args = given === written.args && checked !== undefined ? checked : argsObject(given, segment.agent.argumentBounds);
+  }
+
+  get name(): string {
+    return this.#name;
+  }
+
+  /** Why the arguments are not arguments (past the bounds, not a JSON object), or undefined when they are. */
+  get problem(): string | undefined {
+    return typeof this.#args === 'string' ? this.#args : undefined;
+  }
+
+  /**
+   * The arguments as layers see them: the call's own copy, every change to which — at any
+   * depth — marks the call changed.
+   */
+  get args(): Record<string, unknown> {
+    if (this.#view === undefined) this.#view = watched(this.#own(), () => (this.#changed = true), new WeakMap());
+    return this.#view;
+  }
+
+  /** The arguments as they are now, for koagent's own steps (no copy, no view: read, never written). */
+  get current(): Record<string, unknown> {
+    return typeof this.#args === 'string' ? {} : this.#args;
+  }
+
+  get parsedArgs(): unknown {
+    return this.#parsed;
+  }
+
+  get changed(): boolean {
+    return this.#changed;
+  }
+
+  get policy(): PermissionRecord | undefined {
+    return this.#policy;
+  }
+
+  /** `${runId}:${id}`: the same for every attempt at this call. */
+  get idempotencyKey(): string {
+    return `${this.segment.state.runId}:${this.id}`;
+  }
+
+  setArgs(args: Record<string, unknown>): void {
+    if (!isArgsObject(args)) throw new TypeError(`ctx.call.setArgs(args): the arguments of ${this.#name} must be an object, got ${args === null ? 'null' : Array.isArray(args) ? 'an array' : typeof args}`);
+    // Plain JSON of its own: a view of these arguments, or an object a layer keeps, stays the layer's.
+    this.#args = copyJson(args);
+    this.#owned = true;
+    this.#view = undefined;
+    this.#changed = true;
+  }
+
+  rename(name: string): void {
+    if (typeof name !== 'string' || name === '') throw new TypeError(`ctx.call.rename(name): name must be a tool's name (a non-empty string), got ${JSON.stringify(name)}`);
+    if (name !== this.#name) this.#changed = true;
+    this.#name = name;
+  }
+
+  /** Validation judged the call as it is now: `tool` with `parsed` arguments. It is unchanged again. */
+  checked(tool: Tool, parsed: unknown): void {
+    this.tool = tool;
+    this.#parsed = parsed;
+    this.#changed = false;
+  }
+
+  decide(fields: Pick<PermissionRecord, 'decision' | 'source' | 'rule' | 'hook' | 'reason'>): void {
+    this.#policy = { toolName: this.#name, toolCallId: this.id, args: copyJson(this.current), ...fields };
+    this.segment.recordPermission(this.#policy, fields);
+  }
+
+  thrown(error: unknown, by: string): ToolOutcome {
+    return exceptionOutcome(this.segment.agent.onToolException, this.context!, error, by);
+  }
+
+  /** The arguments as an object this call may give layers to edit: a copy of the state's, made once. */
+  #own(): Record<string, unknown> {
+    if (typeof this.#args === 'string') this.#args = {};
+    if (!this.#owned) {
+      this.#args = copyJson(this.#args);
+      this.#owned = true;
+    }
+    return this.#args;
+  }
+}
+
+/**
+ * `target` seen through a view that calls `changed` on every change at any depth. What is
+ * written in is copied as JSON, so no view (and nothing a layer keeps) ends up in the arguments.
+ */
+function watched<T extends object>(target: T, changed: () => void, views: WeakMap<object, object>): T {
+  let view = views.get(target) as T | undefined;
+  if (view !== undefined) return view;
+  view = new Proxy(target, {
+    get(inner, key) {
+      const value = (inner as Record<string | symbol, unknown>)[key];
+      return typeof value === 'object' && value !== null ? watched(value, changed, views) : value;
+    },
+    set(inner, key, value) {
+      changed();
+      return Reflect.set(inner, key, typeof value === 'object' && value !== null ? copyJson(value) : value);
+    },
+    deleteProperty(inner, key) {
+      changed();
+      return Reflect.deleteProperty(inner, key);
+    },
+    defineProperty(inner, key, descriptor) {
+      changed();
+      return Reflect.defineProperty(inner, key, descriptor);
+    },
+  });
+  views.set(target, view);
+  return view;
+}
