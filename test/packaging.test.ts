@@ -3,7 +3,7 @@
 // this repository, and a program using the main APIs (test/consumer/program.ts) is compiled
 // against it with the strictest options, under nodenext and under bundler resolution; a second
 // project with zod alone beside it compiles a program of the root; the package is then loaded
-// with `require()`.
+// with `require()`, and the README's quick start runs in a project set up by its own commands.
 import { execFile } from 'node:child_process';
 import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -51,6 +51,13 @@ beforeAll(async () => {
 
 /** A project with the tarball unpacked as node_modules/koagent and links to this repository's copies of `packages`. */
 async function install(dir: string, packages: string[]): Promise<void> {
+  await unpack(dir, packages);
+  writeFileSync(join(dir, 'package.json'), JSON.stringify({ name: 'consumer', private: true, type: 'module' }));
+  mkdirSync(join(dir, 'src'));
+}
+
+/** The tarball as node_modules/koagent of `dir`, and links to this repository's copies of `packages`. */
+async function unpack(dir: string, packages: string[]): Promise<void> {
   const installed = join(dir, 'node_modules', 'koagent');
   mkdirSync(installed, { recursive: true });
   await run('tar', ['-xzf', join(work, packed.filename), '-C', installed, '--strip-components=1']);
@@ -58,8 +65,6 @@ async function install(dir: string, packages: string[]): Promise<void> {
     mkdirSync(dirname(join(dir, 'node_modules', name)), { recursive: true });
     symlinkSync(join(root, 'node_modules', name), join(dir, 'node_modules', name), 'dir');
   }
-  writeFileSync(join(dir, 'package.json'), JSON.stringify({ name: 'consumer', private: true, type: 'module' }));
-  mkdirSync(join(dir, 'src'));
 }
 
 /** The compile errors of a project's program and of koagent's declarations (other packages' own are theirs). */
@@ -128,6 +133,32 @@ describe('a project that installs the package', () => {
     const { stdout: root } = await run(process.execPath, ['--no-warnings', '--input-type=commonjs', '-e', "process.stdout.write(typeof require('koagent').createAgent)"], { cwd: project });
     expect(root).toBe('function');
   });
+});
+
+describe("the README's quick start", () => {
+  const readme = readFileSync(join(root, 'README.md'), 'utf8');
+  const section = readme.slice(readme.indexOf('## Quick start'), readme.indexOf('\n## ', readme.indexOf('## Quick start') + 1));
+  const commands = /```sh\n([\s\S]*?)```/.exec(section)![1].split('\n').map((line) => line.replace(/#.*/, '').trim()).filter(Boolean);
+  const code = /```ts\n([\s\S]*?)```/.exec(section)![1];
+  const file = /Save this as `([^`]+)`/.exec(section)![1];
+
+  it('runs, as the README says, in a project that npm init -y made (CommonJS by default)', async () => {
+    const dir = join(work, 'quick-start');
+    mkdirSync(dir);
+    const npm = { cwd: dir, env: { ...process.env, npm_config_update_notifier: 'false', npm_config_offline: 'true' } };
+    const installs: string[] = [];
+    expect(commands[0]).toBe('npm init -y');
+    for (const command of commands) {
+      // The packages to install are linked (koagent: the packed tarball): no network here.
+      if (command.startsWith('npm install ')) installs.push(...command.split(/\s+/).slice(2).filter((arg) => !arg.startsWith('-')));
+      else await run('sh', ['-c', command], npm);
+    }
+    expect(installs).toEqual(['koagent', 'zod', 'tsx']);
+    await unpack(dir, [...Object.keys(pkg.dependencies), 'zod']);
+    writeFileSync(join(dir, file), code);
+    const { stdout } = await run(process.execPath, [join(root, 'node_modules/tsx/dist/cli.mjs'), file], { cwd: dir });
+    expect(stdout).toContain('Sunny in Paris.');
+  }, 60_000);
 });
 
 describe('the lockfile', () => {
