@@ -152,7 +152,8 @@ describe('resume: claimResume', () => {
     const pay = countingTool('pay', { needsApproval: true });
     const make = () => createAgent({
       name: 'payer',
-      model: mockModel([{ toolCalls: [{ id: 'p', name: 'pay', args: {} }] }, 'Paid.']),
+      // Resumable: each agent object has a fresh mock, which answers where the run stands.
+      model: mockModel([{ toolCalls: [{ id: 'p', name: 'pay', args: {} }] }, 'Paid.'], { resumable: true }),
       tools: [pay.tool],
       claimResume: async (claim) => {
         claims.push(claim);
@@ -169,6 +170,7 @@ describe('resume: claimResume', () => {
     const refused = (a.status === 'rejected' ? a : b) as PromiseRejectedResult;
     expect(refused.reason.code).toBe('invalid_resume');
     expect(refused.reason.message).toMatch(/claimResume answered false for run run_.*, segment 1: it was already resumed/);
+    expect(((a.status === 'fulfilled' ? a : b) as PromiseFulfilledResult<{ text: string }>).value.text).toBe('Paid.');
     expect(pay.runs).toHaveLength(1);
     expect(claims[0]).toEqual({ runId: first.runId, segment: 1, agentName: 'payer', sessionId: first.sessionId });
   });
