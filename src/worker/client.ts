@@ -108,10 +108,9 @@ export async function createClient(options: ClientOptions): Promise<WorkerClient
   let store: RunStore | undefined;
   let boss: PgBoss | undefined;
   try {
-    await prepareSchema(db);
     store = checked.store ?? (await postgresStore({ pool: db.pool }));
     assertStore(store, 'createClient: store');
-    boss = await db.boss({ supervise: false, schedule: false });
+    boss = await prepareSchema(db, () => db.boss({ supervise: false, schedule: false }));
     return new QueueClient(db, boss, store, checked.store === undefined);
   } catch (error) {
     await boss?.stop({ graceful: false, close: false }).catch(() => undefined);
