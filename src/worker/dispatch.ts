@@ -127,12 +127,15 @@ export async function sendJob(tx: Executor, boss: PgBoss, queue: string, data: J
 
 /**
  * Fix the run's version as this worker's, if it has none yet and is not given up on; the row as
- * it is then. One statement, not a read, a write and a read: every start pays it.
+ * it is then. One UPDATE of the row, whether it pins or not: it waits for a pin under way in
+ * another transaction and returns the row as that left it (a read beside the update would see
+ * the row as it was when the statement began, without that version).
  */
 export async function pinVersion(q: Executor, runId: string, version: string): Promise<Dispatch | undefined> {
+  const pins = "version IS NULL AND state NOT IN ('dead', 'cancelled')";
   const { rows } = await q.query(
-    `WITH u AS (UPDATE koagent_dispatch SET version = $2, updated_at = ${NOW} WHERE run_id = $1 AND version IS NULL AND state NOT IN ('dead', 'cancelled') RETURNING *)
-     SELECT * FROM u UNION ALL SELECT * FROM koagent_dispatch WHERE run_id = $1 AND NOT EXISTS (SELECT 1 FROM u)`,
+    `UPDATE koagent_dispatch SET version = CASE WHEN ${pins} THEN $2 ELSE version END, updated_at = CASE WHEN ${pins} THEN ${NOW} ELSE updated_at END
+     WHERE run_id = $1 RETURNING *`,
     [runId, version],
   );
   return rows.length === 0 ? undefined : dispatchOf(rows[0]);

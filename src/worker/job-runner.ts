@@ -80,9 +80,11 @@ export async function runJob(parts: JobParts, job: PgBoss.JobWithMetadata<JobDat
 async function jobOf(parts: JobParts, job: PgBoss.JobWithMetadata<JobData>, held: boolean): Promise<JobOutcome> {
   const data = job.data;
   const entry = parts.agents.get(data.agent);
+  // A duplicate is refused before it reads or pins anything: only the job holding the row may.
+  if (entry === undefined || (!held && data.kind !== 'recover')) return refused(parts);
   // A start reads its row and pins its version in one statement.
-  const row = entry !== undefined && data.kind === 'start' ? await pinVersion(parts.db, data.runId, entry.version) : await getDispatch(parts.db, data.runId);
-  if (entry === undefined || row === undefined || (!held && data.kind !== 'recover')) return refused(parts);
+  const row = data.kind === 'start' ? await pinVersion(parts.db, data.runId, entry.version) : await getDispatch(parts.db, data.runId);
+  if (row === undefined) return refused(parts);
   const mine = held ? row : undefined;
   if (row.state === 'dead' || row.state === 'cancelled') return refused(parts, mine);
   if (row.version !== entry.version) {
