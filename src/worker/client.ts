@@ -293,14 +293,13 @@ class QueueClient implements WorkerClient {
     const row = await getDispatch(this.db, runId);
     if (row === undefined || row.state !== 'dead') throw new TypeError(`client.retry(runId): run ${runId} is not in the dead letters (it is ${row?.state ?? 'unknown to the queue'})`);
     const stored = await this.store.loadRun(runId);
+    // Not in the store: its start never got that far (its job was lost); it starts again from what its row kept.
+    const kind = stored === undefined ? 'start' : stored.status === 'running' ? 'recover' : 'retry';
     const queue = queueName(row.agentName, row.version ?? undefined);
     await this.#queue(queue);
     await this.db.tx(async (tx) => {
       await tx.query(`UPDATE koagent_dispatch SET attempts = 0, updated_at = ${NOW} WHERE run_id = $1`, [runId]);
       await markQueued(tx, runId, ['dead']);
-      // Not in the store: its start never got that far, and must be asked again by the client.
-      if (stored === undefined) throw new TypeError(`client.retry(runId): run ${runId} never started; start it again with client.start()`);
-      const kind = stored.status === 'running' ? 'recover' : 'retry';
       await sendJob(tx, this.boss, queue, { kind, runId, agent: row.agentName }, { priority: row.priority });
     });
   }

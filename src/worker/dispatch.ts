@@ -1,7 +1,7 @@
 // What was asked of each run and where its dispatch stands: one row per run in
 // koagent_dispatch. The run store holds the run; this row holds what a worker needs to run its
-// next segment (version, tenant, context) and the queue's view of it (queued, active, settled,
-// dead, cancelled). Every change of a row is one statement here.
+// segments (input, version, tenant, context) and the queue's view of it (queued, active,
+// settled, dead, cancelled). Every change of a row is one statement here.
 import type PgBoss from 'pg-boss';
 import type { RunInput } from '../core/vocabulary/messages.js';
 import type { ApprovalDecision, RunState, RunStatus, StopReason } from '../core/vocabulary/state.js';
@@ -25,6 +25,8 @@ export interface Dispatch {
   version: string | null;
   tenant: string;
   priority: number;
+  /** What the run was started with (its start job only names the run): a run whose job was lost can be started again. */
+  input: RunInput | null;
   sessionId: string | null;
   context: unknown;
   metadata: Record<string, unknown> | undefined;
@@ -48,9 +50,9 @@ export interface Dispatch {
   updatedAt: number;
 }
 
-/** What a job of the queue asks: start a run, resume one with decisions, take over a dead worker's, retry a failed one. */
+/** What a job of the queue asks: start a run (with the input its row keeps), resume one with decisions, take over a dead worker's, retry a failed one. */
 export type JobData =
-  | { kind: 'start'; runId: string; agent: string; input: RunInput }
+  | { kind: 'start'; runId: string; agent: string }
   | { kind: 'resume'; runId: string; agent: string; decisions: Record<string, ApprovalDecision>; segment: number }
   | { kind: 'recover'; runId: string; agent: string }
   | { kind: 'retry'; runId: string; agent: string };
@@ -61,7 +63,7 @@ function parse(text: string | null): any {
 
 function dispatchOf(row: Record<string, any>): Dispatch {
   return {
-    runId: row.run_id, agentName: row.agent_name, version: row.version, tenant: row.tenant, priority: row.priority,
+    runId: row.run_id, agentName: row.agent_name, version: row.version, tenant: row.tenant, priority: row.priority, input: parse(row.input),
     sessionId: row.session_id, context: parse(row.context) ?? undefined, metadata: parse(row.metadata) ?? undefined, stream: row.stream,
     state: row.state, status: row.status, stopReason: row.stop_reason, attempts: row.attempts, error: parse(row.error),
     cancel: row.cancel, adopt: row.adopt, worker: row.worker, heldUntil: Number(row.held_until), job: parse(row.job), createdAt: Number(row.created_at), updatedAt: Number(row.updated_at),
@@ -100,9 +102,9 @@ export interface StartRequest {
 export async function enqueueStart(db: QueueDb, boss: PgBoss, request: StartRequest): Promise<{ runId: string; created: boolean }> {
   return db.tx(async (tx) => {
     const inserted = await tx.query(
-      `INSERT INTO koagent_dispatch (run_id, agent_name, version, tenant, priority, idempotency_key, session_id, context, metadata, stream, state, created_at, updated_at)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, 'queued', ${NOW}, ${NOW}) ON CONFLICT DO NOTHING RETURNING run_id`,
-      [request.runId, request.agent, request.version ?? null, request.tenant, request.priority, request.idempotencyKey ?? null, request.sessionId ?? null,
+      `INSERT INTO koagent_dispatch (run_id, agent_name, version, tenant, priority, idempotency_key, input, session_id, context, metadata, stream, state, created_at, updated_at)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, 'queued', ${NOW}, ${NOW}) ON CONFLICT DO NOTHING RETURNING run_id`,
+      [request.runId, request.agent, request.version ?? null, request.tenant, request.priority, request.idempotencyKey ?? null, JSON.stringify(request.input), request.sessionId ?? null,
         request.context === undefined ? null : JSON.stringify(request.context), request.metadata === undefined ? null : JSON.stringify(request.metadata), request.stream],
     );
     if (inserted.rows.length === 0) {
@@ -110,7 +112,7 @@ export async function enqueueStart(db: QueueDb, boss: PgBoss, request: StartRequ
       if (rows.length === 0) throw new Error(`run id ${request.runId} is taken; start again for a fresh one`);
       return { runId: String(rows[0].run_id), created: false };
     }
-    const data: JobData = { kind: 'start', runId: request.runId, agent: request.agent, input: request.input };
+    const data: JobData = { kind: 'start', runId: request.runId, agent: request.agent };
     await sendJob(tx, boss, queueName(request.agent, request.version), data, { priority: request.priority });
     return { runId: request.runId, created: true };
   });

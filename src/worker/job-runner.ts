@@ -7,6 +7,7 @@ import type { Agent } from '../agent/agent.js';
 import type { Logger } from '../core/vocabulary/contexts.js';
 import { describe, KoagentError, RunFailedError } from '../core/vocabulary/errors.js';
 import type { AgentEvent } from '../core/vocabulary/events.js';
+import type { RunInput } from '../core/vocabulary/messages.js';
 import type { RunResult } from '../core/vocabulary/result.js';
 import type { RunStore } from '../stores/run-store.js';
 import type { QueueDb } from './connection.js';
@@ -208,7 +209,8 @@ async function segment(agent: Agent<any, any>, row: Dispatch, data: JobData, opt
   const call = { ...rest, onEvent: stream ? undefined : onEvent, stream };
   switch (data.kind) {
     case 'start': {
-      const started = row.sessionId === null ? agent.run(data.input, { ...call, runId: row.runId } as never) : agent.send(data.input, { ...call, runId: row.runId, sessionId: row.sessionId } as never);
+      const input = row.input as RunInput;
+      const started = row.sessionId === null ? agent.run(input, { ...call, runId: row.runId } as never) : agent.send(input, { ...call, runId: row.runId, sessionId: row.sessionId } as never);
       return follow(started as unknown as Promise<RunResult>, stream, onEvent);
     }
     case 'resume':

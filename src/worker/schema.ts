@@ -18,6 +18,7 @@ CREATE TABLE IF NOT EXISTS koagent_dispatch (
   tenant text NOT NULL DEFAULT '',
   priority integer NOT NULL DEFAULT 0,
   idempotency_key text,
+  input text,
   session_id text,
   context text,
   metadata text,

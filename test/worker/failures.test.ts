@@ -1,5 +1,7 @@
 // Spec of failures: a dead worker's run taken over once its lease expires (no recover() call),
-// retried model failures, the dead letters and their retry, failures not retried, crash loops.
+// retried model failures, the dead letters and their retry, failures not retried, crash loops,
+// and runs whose job was lost, found and repaired as the manual says (docs/workers.md).
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { createAgent, type ModelProvider } from '../../src/index.js';
 import { postgresStore } from '../../src/postgres.js';
@@ -27,6 +29,21 @@ function flakyModel(failing: () => boolean): { model: ModelProvider; failures: (
 }
 
 const quiet = { warn: () => undefined };
+
+/** The SQL of the manual's "Stuck runs": the query that finds runs whose job was lost, then the statement that marks one dead. */
+function stuckRunsSql(): { query: string; markDead: string } {
+  const page = readFileSync(new URL('../../docs/workers.md', import.meta.url), 'utf8');
+  const start = page.indexOf('### Stuck runs');
+  const section = page.slice(start, page.indexOf('\n### ', start));
+  const [query, markDead] = [...section.matchAll(/```sql\n([\s\S]*?)```/g)].map((match) => match[1]);
+  return { query, markDead };
+}
+
+/** Lose the run's job (pg-boss archived it, someone deleted it), as long ago as the query looks. */
+async function loseJob(db: Awaited<ReturnType<typeof database>>, runId: string): Promise<void> {
+  await db.pool.query("DELETE FROM pgboss.job WHERE data->>'runId' = $1", [runId]);
+  await db.pool.query('UPDATE koagent_dispatch SET updated_at = updated_at - 3600000 WHERE run_id = $1', [runId]);
+}
 
 describe('a dead worker’s run is taken over', () => {
   it('continues on another worker once the SIGKILLed worker’s lease expires, each step’s effect once', async () => {
@@ -123,4 +140,22 @@ describe('retried failures and the dead letters', () => {
     await bury(first);
     await store.close();
   }, 40_000);
+});
+
+describe('a run whose job was lost, found and repaired as the manual says', () => {
+  it('starts again from what its row kept when its start job was lost: marked dead, retried, it completes', async () => {
+    const db = await database();
+    const client = await db.client();
+    const runId = await client.start('teller', 'hello', { tenant: 'acme' });
+    await loseJob(db, runId);
+    const { query, markDead } = stuckRunsSql();
+    expect((await db.pool.query(query)).rows).toEqual([{ run_id: runId, agent_name: 'teller', version: null, state: 'queued', attempts: 0, worker: null }]);
+
+    await db.pool.query(markDead, [runId]);
+    await client.retry(runId);
+    await db.worker({ agents: [workerAgent(db.pool, { steps: 2 })], id: 'w1', logger: quiet });
+    expect(await client.wait(runId, { timeoutMs: 20_000 })).toMatchObject({ status: 'completed', tenant: 'acme', text: 'Done after 2 steps.' });
+    expect((await db.effects(runId)).map((e) => e.tool)).toEqual(['record', 'record']);
+    expect((await db.pool.query(query)).rows).toEqual([]);
+  }, 30_000);
 });

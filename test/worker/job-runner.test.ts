@@ -19,7 +19,7 @@ async function duplicateStart(db: TestDb, runId: string): Promise<void> {
   const queue = QueueDb.open({ connectionString: db.url }, 'test');
   const boss = await queue.boss({ supervise: false, schedule: false });
   try {
-    await queue.tx((tx) => sendJob(tx, boss, queueName('teller'), { kind: 'start', runId, agent: 'teller', input: 'hello' }, {}));
+    await queue.tx((tx) => sendJob(tx, boss, queueName('teller'), { kind: 'start', runId, agent: 'teller' }, {}));
   } finally {
     await boss.stop({ graceful: false, close: false });
     await queue.close();
