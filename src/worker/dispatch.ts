@@ -41,8 +41,9 @@ export interface Dispatch {
   cancel: boolean;
   /** The run was moved to another version: its next segment adopts the stored state. */
   adopt: boolean;
-  /** The worker holding the row (it fetched the run's job and runs it), and until when unless it renews. */
+  /** The worker that holds the row (it fetched the run's job and runs it), or last held it: kept when it lets go. */
   worker: string | null;
+  /** Until when `worker` holds the row unless it renews; 0 when nobody holds it. */
   heldUntil: number;
   /** The job the holder runs: sent again if the holder dies before the store holds the run. */
   job: JobData | null;
@@ -152,20 +153,20 @@ export async function holdRuns(tx: Executor, jobs: { runId: string; data: JobDat
   const { rows } = await tx.query(
     `UPDATE koagent_dispatch d SET worker = $2, held_until = ${NOW} + $3, job = j.data, updated_at = ${NOW}
      FROM unnest($1::text[], $4::text[]) AS j(run_id, data)
-     WHERE d.run_id = j.run_id AND d.state IN ('queued', 'active') AND (d.worker IS NULL OR d.held_until < ${NOW}) RETURNING d.run_id`,
+     WHERE d.run_id = j.run_id AND d.state IN ('queued', 'active') AND d.held_until < ${NOW} RETURNING d.run_id`,
     [jobs.map((job) => job.runId), worker, leaseMs, jobs.map((job) => JSON.stringify(job.data))],
   );
   return new Set(rows.map((row) => String(row.run_id)));
 }
 
-/** Keep every row `worker` holds for another `leaseMs`. */
+/** Keep every row `worker` holds for another `leaseMs` (not those it only last held). */
 export async function renewHeld(q: Executor, worker: string, leaseMs: number): Promise<void> {
-  await q.query(`UPDATE koagent_dispatch SET held_until = ${NOW} + $2 WHERE worker = $1`, [worker, leaseMs]);
+  await q.query(`UPDATE koagent_dispatch SET held_until = ${NOW} + $2 WHERE worker = $1 AND held_until > 0`, [worker, leaseMs]);
 }
 
-/** Give the row back, if `worker` holds it, as it is. */
+/** Give the row back, if `worker` holds it, as it is (it stays the row's last worker). */
 export async function releaseRun(q: Executor, runId: string, worker: string): Promise<void> {
-  await q.query('UPDATE koagent_dispatch SET worker = NULL, held_until = 0 WHERE run_id = $1 AND worker = $2', [runId, worker]);
+  await q.query('UPDATE koagent_dispatch SET held_until = 0 WHERE run_id = $1 AND worker = $2', [runId, worker]);
 }
 
 /** A worker's segment of the run began (the store gave it the run): one more attempt. */
@@ -177,7 +178,7 @@ export async function markActive(q: Executor, runId: string, worker: string, lea
 export async function markSettled(q: Executor, runId: string, status: RunStatus, stopReason: StopReason | undefined, error: { code: string; message: string } | undefined): Promise<void> {
   const keepAttempts = status === 'failed';
   await q.query(
-    `WITH u AS (UPDATE koagent_dispatch SET state = 'settled', status = $2, stop_reason = $3, error = $4, worker = NULL, held_until = 0${keepAttempts ? '' : ', attempts = 0'}, updated_at = ${NOW} WHERE run_id = $1 RETURNING run_id)
+    `WITH u AS (UPDATE koagent_dispatch SET state = 'settled', status = $2, stop_reason = $3, error = $4, held_until = 0${keepAttempts ? '' : ', attempts = 0'}, updated_at = ${NOW} WHERE run_id = $1 RETURNING run_id)
      SELECT pg_notify('${CHANNELS.settled}', run_id) FROM u`,
     [runId, status, stopReason ?? null, error === undefined ? null : JSON.stringify(error)],
   );
@@ -186,7 +187,7 @@ export async function markSettled(q: Executor, runId: string, status: RunStatus,
 /** A next segment was asked for (a resume, a retry): the run waits for a worker again. */
 export async function markQueued(q: Executor, runId: string, from: DispatchState[], error?: { code: string; message: string }): Promise<boolean> {
   const { rows } = await q.query(
-    `UPDATE koagent_dispatch SET state = 'queued', error = COALESCE($3, error), worker = NULL, held_until = 0, updated_at = ${NOW} WHERE run_id = $1 AND state = ANY($2) RETURNING run_id`,
+    `UPDATE koagent_dispatch SET state = 'queued', error = COALESCE($3, error), held_until = 0, updated_at = ${NOW} WHERE run_id = $1 AND state = ANY($2) RETURNING run_id`,
     [runId, from, error === undefined ? null : JSON.stringify(error)],
   );
   return rows.length > 0;
@@ -200,7 +201,7 @@ export function settleFromStore(q: Executor, state: RunState): Promise<void> {
 /** The run kept failing: it is dead, with its last error, until someone retries it. */
 export async function markDead(q: Executor, runId: string, error: { code: string; message: string }): Promise<void> {
   await q.query(
-    `WITH u AS (UPDATE koagent_dispatch SET state = 'dead', error = $2, worker = NULL, held_until = 0, updated_at = ${NOW} WHERE run_id = $1 RETURNING run_id)
+    `WITH u AS (UPDATE koagent_dispatch SET state = 'dead', error = $2, held_until = 0, updated_at = ${NOW} WHERE run_id = $1 RETURNING run_id)
      SELECT pg_notify('${CHANNELS.settled}', run_id) FROM u`,
     [runId, JSON.stringify(error)],
   );
@@ -208,7 +209,7 @@ export async function markDead(q: Executor, runId: string, error: { code: string
 
 export async function markCancelled(q: Executor, runId: string, status?: RunStatus, stopReason?: StopReason): Promise<void> {
   await q.query(
-    `WITH u AS (UPDATE koagent_dispatch SET state = 'cancelled', status = COALESCE($2, status), stop_reason = COALESCE($3, stop_reason), worker = NULL, held_until = 0, updated_at = ${NOW} WHERE run_id = $1 RETURNING run_id)
+    `WITH u AS (UPDATE koagent_dispatch SET state = 'cancelled', status = COALESCE($2, status), stop_reason = COALESCE($3, stop_reason), held_until = 0, updated_at = ${NOW} WHERE run_id = $1 RETURNING run_id)
      SELECT pg_notify('${CHANNELS.settled}', run_id) FROM u`,
     [runId, status ?? null, stopReason ?? null],
   );

@@ -38,7 +38,7 @@ CREATE TABLE IF NOT EXISTS koagent_dispatch (
 );
 CREATE UNIQUE INDEX IF NOT EXISTS koagent_dispatch_idempotency ON koagent_dispatch (agent_name, idempotency_key) WHERE idempotency_key IS NOT NULL;
 CREATE INDEX IF NOT EXISTS koagent_dispatch_state ON koagent_dispatch (state, agent_name);
-CREATE INDEX IF NOT EXISTS koagent_dispatch_held ON koagent_dispatch (worker, held_until) WHERE worker IS NOT NULL;
+CREATE INDEX IF NOT EXISTS koagent_dispatch_held ON koagent_dispatch (worker, held_until) WHERE held_until > 0;
 CREATE TABLE IF NOT EXISTS koagent_slots (
   run_id text PRIMARY KEY,
   agent_name text NOT NULL,

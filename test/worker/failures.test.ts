@@ -45,6 +45,10 @@ async function loseJob(db: Awaited<ReturnType<typeof database>>, runId: string):
   await db.pool.query('UPDATE koagent_dispatch SET updated_at = updated_at - 3600000 WHERE run_id = $1', [runId]);
 }
 
+async function lastWorker(db: Awaited<ReturnType<typeof database>>, runId: string): Promise<string | null> {
+  return (await db.pool.query('SELECT worker FROM koagent_dispatch WHERE run_id = $1', [runId])).rows[0].worker;
+}
+
 describe('a dead worker’s run is taken over', () => {
   it('continues on another worker once the SIGKILLed worker’s lease expires, each step’s effect once', async () => {
     const db = await database();
@@ -98,6 +102,7 @@ describe('retried failures and the dead letters', () => {
     expect(failures()).toBe(3);
     expect(worker.counts.dead).toBe(1);
     expect((await client.deadLetters()).map((r) => r.runId)).toEqual([runId]);
+    expect(await lastWorker(db, runId)).toBe('w1');
 
     down = false;
     await client.retry(runId);
@@ -158,4 +163,32 @@ describe('a run whose job was lost, found and repaired as the manual says', () =
     expect((await db.effects(runId)).map((e) => e.tool)).toEqual(['record', 'record']);
     expect((await db.pool.query(query)).rows).toEqual([]);
   }, 30_000);
+
+  it('names the worker that last ran a run, on its settled rows and in the stuck-run query; an answer whose job was lost is asked again', async () => {
+    const db = await database();
+    const first = await db.worker({ agents: [workerAgent(db.pool, { steps: 1 })], id: 'w1', logger: quiet });
+    const client = await db.client();
+    const done = await client.start('teller', 'hello');
+    const asking = await client.start('teller', 'please refund');
+    expect(await client.wait(done, { timeoutMs: 20_000 })).toMatchObject({ status: 'completed' });
+    expect(await client.wait(asking, { timeoutMs: 20_000 })).toMatchObject({ status: 'suspended' });
+    expect([await lastWorker(db, done), await lastWorker(db, asking)]).toEqual(['w1', 'w1']);
+
+    // The answer's resume job is lost before any worker takes it.
+    await first.stop();
+    await client.answer(asking, { call_refund: true });
+    await loseJob(db, asking);
+    const { query, markDead } = stuckRunsSql();
+    expect((await db.pool.query(query)).rows).toEqual([{ run_id: asking, agent_name: 'teller', version: '1', state: 'queued', attempts: 0, worker: 'w1' }]);
+
+    await db.pool.query(markDead, [asking]);
+    await client.retry(asking);
+    await db.worker({ agents: [workerAgent(db.pool, { steps: 1 })], id: 'w2', logger: quiet });
+    // The decisions were in the lost job: the run waits for them again.
+    expect(await client.wait(asking, { timeoutMs: 20_000 })).toMatchObject({ status: 'suspended', pendingApprovals: [{ toolCallId: 'call_refund' }] });
+    expect(await lastWorker(db, asking)).toBe('w2');
+    await client.answer(asking, { call_refund: true });
+    expect(await client.wait(asking, { timeoutMs: 20_000 })).toMatchObject({ status: 'completed' });
+    expect((await db.effects(asking)).map((e) => e.tool).sort()).toEqual(['record', 'refund']);
+  }, 40_000);
 });
