@@ -10,7 +10,7 @@ import { assertStore, type RunStore } from '../stores/run-store.js';
 import { QueueDb } from './connection.js';
 import { dispatchesWhere, enqueueStart, getDispatch, markCancelled, markQueued, sendJob, type Dispatch } from './dispatch.js';
 import { eventsAfter, type LoggedEvent } from './events.js';
-import { checkClientOptions, type ClientOptions } from './options.js';
+import { checkCallOptions, checkClientOptions, type ClientOptions } from './options.js';
 import type { ScheduleSpec } from './schedules.js';
 import { CHANNELS, ensureQueue, NOW, prepareSchema, queueName, scheduleQueue } from './schema.js';
 
@@ -134,9 +134,10 @@ class QueueClient implements WorkerClient {
     this.#queues.add(name);
   }
 
-  async start(agent: string, input: RunInput, options: StartOptions = {}): Promise<string> {
+  async start(agent: string, input: RunInput, given?: StartOptions): Promise<string> {
     if (typeof agent !== 'string' || agent === '') throw new TypeError("client.start(agent, input): agent must be the name of an agent a worker runs, e.g. 'teller'");
     if (input === undefined || input === null) throw new TypeError('client.start(agent, input): input is missing: a string, a message, or an array of messages');
+    const options = checkCallOptions('start', given, 'client.start(agent, input, options)');
     await this.#queue(queueName(agent, options.version));
     const { runId } = await enqueueStart(this.db, this.boss, {
       runId: newRunId(), agent, input, version: options.version, tenant: options.tenant ?? '', priority: options.priority ?? 0,
@@ -165,7 +166,8 @@ class QueueClient implements WorkerClient {
     return report;
   }
 
-  async wait(runId: string, options: { signal?: AbortSignal; timeoutMs?: number } = {}): Promise<RunReport> {
+  async wait(runId: string, given?: { signal?: AbortSignal; timeoutMs?: number }): Promise<RunReport> {
+    const options = checkCallOptions('wait', given, 'client.wait(runId, options)');
     const until = options.timeoutMs === undefined ? Infinity : Date.now() + options.timeoutMs;
     for (;;) {
       // Listening first, then reading: a settle between the two is not missed.
@@ -205,7 +207,8 @@ class QueueClient implements WorkerClient {
     return { promise, cancel: () => cancel() };
   }
 
-  async *events(runId: string, options: { after?: number; signal?: AbortSignal } = {}): AsyncIterable<LoggedEvent> {
+  async *events(runId: string, given?: { after?: number; signal?: AbortSignal }): AsyncIterable<LoggedEvent> {
+    const options = checkCallOptions('events', given, 'client.events(runId, options)');
     let after = options.after ?? 0;
     for (;;) {
       // Woken by new events, and by the run's settling (which follows its segment's last event).
@@ -243,7 +246,8 @@ class QueueClient implements WorkerClient {
     }
   }
 
-  async approvals(options: { agent?: string; limit?: number } = {}): Promise<RunReport[]> {
+  async approvals(given?: { agent?: string; limit?: number }): Promise<RunReport[]> {
+    const options = checkCallOptions('list', given, 'client.approvals(options)');
     const suspended = await this.store.listRuns({ status: 'suspended', ...(options.agent !== undefined ? { agentName: options.agent } : {}), limit: options.limit ?? 100 });
     // Only those the queue dispatched and nobody answered yet (a row still `settled`).
     const rows = new Map((await dispatchesWhere(this.db, "run_id = ANY($1) AND state = 'settled'", [suspended.map((run) => run.runId)])).map((row) => [row.runId, row]));
@@ -284,7 +288,8 @@ class QueueClient implements WorkerClient {
     });
   }
 
-  async deadLetters(options: { agent?: string; limit?: number } = {}): Promise<RunReport[]> {
+  async deadLetters(given?: { agent?: string; limit?: number }): Promise<RunReport[]> {
+    const options = checkCallOptions('list', given, 'client.deadLetters(options)');
     const dead = await dispatchesWhere(this.db, "state = 'dead' AND ($1::text IS NULL OR agent_name = $1) ORDER BY updated_at DESC LIMIT $2", [options.agent ?? null, options.limit ?? 100]);
     return Promise.all(dead.map((row) => this.#report(row)));
   }
@@ -304,10 +309,8 @@ class QueueClient implements WorkerClient {
     });
   }
 
-  async moveRuns({ agent, from, to }: { agent: string; from: string; to: string }): Promise<number> {
-    for (const [key, value] of Object.entries({ agent, from, to })) {
-      if (typeof value !== 'string' || value === '') throw new TypeError(`client.moveRuns({ agent, from, to }): ${key} must be a non-empty string`);
-    }
+  async moveRuns(given: { agent: string; from: string; to: string }): Promise<number> {
+    const { agent, from, to } = checkCallOptions('moveRuns', given, 'client.moveRuns(options)');
     const { rows } = await this.db.query(
       `UPDATE koagent_dispatch SET version = $3, adopt = true, updated_at = ${NOW} WHERE agent_name = $1 AND version = $2 AND state IN ('settled', 'dead') AND status IS DISTINCT FROM 'completed' RETURNING run_id`,
       [agent, from, to],
@@ -317,11 +320,11 @@ class QueueClient implements WorkerClient {
 
   async schedule(name: string, spec: ScheduleSpec): Promise<void> {
     if (typeof name !== 'string' || name === '') throw new TypeError('client.schedule(name, spec): name must be a non-empty string');
-    if (typeof spec?.agent !== 'string' || typeof spec.cron !== 'string' || spec.input === undefined) throw new TypeError("client.schedule(name, spec): spec needs agent, cron and input, e.g. { agent: 'reporter', cron: '0 3 * * *', input: 'Write the report' }");
+    if (typeof spec !== 'object' || spec === null) throw new TypeError("client.schedule(name, spec): spec must be an object, e.g. { agent: 'reporter', cron: '0 3 * * *', input: 'Write the report' }");
+    const { tz, ...data } = checkCallOptions('schedule', spec, 'client.schedule(name, spec)');
     const queue = scheduleQueue(name);
     await this.#queue(queue);
-    const { tz, ...data } = spec;
-    await this.boss.schedule(queue, spec.cron, data, tz === undefined ? {} : { tz });
+    await this.boss.schedule(queue, data.cron, data, tz === undefined ? {} : { tz });
   }
 
   async unschedule(name: string): Promise<void> {

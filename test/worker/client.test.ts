@@ -341,3 +341,26 @@ describe('the options of createClient and createWorker', () => {
     await expect(createWorker({ connectionString: url, agents: [agent, agent] })).rejects.toThrow('createWorker(options): two agents are named "echo"');
   });
 });
+
+describe("the options of the client's methods", () => {
+  it('name a misspelt key and the one meant, instead of ignoring it: no run is started, nothing is scheduled', async () => {
+    const { pool, client } = await setup();
+    await expect(client.start('teller', 'hello', { idempotencykey: 'k' } as never)).rejects.toThrow('client.start(agent, input, options): idempotencykey is not an option; did you mean `idempotencyKey`?');
+    await expect(client.wait('run_nobody', { timeout: 5000 } as never)).rejects.toThrow('client.wait(runId, options): timeout is not an option; did you mean `timeoutMs`?');
+    await expect(collect(client.events('run_nobody', { aftr: 3 } as never))).rejects.toThrow('client.events(runId, options): aftr is not an option; did you mean `after`?');
+    await expect(client.approvals({ agnet: 'teller' } as never)).rejects.toThrow('client.approvals(options): agnet is not an option; did you mean `agent`?');
+    await expect(client.deadLetters({ limt: 5 } as never)).rejects.toThrow('client.deadLetters(options): limt is not an option; did you mean `limit`?');
+    await expect(client.moveRuns({ agent: 'teller', from: '1', too: '2' } as never)).rejects.toThrow('client.moveRuns(options): too is not an option; did you mean `to`?');
+    await expect(client.schedule('nightly', { agent: 'teller', cron: '0 3 * * *', input: 'hello', timezone: 'Europe/Paris' } as never)).rejects.toThrow('client.schedule(name, spec): timezone is not a field of a schedule; did you mean `tz`?');
+    expect((await pool.query('SELECT count(*)::int AS n FROM koagent_dispatch')).rows[0].n).toBe(0);
+    expect((await pool.query('SELECT count(*)::int AS n FROM pgboss.schedule')).rows[0].n).toBe(0);
+  });
+
+  it('refuse a value of the wrong type or a missing one, saying what it must be', async () => {
+    const { client } = await setup();
+    await expect(client.start('teller', 'hello', { priority: 'high' } as never)).rejects.toThrow('client.start(agent, input, options): priority must be an integer (higher first) (got the string "high")');
+    await expect(client.wait('run_nobody', { signal: {} } as never)).rejects.toThrow('client.wait(runId, options): signal must be an AbortSignal');
+    await expect(client.moveRuns({ agent: 'teller', from: '1' } as never)).rejects.toThrow('client.moveRuns(options): to must be the version to move them to, a non-empty string');
+    await expect(client.schedule('nightly', { agent: 'teller', cron: '0 3 * * *' } as never)).rejects.toThrow('client.schedule(name, spec): input is missing: a string, a message, or an array of messages');
+  });
+});
