@@ -167,11 +167,26 @@ class QueueClient implements WorkerClient {
   }
 
   async wait(runId: string, given?: { signal?: AbortSignal; timeoutMs?: number }): Promise<RunReport> {
-    const options = checkCallOptions('wait', given, 'client.wait(runId, options)');
-    const until = options.timeoutMs === undefined ? Infinity : Date.now() + options.timeoutMs;
+    const { signal, timeoutMs } = checkCallOptions('wait', given, 'client.wait(runId, options)');
+    signal?.throwIfAborted();
+    const waiting = this.#waitFor(runId, timeoutMs, signal);
+    if (signal === undefined) return waiting;
+    // The abort rejects at once, whatever the wait is doing (a read under way ends unheeded).
+    waiting.catch(() => undefined);
+    let onAbort = () => undefined as void;
+    const aborted = new Promise<never>((_, reject) => signal.addEventListener('abort', (onAbort = () => reject(signal.reason)), { once: true }));
+    try {
+      return await Promise.race([waiting, aborted]);
+    } finally {
+      signal.removeEventListener('abort', onAbort);
+    }
+  }
+
+  async #waitFor(runId: string, timeoutMs: number | undefined, signal: AbortSignal | undefined): Promise<RunReport> {
+    const until = timeoutMs === undefined ? Infinity : Date.now() + timeoutMs;
     for (;;) {
       // Listening first, then reading: a settle between the two is not missed.
-      const settled = this.#notified(CHANNELS.settled, runId, Math.min(5000, until - Date.now()), options.signal);
+      const settled = this.#notified(CHANNELS.settled, runId, Math.min(5000, until - Date.now()), signal);
       const report = await this.status(runId);
       if (report === undefined) throw new TypeError(`client.wait(runId): the queue has no run ${runId}; start runs with client.start()`);
       if (SETTLED.has(report.status)) {
@@ -179,12 +194,12 @@ class QueueClient implements WorkerClient {
         return report;
       }
       await settled.promise;
-      if (options.signal?.aborted === true) throw options.signal.reason;
-      if (Date.now() >= until) throw new Error(`client.wait(${runId}): the run is still ${report.status} after ${options.timeoutMs} ms`);
+      signal?.throwIfAborted();
+      if (Date.now() >= until) throw new Error(`client.wait(${runId}): the run is still ${report.status} after ${timeoutMs} ms`);
     }
   }
 
-  /** Resolves on the next NOTIFY of one of `channels` with `payload`, after `ms`, or when `signal` aborts. */
+  /** Resolves on the next NOTIFY of one of `channels` with `payload`, after `ms`, or when `signal` aborts (at once if it has). */
   #notified(channels: string | string[], payload: string, ms: number, signal?: AbortSignal): { promise: Promise<void>; cancel(): void } {
     let cancel = () => undefined as void;
     const promise = new Promise<void>((resolve) => {
@@ -198,6 +213,7 @@ class QueueClient implements WorkerClient {
         resolve();
       };
       const timer = setTimeout(done, Math.max(0, ms));
+      if (signal?.aborted === true) return done();
       signal?.addEventListener('abort', done, { once: true });
       cancel = done;
       for (const channel of [channels].flat()) {
@@ -210,7 +226,9 @@ class QueueClient implements WorkerClient {
   async *events(runId: string, given?: { after?: number; signal?: AbortSignal }): AsyncIterable<LoggedEvent> {
     const options = checkCallOptions('events', given, 'client.events(runId, options)');
     let after = options.after ?? 0;
+    const aborted = () => options.signal?.aborted === true;
     for (;;) {
+      if (aborted()) return;
       // Woken by new events, and by the run's settling (which follows its segment's last event).
       const arrived = this.#notified([CHANNELS.events, CHANNELS.settled], runId, 2000, options.signal);
       const batch = await eventsAfter(this.db, runId, after);
@@ -226,7 +244,7 @@ class QueueClient implements WorkerClient {
           }
         }
       }
-      if (options.signal?.aborted === true) {
+      if (aborted()) {
         arrived.cancel();
         return;
       }

@@ -160,6 +160,33 @@ describe('client.wait and client.status', () => {
     await expect(client.wait(runId, { timeoutMs: 300 })).rejects.toThrow(`client.wait(${runId}): the run is still queued after 300 ms`);
   });
 
+  it('rejects at once with the reason of a signal aborted already, without waiting for its next read of the run', async () => {
+    const { client } = await setup();
+    const runId = await client.start('teller', 'hello');
+    const reason = new Error('the caller went away');
+    let over = false;
+    const waiting = client.wait(runId, { signal: AbortSignal.abort(reason) }).finally(() => (over = true));
+    // Over by the next turn of the event loop: nothing was read, nothing awaited.
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(over).toBe(true);
+    await expect(waiting).rejects.toBe(reason);
+  });
+
+  it('rejects as soon as its signal aborts while it waits, whatever it was doing', async () => {
+    const { client } = await setup();
+    const runId = await client.start('teller', 'hello');
+    const controller = new AbortController();
+    let over = false;
+    const waiting = client.wait(runId, { signal: controller.signal }).finally(() => (over = true));
+    await client.status(runId);
+    expect(over).toBe(false);
+    const reason = new Error('the caller went away');
+    controller.abort(reason);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(over).toBe(true);
+    await expect(waiting).rejects.toBe(reason);
+  });
+
   it('knows no run it never started: status is undefined, and wait says to start runs with client.start()', async () => {
     const { client } = await setup();
     expect(await client.status('run_nobody')).toBeUndefined();
@@ -196,6 +223,15 @@ describe('client.events', () => {
     const rest = await collect(client.events(runId, { after: late[3].seq }));
     expect(rest).toEqual(late.slice(4));
   }, 30_000);
+
+  it('gives nothing with a signal aborted already', async () => {
+    const { url, pool, client } = await setup();
+    await startWorker(url, [workerAgent(pool as never, { steps: 1 })]);
+    const runId = await client.start('teller', 'hello');
+    await client.wait(runId, WAIT);
+    expect((await collect(client.events(runId))).length).toBeGreaterThan(0);
+    expect(await collect(client.events(runId, { signal: AbortSignal.abort() }))).toEqual([]);
+  }, 10_000);
 
   it('ends when the run has settled and its events are read, also when the worker recorded none', async () => {
     const { url, pool, client } = await setup();
