@@ -71,6 +71,13 @@ describe('what the sandbox is granted', () => {
     expect((await run(quiet.hooks)).text).toBe('done');
   });
 
+  it('without the log option, log(...) is still defined and prints nothing, on either thread', async () => {
+    for (const thread of ['worker', 'inline'] as const) {
+      const quiet = await sandbox("export default { name: 'talk', preToolCall(ctx) { log('calling', ctx.toolName); return { result: typeof log }; } };", { thread });
+      expect(toolMessage(await run(quiet.hooks))).toBe('function');
+    }
+  });
+
   it('a granted function is a global that returns a promise of its JSON answer; its failure is the hook\'s to catch', async () => {
     const asked: unknown[] = [];
     const functions = {
