@@ -205,6 +205,13 @@ describe('mistakes and tampering', () => {
     expect(typeof Object.freeze).toBe('function');
   });
 
+  it('a module that changes the built-ins the sandbox describes its hooks with, to name a method "__proto__", does not load: the host builds no object from that', async () => {
+    const source = "Array.prototype.filter = function () { return ['__proto__']; }; export default { name: 'liar', preToolCall() {} };";
+    for (const thread of ['worker', 'inline'] as const) {
+      await expect(sandboxedHooks(source, { thread })).rejects.toThrow('sandboxedHooks(source): the hook module did not load: the sandbox described its hooks in a form the host does not accept');
+    }
+  });
+
   it('a criogen beforeTool that loops is the tool\'s exception, as the dialect says: the model reads the error and the run goes on', async () => {
     const made = await sandbox("export default { name: 'slow-before', beforeTool() { for (;;) {} } };", { timeoutMs: 50 });
     const result = await run(made.hooks);
