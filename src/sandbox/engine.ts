@@ -56,6 +56,8 @@ interface Instance {
   current: { host: CallHost; fault?: Fault } | undefined;
   wake: () => void;
   dead: boolean;
+  /** Whether the engine's last try to grow its memory was refused: an allocation it could not make. */
+  memory: { ranOut: boolean };
 }
 
 type QuickJS = typeof import('quickjs-emscripten');
@@ -142,15 +144,15 @@ export class Sandbox implements SandboxEngine {
   async #start(): Promise<Instance> {
     this.starts++;
     const { source, timeoutMs, memoryMb, functions, log } = this.#options;
-    // Typed here: the project's lib (ES2023) has no WebAssembly declarations.
-    const wasmMemory = new (globalThis as unknown as { WebAssembly: { Memory: new (d: { initial: number; maximum: number }) => object } }).WebAssembly.Memory({ initial: INITIAL_PAGES, maximum: Math.max(INITIAL_PAGES, Math.floor((memoryMb * 1024 * 1024) / PAGE)) });
+    const memory = { ranOut: false };
+    const wasmMemory = cappedMemory(memoryMb, memory);
     const { newQuickJSWASMModule, newVariant, RELEASE_SYNC } = await quickjs();
     const engine = await newQuickJSWASMModule(newVariant(RELEASE_SYNC, { wasmMemory: wasmMemory as never }));
     const runtime = engine.newRuntime({ maxStackSizeBytes: STACK_BYTES, memoryLimitBytes: memoryMb * 1024 * 1024 });
     runtime.setModuleLoader((name) => (name === 'koagent' || name === 'koagent/hooks' ? KOAGENT_MODULE : { error: new Error(`hook source imports "${name}": a sandboxed hook may import only ToolResult, ToolError, textOf and mapText from 'koagent'`) }));
     const vm = runtime.newContext();
     // Loading (compiling the prelude and the module, running its top level) gets more room than a call.
-    const instance: Instance = { runtime, vm, invoke: vm.undefined, hooks: [], deadline: Date.now() + loadTimeMs(timeoutMs), current: undefined, wake: () => undefined, dead: false };
+    const instance: Instance = { runtime, vm, invoke: vm.undefined, hooks: [], deadline: Date.now() + loadTimeMs(timeoutMs), current: undefined, wake: () => undefined, dead: false, memory };
     runtime.setInterruptHandler(() => Date.now() > instance.deadline);
     try {
       installBridge(instance, functions, log, memoryMb);
@@ -171,6 +173,7 @@ export class Sandbox implements SandboxEngine {
       instance.invoke = unwrap(vm, vm.evalCode('globalThis.__koagent_invoke'));
     } catch (error) {
       retire(instance);
+      if (memory.ranOut && !(error instanceof Fault && error.limit !== undefined)) throw loadLimitError('memoryMb', this.#options);
       if (error instanceof Fault) throw error.limit === undefined ? new SandboxError(`sandboxedHooks(source): the hook module did not load: ${error.detail}`) : loadLimitError(error.limit, this.#options);
       throw new SandboxError(`sandboxedHooks(source): the hook module did not load: ${(error as Error).message}`);
     } finally {
@@ -186,6 +189,7 @@ export class Sandbox implements SandboxEngine {
     const current: NonNullable<Instance['current']> = { host };
     instance.current = current;
     instance.deadline = Date.now() + this.#options.timeoutMs;
+    instance.memory.ranOut = false;
     let timer: NodeJS.Timeout | undefined;
     try {
       const args = [vm.newNumber(index), vm.newString(method), vm.newString(payload)];
@@ -232,8 +236,14 @@ export class Sandbox implements SandboxEngine {
         if (answer.message === 'out of memory') throw new Fault('memoryMb', 'out of memory');
         if (answer.message === 'interrupted') throw new Fault('timeoutMs', 'interrupted');
       }
+      // Out of memory so far that QuickJS could not make its error, it throws null: the refused
+      // growth tells that from a hook's own `throw null`.
+      if (answer.kind === 'threw' && instance.memory.ranOut) throw new Fault('memoryMb', 'out of memory');
       return answer;
-    } catch (error) {
+    } catch (caught) {
+      // A call that failed after its engine ran out of memory failed on memoryMb, whatever it threw.
+      const overLimit = caught instanceof Fault && caught.limit !== undefined;
+      const error = instance.memory.ranOut && !overLimit ? new Fault('memoryMb', 'out of memory') : caught;
       // Whatever stopped the call, the sandbox it ran in is not used again.
       this.#replace(instance);
       if (error instanceof Fault) throw error.limit === undefined ? new SandboxError(error.detail) : new SandboxError(`went over its ${limitText(error.limit, this.#options)}${error.note === undefined ? '' : `: ${error.note}`}`, error.limit);
@@ -255,6 +265,31 @@ export class Sandbox implements SandboxEngine {
     this.#instance = this.#start();
     this.#instance.catch(() => undefined);
   }
+}
+
+/**
+ * The WebAssembly memory of one engine, `memoryMb` at most (the engine cannot grow it further).
+ * The engine grows it through `grow`: a refusal past the maximum is an allocation the engine
+ * could not make, kept in `memory.ranOut` until a later growth succeeds (the engine retries
+ * smaller growths before it gives up).
+ */
+function cappedMemory(memoryMb: number, memory: { ranOut: boolean }): object {
+  // Typed here: the project's lib (ES2023) has no WebAssembly declarations.
+  type WasmMemory = { grow(pages: number): number };
+  const { WebAssembly } = globalThis as unknown as { WebAssembly: { Memory: new (d: { initial: number; maximum: number }) => WasmMemory } };
+  const wasmMemory = new WebAssembly.Memory({ initial: INITIAL_PAGES, maximum: Math.max(INITIAL_PAGES, Math.floor((memoryMb * 1024 * 1024) / PAGE)) });
+  const grow = wasmMemory.grow.bind(wasmMemory);
+  wasmMemory.grow = (pages) => {
+    try {
+      const before = grow(pages);
+      memory.ranOut = false;
+      return before;
+    } catch (error) {
+      memory.ranOut = true;
+      throw error;
+    }
+  };
+  return wasmMemory;
 }
 
 /** What loading a module may take: ten calls' time, and at least a second. */
