@@ -199,6 +199,7 @@ export class Sandbox implements SandboxEngine {
       } finally {
         for (const handle of args) handle.dispose();
       }
+      keepDeadline(instance);
       // A promise: run its jobs, and wait for granted host functions between them.
       let expired: Promise<'expired'> | undefined;
       for (;;) {
@@ -212,6 +213,7 @@ export class Sandbox implements SandboxEngine {
         if (state.type === 'rejected') throw new Fault(undefined, describeError(vm, state.error));
         const jobs = runtime.executePendingJobs();
         if (jobs.error) throw new Fault(faultLimit(vm, jobs.error), describeError(vm, jobs.error));
+        keepDeadline(instance);
         if (vm.getPromiseState(result).type !== 'pending') continue;
         expired ??= new Promise((resolve) => (timer = setTimeout(() => resolve('expired'), Math.max(0, instance.deadline - Date.now()))));
         const woken = new Promise<'woken'>((resolve) => (instance.wake = () => resolve('woken')));
@@ -224,7 +226,7 @@ export class Sandbox implements SandboxEngine {
         const jobs = runtime.executePendingJobs();
         if (jobs.error) throw new Fault(faultLimit(vm, jobs.error), describeError(vm, jobs.error));
         // An interrupt inside a queued job only rejects that job's promise: the clock tells.
-        if (Date.now() > instance.deadline) throw new Fault('timeoutMs', 'its queued work ran past the deadline');
+        keepDeadline(instance);
       }
       // A host reply refused for its size fails the call, even if the hook caught the error.
       if (current.fault !== undefined) throw current.fault;
@@ -265,6 +267,15 @@ export class Sandbox implements SandboxEngine {
     this.#instance = this.#start();
     this.#instance.catch(() => undefined);
   }
+}
+
+/**
+ * Fail a call that ran past its deadline. The engine's interrupt cannot break one long native
+ * step (a search of a long string): on the host's thread such a step runs to its end, and the
+ * clock, read after each stretch of the engine's work, fails the call then.
+ */
+function keepDeadline(instance: Instance): void {
+  if (Date.now() > instance.deadline) throw new Fault('timeoutMs', 'it ran past its deadline');
 }
 
 /**

@@ -22,7 +22,9 @@ export interface SandboxOptions {
    * Where the engine runs. `'worker'` (the default): on a worker thread of its own, kept warm, so
    * a hook that loops or crashes never holds the host's event loop; the host stops a worker that
    * has not answered by `timeoutMs` and starts another. `'inline'`: on the host's thread, the
-   * lowest cost per call, but a looping hook holds the host until `timeoutMs` stops it.
+   * lowest cost per call, but a looping hook holds the host until `timeoutMs` stops it, and one
+   * long native step (a search of a long string) cannot be stopped mid-way: it runs to its end,
+   * then the call fails on `timeoutMs`.
    */
   thread?: 'worker' | 'inline';
   /** Wall-clock milliseconds one hook call may take, waits for granted functions included (default 1000). Loading the module may take 10 × this, at least 1000. */
