@@ -17,4 +17,4 @@
 /** @category Hooks */
 export { sandboxedHooks, type SandboxedHooks, type SandboxOptions } from './sandbox/sandboxed-hooks.js';
 /** @category Hooks */
-export { SandboxError } from './sandbox/engine.js';
+export { SandboxError } from './sandbox/sandbox-error.js';

@@ -5,7 +5,8 @@
 // engine leaves it behind: a fresh sandbox is started for the next call.
 import type { QuickJSContext, QuickJSHandle, QuickJSRuntime } from 'quickjs-emscripten';
 import { KOAGENT_MODULE, prelude } from './prelude.js';
-import { describeError, Fault, faultLimit, tooMuchText, unwrap, type Limit } from './vm-errors.js';
+import { closedError, limitText, loadLimitError, loadTimeMs, SandboxError } from './sandbox-error.js';
+import { describeError, Fault, faultLimit, tooMuchText, unwrap } from './vm-errors.js';
 
 /** What a sandbox is made of: the source, the limits and the grants. */
 export interface EngineOptions {
@@ -30,19 +31,6 @@ export interface HookInfo {
   hasName: boolean;
   className?: string;
   methods: string[];
-}
-
-/**
- * A sandboxed hook call stopped by a limit, or a sandbox that broke: the sandbox it ran in is
- * replaced. `limit` names the option that was exceeded (`timeoutMs`, `memoryMb`), if one was.
- *
- * @example if (error.cause instanceof SandboxError && error.cause.limit === 'timeoutMs') alert(error.layer);
- */
-export class SandboxError extends Error {
-  constructor(message: string, readonly limit?: 'timeoutMs' | 'memoryMb') {
-    super(message);
-    this.name = 'SandboxError';
-  }
 }
 
 interface Instance {
@@ -87,11 +75,6 @@ export interface SandboxEngine {
   call(index: number, method: string, payload: string, host: CallHost): Promise<unknown>;
   close(): void;
   readonly starts: number;
-}
-
-/** Why a closed sandbox refuses a call. */
-export function closedError(): SandboxError {
-  return new SandboxError('the sandbox was closed (sandboxedHooks(...).close()); make a new one with sandboxedHooks(source)');
 }
 
 export class Sandbox implements SandboxEngine {
@@ -301,20 +284,6 @@ function cappedMemory(memoryMb: number, memory: { ranOut: boolean }): object {
     }
   };
   return wasmMemory;
-}
-
-/** What loading a module may take: ten calls' time, and at least a second. */
-export function loadTimeMs(timeoutMs: number): number {
-  return Math.max(1000, timeoutMs * 10);
-}
-
-/** Loading the module went over a limit. */
-export function loadLimitError(limit: Limit, options: Pick<EngineOptions, 'timeoutMs' | 'memoryMb'>): SandboxError {
-  return new SandboxError(`sandboxedHooks(source): loading the hook module went over its ${limit === 'timeoutMs' ? `time limit (${loadTimeMs(options.timeoutMs)} ms: 10 × timeoutMs, at least 1000)` : limitText(limit, options)}`, limit);
-}
-
-export function limitText(limit: Limit, options: Pick<EngineOptions, 'timeoutMs' | 'memoryMb'>): string {
-  return limit === 'timeoutMs' ? `time limit (timeoutMs: ${options.timeoutMs})` : `memory limit (memoryMb: ${options.memoryMb})`;
 }
 
 /**

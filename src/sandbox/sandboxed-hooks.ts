@@ -7,8 +7,9 @@ import { functionSchema, optionsSchema, parseOptions } from '../api.js';
 import type { AgentHook } from '../dialects/agent-hook/agent-hook.js';
 import { HookRegistry } from '../dialects/agent-hook/hook-registry.js';
 import type { Hook } from '../dialects/criogen/types.js';
-import { Sandbox, SandboxError, type HookInfo, type SandboxEngine } from './engine.js';
+import { Sandbox, type HookInfo, type SandboxEngine } from './engine.js';
 import { marshal, SIGNATURES, unmarshal } from './marshal.js';
+import { SandboxError } from './sandbox-error.js';
 import { ThreadSandbox } from './thread.js';
 import { tooMuchText } from './vm-errors.js';
 
