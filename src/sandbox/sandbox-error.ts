@@ -12,7 +12,8 @@ export type Limit = 'timeoutMs' | 'memoryMb';
  * @example if (error.cause instanceof SandboxError && error.cause.limit === 'timeoutMs') alert(error.layer);
  */
 export class SandboxError extends Error {
-  constructor(message: string, readonly limit?: Limit) {
+  // Spelt out, not `Limit`: the public type names no type the entry point does not export.
+  constructor(message: string, readonly limit?: 'timeoutMs' | 'memoryMb') {
     super(message);
     this.name = 'SandboxError';
   }
