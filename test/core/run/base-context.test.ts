@@ -49,3 +49,13 @@ describe('contexts', () => {
     expect(segmentOf(contexts.tool)).toBe(segmentOf(contexts.run));
   });
 });
+
+describe('ctx.setHookState', () => {
+  it('refuses the name "__proto__", which as a key would set the prototype of state.hookState, naming what to use instead', async () => {
+    const { contexts } = await contextsOfOneRun();
+    for (const ctx of Object.values(contexts)) {
+      expect(() => ctx.setHookState('__proto__', { polluted: 'yes' })).toThrow('ctx.setHookState(name, value): name "__proto__" cannot key state.hookState; name the state after your hook or layer');
+      expect(Object.getPrototypeOf(ctx.state.hookState)).toBe(Object.prototype);
+    }
+  });
+});
