@@ -1,6 +1,6 @@
 // One segment of a run, from start to end: its listeners, span, mode and metadata, the run
 // stack, and how it ends (stored, published, traced).
-import { runFailure } from '../core/vocabulary/errors.js';
+import { failureRecord, runFailure } from '../core/vocabulary/errors.js';
 import type { SubagentInfo } from '../core/vocabulary/contexts.js';
 import type { EventListener, PermissionListener } from '../core/vocabulary/events.js';
 import { copyPlain } from '../core/vocabulary/json.js';
@@ -61,7 +61,7 @@ export async function runSegment(core: AgentCore, state: RunState, input: Messag
     return result;
   } catch (error) {
     const failure = runFailure(error, state);
-    const recorded = { code: failure.code, message: failure.message, ...(failure.layer !== undefined ? { layer: failure.layer } : {}) };
+    const recorded = failureRecord(failure);
     // Whatever still runs in the failed segment (an orphaned next()) may not write to its state, and is cancelled.
     segment.fail(recorded, error);
     // Stored as failed, if the store can; if it cannot, the run stays as of its last
