@@ -8,8 +8,10 @@
 // the dialects report the user's hook that threw rather than their own layer (a user's own
 // layer is named by the run itself), `failing`, with which a dialect's run layer lets its hooks
 // see the segment failing with what a hook threw before the layer rethrows it (a user's layer
-// sees a failure in `ctx.state` once it comes out of `next()`), and `jsonOf`, a faster
-// `JSON.stringify` of a long transcript for the built-ins that serialise it on every call.
+// sees a failure in `ctx.state` once it comes out of `next()`), `jsonOf`, a faster
+// `JSON.stringify` of a long transcript for the built-ins that serialise it on every call, and
+// `ownValue` / `setOwn`, with which the dialects and built-ins read and write objects keyed by
+// names others chose (a hook named `__proto__`, a tool named `constructor`).
 export type {
   BaseContext,
   GuardrailVerdict,
@@ -49,6 +51,7 @@ export {
 export type { AssistantMessage, AssistantToolCall, Message, RunInput, SystemMessage, ToolMessage, UserMessage } from './core/vocabulary/messages.js';
 export { jsonOf } from './core/state/transcript-view.js';
 export { failing } from './core/run/run-context.js';
+export { ownValue, setOwn } from './core/vocabulary/json.js';
 export { defineMiddleware, type Middleware } from './core/vocabulary/middleware.js';
 export { keyValuesOf, memoryKeyValues, type KeyValueSource, type KeyValueStore } from './core/vocabulary/key-values.js';
 export type { FinishReason, GenerateOptions, GenerateResult, ModelProvider, ResponseFormat, StreamPart, TokenUsage, ToolSpec } from './core/vocabulary/model.js';

@@ -42,7 +42,8 @@ export async function runSegment(core: AgentCore, state: RunState, input: Messag
   const tracing = span.isRecording();
   const mode = segmentMode(request.streaming === true, tracing, request.layerTrace ?? o.layerTrace === true);
   // The run's own bag: what a layer puts into ctx.metadata (or into an object in it) stays in this run.
-  const metadata = copyPlain(Object.assign({}, o.metadata, request.metadata));
+  // Spread, not Object.assign: a `__proto__` key of the caller's stays a key, never the bag's prototype.
+  const metadata = copyPlain({ ...o.metadata, ...request.metadata });
   const stopWhen = request.stopWhen === undefined ? undefined : Array.isArray(request.stopWhen) ? request.stopWhen : [request.stopWhen];
   const { durable } = request;
   const segment = new Segment(core, state, { metadata, context: request.context, signal: request.signal, listeners, permissionListeners, subagent: request.subagent, mode, stopWhen, observer: durable?.observe(state) });

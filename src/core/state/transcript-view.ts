@@ -1,3 +1,4 @@
+import { setOwn } from '../vocabulary/json.js';
 import type { Message } from '../vocabulary/messages.js';
 import type { RunState } from '../vocabulary/state.js';
 
@@ -59,11 +60,11 @@ export function plainValue<T>(value: T): T {
     if (copy === undefined) {
       copy = (Array.isArray(node.value) ? node.value.slice() : { ...node.value }) as Record<string, unknown>;
       copies.set(node, copy);
-      if (node.parent !== undefined) copyOf(node.parent)[node.key] = copy;
+      if (node.parent !== undefined) setOwn(copyOf(node.parent), node.key, copy);
     }
     return copy;
   };
-  for (const view of found) copyOf(view.parent!)[view.key] = unwrap(view.value);
+  for (const view of found) setOwn(copyOf(view.parent!), view.key, unwrap(view.value));
   return copyOf(rootOf(found[0])) as T;
 }
 
@@ -108,9 +109,8 @@ export function ownedCopy<T>(value: T): T {
     for (const key of Object.keys(from)) {
       const inner = unwrap((from as Record<string, unknown>)[key]);
       const kept = isPlainContainer(inner) ? copyOf(inner) : inner;
-      // defineProperty, so a `__proto__` key stays a key.
-      if (key === '__proto__') Object.defineProperty(copy, key, { value: kept, enumerable: true, writable: true, configurable: true });
-      else copy[key] = kept;
+      // A `__proto__` key stays a key.
+      setOwn(copy, key, kept);
     }
   }
   return root as T;
