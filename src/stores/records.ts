@@ -2,6 +2,7 @@
 // and what checkpoints change, how it is put together again, and the errors and checks of the
 // store options.
 import { KoagentError } from '../core/vocabulary/errors.js';
+import { setOwn } from '../core/vocabulary/json.js';
 import type { Checkpoint } from './run-store.js';
 import type { Message, ToolMessage } from '../core/vocabulary/messages.js';
 import { inCallOrder, type LedgerCall, type LedgerEntry, type RunState, type RunStatus, type StopReason } from '../core/vocabulary/state.js';
@@ -100,7 +101,7 @@ export function assembleState(runId: string, row: RunRow, messages: Iterable<str
     if (held !== null) settled.push(parseStored(runId, held, { table: 'koagent_calls', key: `call_id '${id}'`, column: 'held' }) as ToolMessage);
   }
   const hookState: Record<string, unknown> = {};
-  for (const [name, value] of hooks) hookState[name] = parseStored(runId, value, { table: 'koagent_hook_state', key: `name '${name}'`, column: 'value' });
+  for (const [name, value] of hooks) setOwn(hookState, name, parseStored(runId, value, { table: 'koagent_hook_state', key: `name '${name}'`, column: 'value' }));
   const state = {
     ...(column('identity', row.identity) as Record<string, unknown>),
     version: STATE_VERSION,

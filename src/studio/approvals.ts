@@ -4,7 +4,7 @@
 // refuses a second resume of the segment from any process. Given the workers' queue, the studio
 // sends the answer there instead, and a worker runs the next segment.
 import type { Agent } from '../agent/agent.js';
-import type { ApprovalDecision, PendingApproval, RunState } from '../api.js';
+import { ownValue, setOwn, type ApprovalDecision, type PendingApproval, type RunState } from '../api.js';
 import type { RunStore } from '../stores/run-store.js';
 import { argumentIssues } from '../tools/validate.js';
 
@@ -108,8 +108,8 @@ export class Approvals {
     if (this.#resuming.has(key)) return { status: 409, body: { error: `run ${runId} is being resumed already (another answer got there first)` } };
     const partial = this.#partial.get(runId);
     const decisions = partial?.segment === state.segment ? partial.decisions : {};
-    decisions[toolCallId] = decision.decision;
-    const waiting = state.pendingApprovals.filter((p) => decisions[p.toolCallId] === undefined).map((p) => p.toolCallId);
+    setOwn(decisions, toolCallId, decision.decision);
+    const waiting = state.pendingApprovals.filter((p) => ownValue(decisions, p.toolCallId) === undefined).map((p) => p.toolCallId);
     if (waiting.length > 0) {
       this.#partial.set(runId, { segment: state.segment, decisions });
       return { status: 202, body: { resumed: false, waitingFor: waiting, message: `answer the run's other pending calls too (${waiting.join(', ')}); it resumes when each has an answer` } };

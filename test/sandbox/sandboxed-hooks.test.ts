@@ -149,10 +149,12 @@ describe('the context: copies in, changes out through the context API', () => {
     }
   });
 
-  it('ctx.setHookState("__proto__", value) is refused, sandboxed as in-process, rather than setting the prototype of the run state\'s hookState', async () => {
+  it('ctx.setHookState("__proto__", value) keeps an own key, sandboxed as in-process, rather than setting the prototype of the run state\'s hookState', async () => {
     const source = "export default { name: 'proto-state', preToolCall(ctx) { ctx.setHookState('__proto__', { polluted: 'yes' }); } };";
     for (const hooks of [await inProcessHooks(source), (await sandbox(source)).hooks]) {
-      await expect(run(hooks)).rejects.toThrow('proto-state failed: ctx.setHookState(name, value): name "__proto__" cannot key state.hookState');
+      const { hookState } = (await run(hooks)).state;
+      expect(Object.getPrototypeOf(hookState)).toBe(Object.prototype);
+      expect(Object.hasOwn(hookState, '__proto__') && (hookState as Record<string, unknown>)['__proto__']).toEqual({ polluted: 'yes' });
     }
   });
 

@@ -66,8 +66,6 @@ export abstract class CallContext implements BaseContext {
 
   setHookState(name: string, value: unknown): void {
     if (typeof name !== 'string' || name === '') throw new TypeError('ctx.setHookState(name, value): name must be a non-empty string (it keys the value in state.hookState)');
-    // As a key it would set state.hookState's prototype, and a stored state holding it is refused on resume.
-    if (name === '__proto__') throw new TypeError('ctx.setHookState(name, value): name "__proto__" cannot key state.hookState; name the state after your hook or layer (e.g. "loop-guard")');
     this.#segment.writer.setHookState(name, plainJson(value, `hook state ${JSON.stringify(name)}`, 'state'));
   }
 

@@ -18,6 +18,8 @@ import { ToolTurn } from './tool-turn.js';
 export async function runLoop(ctx: RunContext): Promise<RunResult> {
   const segment = segmentOf(ctx);
   const { state } = segment;
+  // Run again (a layer sends the model back), the loop reopens how the segment ends.
+  segment.goOn();
   // The tool calls of the reply kept last, when no code but koagent's has seen them since.
   let kept: readonly AssistantToolCall[] | undefined;
   for (;;) {

@@ -118,10 +118,40 @@ export function argsCopiedFrom(ctx: ToolContext): Record<string, unknown> | unde
 export function buildStacks(parts: StackParts, features: StackFeatures): Stacks {
   const { layers } = parts;
   return {
-    run: compose([...(features.run ?? []), ...layersOf<RunContext, RunResult>(layers, 'run')], around(features.runInside ?? [], parts.run), checkRun),
+    run: compose([...(features.run ?? []), ...watchingEnds(layersOf<RunContext, RunResult>(layers, 'run'))], around(features.runInside ?? [], parts.run), checkRun),
     model: compose([...(features.model ?? []), ...layersOf<ModelContext, GenerateResult>(layers, 'model')], parts.model, checkModel),
     tool: toolPipeline(layers, parts.tool, features.tool),
     provider: compose(features.provider ?? [], parts.provider),
+  };
+}
+
+/**
+ * The run stack's user layers, each with a step of koagent's outside it, and one inside the
+ * last: as a layer (or the terminal) settles, its step tells the segment how the segment ends
+ * so far — before the layer outside resumes, so what it reads in `ctx.state` after `next()`
+ * says how the segment ended (see `Segment.answered`, `Segment.failing`).
+ */
+function watchingEnds(user: Layer<RunContext, RunResult>[]): Layer<RunContext, RunResult>[] {
+  if (user.length === 0) return user;
+  return [...user.flatMap((layer) => [endWatch(layer.name), layer]), endWatch(undefined)];
+}
+
+/** The step outside a run layer named `inner` (undefined: the terminal). */
+function endWatch(inner: string | undefined): TrustedLayer<RunContext, RunResult> {
+  return {
+    name: 'koagent:end',
+    trusted: true,
+    fn(ctx, next) {
+      const segment = segmentOf(ctx);
+      segment.goOn();
+      return next(ctx).then(
+        (result) => (segment.answered(result), result),
+        (error: unknown) => {
+          segment.failing(error, inner);
+          throw error;
+        },
+      );
+    },
   };
 }
 

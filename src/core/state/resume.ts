@@ -1,5 +1,5 @@
 import { KoagentError } from '../vocabulary/errors.js';
-import { copyJson } from '../vocabulary/json.js';
+import { copyJson, ownValue } from '../vocabulary/json.js';
 import { checkState } from './state-schema.js';
 import type { AgentIdentity, ApprovalDecision, PendingApproval, RunState } from '../vocabulary/state.js';
 import { StateWriter } from './state-writer.js';
@@ -34,7 +34,8 @@ export function nextSegment(state: RunState, decisions: Record<string, ApprovalD
   }
   const taken = new Map<string, { approval: PendingApproval; decision: ApprovalDecision; approved: boolean }>();
   for (const [id, approval] of pending) {
-    const decision = decisions[id];
+    // The caller's own answer for this id: an id such as `constructor` reads nothing inherited.
+    const decision = ownValue(decisions, id);
     if (decision === undefined) throw bad(`no decision for pending call "${id}" (${approval.toolName}); give true, false or { approved, reason } for each of: ${ids()}`);
     const approved = typeof decision === 'boolean' ? decision : decision?.approved;
     if (typeof approved !== 'boolean') throw bad(`the decision for "${id}" must be true, false or { approved: boolean, reason?: string }`);

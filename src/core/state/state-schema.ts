@@ -22,16 +22,21 @@ function buildSchemas() {
   const tokens = z.number().min(0).refine(Number.isFinite, { error: 'must be a finite number' });
 
   /**
-   * A record of the state. zod passes over a `__proto__` key of a record without checking what it
-   * holds, which koagent would then read (`state.children` as `{ "__proto__": false }`, say), so
-   * such a key is refused; no state koagent writes has one.
+   * zod passes over a `__proto__` key (of a record, or of an object's catchall) without checking
+   * what it holds, which koagent would then read (`state.children` as `{ "__proto__": false }`,
+   * say). Such a key is a name like any other — a hook may be named `__proto__` — so its value is
+   * checked here against `value`, and named by its path if it does not fit.
    */
-  const record = <V extends z.ZodType>(value: V) => z.preprocess((input, ctx) => {
-    if (typeof input === 'object' && input !== null && Object.prototype.hasOwnProperty.call(input, '__proto__')) {
-      ctx.issues.push({ code: 'custom', message: 'has a "__proto__" key, which is refused', input });
-    }
+  const protoChecked = <S extends z.ZodType>(value: z.ZodType, schema: S) => z.preprocess((input, ctx) => {
+    if (typeof input !== 'object' || input === null || !Object.hasOwn(input, '__proto__')) return input;
+    const checked = value.safeParse((input as Record<string, unknown>)['__proto__']);
+    // Its first issue, as the record's own check would have given it.
+    if (!checked.success) ctx.issues.push({ ...checked.error.issues[0], path: ['__proto__', ...checked.error.issues[0].path] } as never);
     return input;
-  }, z.record(z.string(), value));
+  }, schema);
+
+  /** A record of the state: names as keys, `__proto__` included (see `protoChecked`). */
+  const record = <V extends z.ZodType>(value: V) => protoChecked(value, z.record(z.string(), value));
 
   const providerOptions = record(record(z.unknown())).optional();
   const toolCall = z.object({ id: z.string(), name: z.string(), args: z.unknown(), providerOptions });
@@ -87,7 +92,7 @@ function buildSchemas() {
     output: z.unknown().optional(),
     messages: z.array(message),
     steps: count,
-    usage: z.object({ inputTokens: tokens, outputTokens: tokens, totalTokens: tokens, modelCalls: count, toolCalls: count }).catchall(z.number()),
+    usage: protoChecked(z.number(), z.object({ inputTokens: tokens, outputTokens: tokens, totalTokens: tokens, modelCalls: count, toolCalls: count }).catchall(z.number())),
     pendingApprovals: z.array(pendingApproval),
     decisions: record(z.object({ approved: z.boolean(), reason: z.string().optional(), toolName: z.string().optional(), args: z.unknown() })),
     settled: callList(toolMessage, (m) => m.toolCallId, 'toolCallId'),

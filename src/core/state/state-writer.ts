@@ -1,3 +1,4 @@
+import { ownValue, setOwn } from '../vocabulary/json.js';
 import type { AssistantMessage, AssistantToolCall, Message, ToolMessage } from '../vocabulary/messages.js';
 import type { TokenUsage } from '../vocabulary/model.js';
 import type { NestedRun } from '../vocabulary/outcome.js';
@@ -188,12 +189,12 @@ export class StateWriter implements TranscriptWrites {
 
   /** The human decision on call `id` a resume brought, if any. */
   decisionOn(id: string): RunState['decisions'][string] | undefined {
-    return this.#anyDecision ? this.state.decisions[id] : undefined;
+    return this.#anyDecision ? ownValue(this.state.decisions, id) : undefined;
   }
 
   /** The nested run (a sub-agent's) kept behind call `id`, if any. */
   nestedRun(id: string): NestedRunRecord | undefined {
-    return this.#anyNested ? this.state.children[id] : undefined;
+    return this.#anyNested ? ownValue(this.state.children, id) : undefined;
   }
 
   /** The result of call `id`, settled and held until its turn ends, if any. */
@@ -292,7 +293,7 @@ export class StateWriter implements TranscriptWrites {
   keepNestedRun(id: string, record: NestedRunRecord): void {
     if (this.#closed) return;
     this.#forget(id);
-    this.state.children[id] = record;
+    setOwn(this.state.children, id, record);
     this.#anyNested = true;
     this.#changed('nested');
   }
@@ -327,7 +328,7 @@ export class StateWriter implements TranscriptWrites {
     for (const [id, { approval, decision, approved }] of decisions) {
       const reason = typeof decision === 'object' ? decision.reason : undefined;
       this.#anyDecision = true;
-      state.decisions[id] = { approved, toolName: approval.toolName, args: approval.args, ...(reason !== undefined ? { reason: String(reason) } : {}) };
+      setOwn(state.decisions, id, { approved, toolName: approval.toolName, args: approval.args, ...(reason !== undefined ? { reason: String(reason) } : {}) });
     }
     for (const part of ['run', 'approvals', 'decisions', 'nested'] as const) this.#changed(part);
   }
@@ -355,7 +356,7 @@ export class StateWriter implements TranscriptWrites {
   countUsage(name: string, amount: number): void {
     if (this.#closed) return;
     const total = this.state.usage;
-    total[name] = (total[name] ?? 0) + amount;
+    setOwn(total, name, (ownValue(total, name) ?? 0) + amount);
     this.#changed('run');
   }
 
@@ -366,7 +367,7 @@ export class StateWriter implements TranscriptWrites {
     // Every counter adds up: koagent's own and those layers counted (a cost, cache hits).
     for (const key of Object.keys(used)) {
       const amount = used[key];
-      if (typeof amount === 'number' && amount !== 0) total[key] = (total[key] ?? 0) + amount;
+      if (typeof amount === 'number' && amount !== 0) setOwn(total, key, (ownValue(total, key) ?? 0) + amount);
     }
     this.#changed('run');
   }
@@ -374,7 +375,8 @@ export class StateWriter implements TranscriptWrites {
   /** A hook's or layer's own state, already checked to be plain JSON. */
   setHookState(name: string, value: unknown): void {
     if (this.#closed) return;
-    this.state.hookState[name] = value;
+    // Hooks choose their names: `__proto__` or `constructor` is a key like any other.
+    setOwn(this.state.hookState, name, value);
     this.#changed('hookState', name);
   }
 }

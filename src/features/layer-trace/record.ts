@@ -1,5 +1,6 @@
 // The layer trace's record: what the runtime writes into a run's hook state and what viewers
 // (the CLI, the studio, OTLP export) read. Plain JSON, with every copied value bounded.
+import { setOwn } from '../../core/vocabulary/json.js';
 
 /**
  * The hook state name the layer trace of a run is kept under (`state.hookState['koagent.trace']`).
@@ -125,7 +126,7 @@ export function bounded(value: unknown, depth = 0): unknown {
       out['…'] = 'more keys';
       break;
     }
-    out[key] = bounded(item, depth + 1);
+    setOwn(out, key, bounded(item, depth + 1));
   }
   return out;
 }
@@ -144,10 +145,10 @@ function walk(before: unknown, after: unknown, path: string, changes: JsonChange
   if (changes.length >= MAX_CHANGES || before === after) return;
   if (isRecord(before) && isRecord(after)) {
     for (const key of Object.keys(before)) {
-      if (!(key in after)) changes.push({ path: `${path}/${escape(key)}`, before: before[key] });
+      if (!Object.hasOwn(after, key)) changes.push({ path: `${path}/${escape(key)}`, before: before[key] });
       else walk(before[key], after[key], `${path}/${escape(key)}`, changes);
     }
-    for (const key of Object.keys(after)) if (!(key in before)) changes.push({ path: `${path}/${escape(key)}`, after: after[key] });
+    for (const key of Object.keys(after)) if (!Object.hasOwn(before, key)) changes.push({ path: `${path}/${escape(key)}`, after: after[key] });
     return;
   }
   if (Array.isArray(before) && Array.isArray(after)) {
