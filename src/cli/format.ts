@@ -3,7 +3,7 @@
 import type { Message } from '../core/vocabulary/messages.js';
 import type { RunState } from '../core/vocabulary/state.js';
 import type { RunSummary } from '../stores/run-store.js';
-import { traceOf, type TracedCall, type TracedEffect } from '../features/layer-trace/record.js';
+import { decisionEffect, traceOf, type HumanDecisionEffect, type JsonChange, type TracedCall, type TracedEffect } from '../features/layer-trace/record.js';
 
 /** Rows under a header, each column as wide as its widest cell. */
 export function table(header: readonly string[], rows: readonly (readonly string[])[]): string {
@@ -43,6 +43,12 @@ export function showRun(state: RunState): string {
   lines.push(`status ${state.status}${state.stopReason === undefined ? '' : ` (${state.stopReason})`}  segment ${state.segment}  steps ${state.steps}  tokens ${state.usage.inputTokens} in / ${state.usage.outputTokens} out`);
   if (state.error !== undefined) lines.push(`error ${state.error.code}: ${state.error.message}${state.error.layer === undefined ? '' : ` (layer ${state.error.layer})`}`);
   for (const p of state.pendingApprovals) lines.push(`waiting for approval: ${p.toolName} ${cut(JSON.stringify(p.args), 120)} (call ${p.toolCallId}${p.reason === undefined ? '' : `: ${p.reason}`})`);
+
+  const decisions = state.decisionLog ?? [];
+  if (decisions.length > 0) {
+    lines.push('', 'Decisions');
+    for (const d of decisions) lines.push(`  ${d.at.replace('T', ' ').slice(0, 19)}  ${d.toolName} (${d.toolCallId}${d.path === undefined ? '' : `, in ${d.path.join(' › ')}`})  ${decisionText(decisionEffect(d))}  segment ${d.segment}`);
+  }
 
   lines.push('', 'Transcript');
   for (const m of state.messages) {
@@ -92,7 +98,7 @@ function effectText(effect: TracedEffect): string {
     case 'rewrote-request':
     case 'replaced-result':
     case 'replaced-reply':
-      return `${effect.kind}: ${effect.changes.map((c) => `${c.path} ${shown(c.before)} → ${shown(c.after)}`).join('; ')}`;
+      return `${effect.kind}: ${changesText(effect.changes)}`;
     case 'denied':
       return `denied${effect.by === undefined ? '' : ` by ${effect.by}`}: ${effect.reason}`;
     case 'asked-approval':
@@ -103,5 +109,16 @@ function effectText(effect: TracedEffect): string {
       return `threw${effect.code === undefined ? '' : ` ${effect.code}`}: ${effect.message}`;
     case 'short-circuit':
       return 'short-circuit: settled the call without next()';
+    case 'human-decision':
+      return `human decision: ${decisionText(effect)}`;
   }
+}
+
+const changesText = (changes: readonly JsonChange[]) => changes.map((c) => `${c.path} ${shown(c.before)} → ${shown(c.after)}`).join('; ');
+
+/** A human's decision in a few words: what (an edit from → to), by whom, through which surface, why. */
+function decisionText(effect: HumanDecisionEffect): string {
+  const what = effect.decision === 'denied' ? 'denied' : effect.changes === undefined ? 'approved as asked' : `approved with edited arguments (${changesText(effect.changes)})`;
+  const who = effect.actor === undefined ? '' : ` by ${effect.actor.name === undefined ? effect.actor.id : `${effect.actor.name} (${effect.actor.id})`}`;
+  return `${what}${who} via ${effect.surface}${effect.reason === undefined ? '' : `: ${cut(flat(effect.reason), 160)}`}`;
 }
