@@ -112,7 +112,7 @@ describe('the decision log: misuse is refused before anything runs', () => {
     const { agent } = teller();
     const paused = await agent.run('Pay');
     const bad = { ...paused.state, decisionLog: [{ toolCallId: 't0', toolName: 'transfer', decision: 'maybe', args: {}, surface: 'api', at: 'then', segment: 1 }] };
-    const error = await refusal(agent.resume(bad, { t1: true }));
+    const error = await refusal(agent.resume(bad as unknown as RunState, { t1: true }));
     expect(error.message).toMatch(/state\.decisionLog\[0\]\.decision is "maybe", expected one of approved, denied/);
   });
 });
