@@ -1,5 +1,5 @@
 import { KoagentError } from '../vocabulary/errors.js';
-import { checkDecision } from './decisions.js';
+import { checkDecision } from '../vocabulary/decisions.js';
 import { checkState } from './state-schema.js';
 import type { AgentIdentity, ApprovalDecision, RunState } from '../vocabulary/state.js';
 import { StateWriter, type TakenDecision } from './state-writer.js';
