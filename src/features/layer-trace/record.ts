@@ -1,6 +1,5 @@
 // The layer trace's record: what the runtime writes into a run's hook state and what viewers
 // (the CLI, the studio, OTLP export) read. Plain JSON, with every copied value bounded.
-import type { DecisionRecord } from '../../core/vocabulary/state.js';
 
 /**
  * The hook state name the layer trace of a run is kept under (`state.hookState['koagent.trace']`).
@@ -111,8 +110,12 @@ export interface HumanDecisionEffect {
   at: string;
 }
 
-/** The trace's view of a decision the run keeps (`state.decisionLog`): its values bounded, an edit as changes. */
-export function decisionEffect(record: DecisionRecord): HumanDecisionEffect {
+/**
+ * The trace's view of a decision the run keeps (a `DecisionRecord` of `state.decisionLog`, typed
+ * here by its fields so the studio's page can read this module's types alone): its values
+ * bounded, an edit as changes.
+ */
+export function decisionEffect(record: Pick<HumanDecisionEffect, 'decision' | 'surface' | 'actor' | 'reason' | 'at'> & { args: unknown; editedArgs?: unknown }): HumanDecisionEffect {
   const effect: HumanDecisionEffect = { kind: 'human-decision', decision: record.decision, surface: record.surface, at: record.at };
   if (record.actor !== undefined) effect.actor = { ...record.actor };
   if (record.reason !== undefined) effect.reason = bounded(record.reason) as string;
