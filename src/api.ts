@@ -61,6 +61,9 @@ export { isRetryableError, ProviderError, type ProviderErrorDetails, type Provid
 export type { RunResult } from './core/vocabulary/result.js';
 export type {
   ApprovalDecision,
+  DecisionActor,
+  DecisionRecord,
+  DecisionSurface,
   LedgerCall,
   LedgerEntry,
   PendingApproval,

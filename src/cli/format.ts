@@ -3,7 +3,8 @@
 import type { Message } from '../core/vocabulary/messages.js';
 import type { RunState } from '../core/vocabulary/state.js';
 import type { RunSummary } from '../stores/run-store.js';
-import { formatTrace } from '../features/layer-trace/format.js';
+import { decisionText, formatTrace } from '../features/layer-trace/format.js';
+import { decisionEffect } from '../features/layer-trace/record.js';
 
 /** Rows under a header, each column as wide as its widest cell. */
 export function table(header: readonly string[], rows: readonly (readonly string[])[]): string {
@@ -43,6 +44,12 @@ export function showRun(state: RunState): string {
   lines.push(`status ${state.status}${state.stopReason === undefined ? '' : ` (${state.stopReason})`}  segment ${state.segment}  steps ${state.steps}  tokens ${state.usage.inputTokens} in / ${state.usage.outputTokens} out`);
   if (state.error !== undefined) lines.push(`error ${state.error.code}: ${state.error.message}${state.error.layer === undefined ? '' : ` (layer ${state.error.layer})`}`);
   for (const p of state.pendingApprovals) lines.push(`waiting for approval: ${p.toolName} ${cut(JSON.stringify(p.args), 120)} (call ${p.toolCallId}${p.reason === undefined ? '' : `: ${p.reason}`})`);
+
+  const decisions = state.decisionLog ?? [];
+  if (decisions.length > 0) {
+    lines.push('', 'Decisions');
+    for (const d of decisions) lines.push(`  ${d.at.replace('T', ' ').slice(0, 19)}  ${d.toolName} (${d.toolCallId}${d.path === undefined ? '' : `, in ${d.path.join(' › ')}`})  ${decisionText(decisionEffect(d))}  segment ${d.segment}`);
+  }
 
   lines.push('', 'Transcript');
   for (const m of state.messages) {

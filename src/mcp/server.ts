@@ -189,8 +189,19 @@ export class McpAgentServer {
     return { content: mcpContentOf(answer.content), ...(answer.metadata?.error !== undefined ? { isError: true } : {}) };
   }
 
-  /** A decision for each waiting call: asked of the client through elicitation, or a denial saying why it cannot be. */
+  /**
+   * A decision for each waiting call: asked of the client through elicitation, or a denial saying
+   * why it cannot be; each on the run's record as given through `mcp`.
+   */
   async #decide(server: Server, pending: readonly PendingApproval[], extra: Extra): Promise<Record<string, ApprovalDecision>> {
+    const decisions: Record<string, ApprovalDecision> = {};
+    for (const [id, decision] of Object.entries(await this.#asked(server, pending, extra))) {
+      decisions[id] = typeof decision === 'boolean' ? { approved: decision, surface: 'mcp' } : { ...decision, surface: 'mcp' };
+    }
+    return decisions;
+  }
+
+  async #asked(server: Server, pending: readonly PendingApproval[], extra: Extra): Promise<Record<string, ApprovalDecision>> {
     const decisions: Record<string, ApprovalDecision> = {};
     const canAsk = server.getClientCapabilities()?.elicitation !== undefined;
     for (const call of pending) {

@@ -14,8 +14,10 @@ import { messageRow, parseStored } from './stored-rows.js';
 const CHANGING = new Set(['status', 'segment', 'steps', 'usage', 'stopReason', 'output', 'error', 'pendingApprovals', 'decisions', 'children', 'messages', 'settled', 'ledger', 'hookState']);
 
 /**
- * The fields of a state that never change during the run (version, ids, the agent's name, and
- * any field a later state version adds), as JSON: stored with the run, merged back on loading.
+ * The fields of a state that no checkpoint changes (version, ids, the agent's name, any field a
+ * later state version adds, and the decision log, which grows only when a resume claims the
+ * run: the claim writes it in the same transaction, and a segment's steps never write it again),
+ * as JSON: stored with the run and at each claim, merged back on loading.
  */
 function identityOf(state: RunState): string {
   const identity: Record<string, unknown> = {};

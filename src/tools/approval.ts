@@ -1,4 +1,4 @@
-import { approvalBreach } from '../core/state/approved-call.js';
+import { approvalBreach, humanDenial } from '../core/state/approved-call.js';
 import { segmentOf } from '../core/run/base-context.js';
 import type { Layer } from '../core/stacks/compose.js';
 import type { ToolContext } from '../core/vocabulary/contexts.js';
@@ -45,4 +45,15 @@ export const approvalStep: Layer<ToolContext, ToolOutcome> = {
       approval: { toolName: ctx.toolName, args: copyJson(ctx.args), ...(reason !== undefined ? { reason } : {}) },
     };
   },
+};
+
+/**
+ * The approval step's part in a call a human denied: it settles at once, with their reason, and
+ * no user layer sees it. Only the features' layers around it (spans, the layer trace) observe
+ * it, so the trace shows the approval step denying the call on the human's decision.
+ */
+export const humanDenialStep: Layer<ToolContext, ToolOutcome> = {
+  name: approvalStep.name,
+  trusted: true,
+  fn: async (ctx) => humanDenial(ToolCallContext.decision(ctx)) ?? toolError('denied', 'A human denied this call', 'approval'),
 };

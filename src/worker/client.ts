@@ -4,6 +4,7 @@
 import type PgBoss from 'pg-boss';
 import type { RunInput } from '../core/vocabulary/messages.js';
 import { lastAssistantText } from '../core/vocabulary/messages.js';
+import { checkDecision } from '../core/vocabulary/decisions.js';
 import { newRunId, type ApprovalDecision, type PendingApproval, type RunStatus, type StopReason } from '../core/vocabulary/state.js';
 import { postgresStore } from '../stores/postgres.js';
 import { assertStore, type RunStore } from '../stores/run-store.js';
@@ -78,7 +79,11 @@ export interface WorkerClient {
   events(runId: string, options?: { after?: number; signal?: AbortSignal }): AsyncIterable<LoggedEvent>;
   /** The runs waiting for a human, with their pending approvals (of one agent, or all). */
   approvals(options?: { agent?: string; limit?: number }): Promise<RunReport[]>;
-  /** Decide the run's pending approvals: its next segment runs on a free worker, exactly once. */
+  /**
+   * Decide the run's pending approvals: its next segment runs on a free worker, exactly once.
+   * Each decision is checked here (a misspelt field is refused at once), and is kept in the
+   * run's decision log as given through `worker-client` unless it names its own `surface`.
+   */
   answer(runId: string, decisions: Record<string, ApprovalDecision>): Promise<void>;
   /** Cancel the run: a queued or suspended run never runs again; a running one is aborted through its signal. */
   cancel(runId: string): Promise<void>;
@@ -275,7 +280,8 @@ class QueueClient implements WorkerClient {
     });
   }
 
-  async answer(runId: string, decisions: Record<string, ApprovalDecision>): Promise<void> {
+  async answer(runId: string, given: Record<string, ApprovalDecision>): Promise<void> {
+    let decisions = given;
     const where = `client.answer('${runId}', decisions)`;
     if (typeof decisions !== 'object' || decisions === null || Array.isArray(decisions)) throw new TypeError(`${where}: decisions must be an object: { [toolCallId]: true | false | { approved, reason } }`);
     const run = await this.store.loadRun(runId);
@@ -285,6 +291,7 @@ class QueueClient implements WorkerClient {
     const pending = run.pendingApprovals.map((call) => call.toolCallId);
     const unknown = Object.keys(decisions).filter((id) => !pending.includes(id));
     if (unknown.length > 0) throw new TypeError(`${where}: ${unknown.join(', ')} ${unknown.length > 1 ? 'are' : 'is'} not a pending call of the run (pending: ${pending.join(', ')})`);
+    decisions = throughClient(decisions, where);
     await this.#queue(queueName(row.agentName, row.version!));
     const sent = await this.db.tx(async (tx) => {
       // One answer of a segment goes ahead: the row leaves `settled` once.
@@ -354,4 +361,17 @@ class QueueClient implements WorkerClient {
     if (this.ownStore) await this.store.close().catch(() => undefined);
     await this.db.close();
   }
+}
+
+/**
+ * The decisions as the queue carries them: each checked now, before anything is queued, and on
+ * the record as given through this client unless it names the surface it came through.
+ */
+function throughClient(decisions: Record<string, ApprovalDecision>, where: string): Record<string, ApprovalDecision> {
+  const stamped: Record<string, ApprovalDecision> = {};
+  for (const [id, decision] of Object.entries(decisions)) {
+    checkDecision(id, decision, (message) => new TypeError(`${where}: ${message}`));
+    stamped[id] = typeof decision === 'boolean' ? { approved: decision, surface: 'worker-client' } : { ...decision, surface: decision.surface ?? 'worker-client' };
+  }
+  return stamped;
 }

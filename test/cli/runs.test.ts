@@ -2,10 +2,11 @@
 // test fills by running real agents. What it prints, its --json, and its exit codes.
 import { execFile } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { RunState } from '../../src/index.js';
 import { sqliteStore } from '../../src/sqlite.js';
 import { bank, helper, ops } from '../fixtures/cli-agents.js';
 import { mortal } from '../support/durable.js';
@@ -164,6 +165,37 @@ describe('runs approve, deny and delete', () => {
     expect((await check.loadRun(runId))!.status).toBe('suspended');
     await check.close();
     expect(deploys().filter((mark) => mark.startsWith('transfer'))).toEqual(['transfer 60 to Ada']);
+  });
+
+  it('puts the decision on the record: an edit 42.5 → 40 by --actor through the CLI, in the state, the trace and runs show', async () => {
+    const store = sqliteStore({ path: db });
+    const runId = (await bank.run('Pay Ada 42.5', { store })).runId;
+    await store.close();
+    const approved = await koagent('runs', 'approve', runId, '--store', db, '--agents', AGENTS, '--args', '{"to":"Ada","amount":40}', '--actor', 'grace@example.com', '--reason', 'Round it down');
+    expect(approved.stderr).toBe('');
+    expect(approved.code).toBe(0);
+    const state = JSON.parse((await koagent('runs', 'export', runId, '--store', db)).stdout) as RunState;
+    expect(state.decisionLog).toEqual([{
+      toolCallId: 't1', toolName: 'transfer', decision: 'approved', args: { to: 'Ada', amount: 42.5 }, editedArgs: { to: 'Ada', amount: 40 },
+      reason: 'Round it down', actor: { id: 'grace@example.com' }, surface: 'cli', at: expect.stringMatching(/^\d{4}-/), segment: 2,
+    }]);
+    const { stdout } = await koagent('runs', 'show', runId, '--store', db);
+    expect(stdout).toMatch(/\nDecisions\n {2}\d{4}-\d\d-\d\d \d\d:\d\d:\d\d {2}transfer \(t1\) {2}approved with edited arguments \(\/args\/amount 42\.5 → 40\) by grace@example\.com via cli: Round it down {2}segment 2\n/);
+    // The approval step of the segment where the transfer ran says the same, not "passed it on unchanged".
+    expect(stdout).toMatch(/tool transfer t1 {2}step 1, segment 2 {2}ok.*\n(.*\n)*?\s+koagent:approval \(builtin\).*\n\s+· human decision: approved with edited arguments \(\/args\/amount 42\.5 → 40\) by grace@example\.com via cli/);
+  });
+
+  it('records the user running the command when no --actor is given, and refuses an empty --actor (exit 2)', async () => {
+    const store = sqliteStore({ path: db });
+    const runId = (await bank.run('Pay Ada 42.5', { store })).runId;
+    await store.close();
+    const empty = await koagent('runs', 'deny', runId, '--store', db, '--agents', AGENTS, '--reason', 'No', '--actor', ' ');
+    expect(empty).toMatchObject({ code: 2, stderr: expect.stringMatching(/--actor needs a name/) });
+    const denied = await koagent('runs', 'deny', runId, '--store', db, '--agents', AGENTS, '--reason', 'Not this month');
+    expect(denied.code).toBe(0);
+    const state = JSON.parse((await koagent('runs', 'export', runId, '--store', db)).stdout) as RunState;
+    expect(state.decisionLog).toEqual([expect.objectContaining({ decision: 'denied', reason: 'Not this month', actor: { id: userInfo().username }, surface: 'cli' })]);
+    expect((await koagent('runs', 'show', runId, '--store', db)).stdout).toContain(`transfer (t1)  denied by ${userInfo().username} via cli: Not this month`);
   });
 
   it('deletes a run, and exits 3 when it is gone', async () => {

@@ -65,8 +65,8 @@ export function editorAgent(store: RunStore): Agent {
   });
 }
 
-/** Agent `payments`: a refund of each order (default one) that waits for a human; `executions` counts the refunds made. */
-export function paymentsAgent(store: RunStore, executions: { refunds: { orderId: string; amount: number }[] }, orders = ['A-17']): Agent {
+/** Agent `payments`: a refund of `amount` on each order (default one) that waits for a human; `executions` counts the refunds made. */
+export function paymentsAgent(store: RunStore, executions: { refunds: { orderId: string; amount: number }[] }, orders = ['A-17'], amount = 40): Agent {
   const refund = defineTool({
     name: 'refund', description: 'Refund an order', needsApproval: true,
     input: z.object({ orderId: z.string().min(1), amount: z.number().positive().max(500) }),
@@ -74,7 +74,7 @@ export function paymentsAgent(store: RunStore, executions: { refunds: { orderId:
   });
   return createAgent({
     name: 'payments', store, tools: [refund], middleware: [audit], layerTrace: true,
-    model: mockModel([{ toolCalls: orders.map((orderId, i) => ({ name: 'refund', args: { orderId, amount: 40 }, id: i === 0 ? 'call_refund' : `call_refund_${i + 1}` })) }, 'The refund is on its way.'], { resumable: true }),
+    model: mockModel([{ toolCalls: orders.map((orderId, i) => ({ name: 'refund', args: { orderId, amount }, id: i === 0 ? 'call_refund' : `call_refund_${i + 1}` })) }, 'The refund is on its way.'], { resumable: true }),
   });
 }
 

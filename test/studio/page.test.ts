@@ -127,6 +127,26 @@ describe.skipIf(!found)(found ? 'the studio page in Chromium' : `the studio page
     expect(executions.refunds).toHaveLength(1);
   });
 
+  it('shows on the run\'s page the decision taken on the page: approved with edited arguments (42.5 → 40), through the studio', async () => {
+    const { state } = await paymentsAgent(temp.store, executions, ['A-17'], 42.5).run('Refund order A-17');
+    await page.goto(`${studio.url}#/approvals`);
+    const card = page.locator(`.approval[data-run="${state.runId}"]`);
+    await card.locator('[data-testid="args"]').fill('{ "orderId": "A-17", "amount": 40 }');
+    await card.locator('[data-testid="approve-edited"]').click();
+    await untilStatus(temp.store, state.runId, 'completed');
+    await page.goto(`${studio.url}#/run/${encodeURIComponent(state.runId)}`);
+    const decision = page.locator('[data-testid="decisions"] li[data-call="call_refund"]');
+    await decision.waitFor();
+    expect(await decision.getAttribute('data-decision')).toBe('approved');
+    expect(await decision.textContent()).toMatch(/refund.*call_refund.*approved the call with edited arguments via studio.*"amount":42\.5.*→.*"amount":40/);
+    // The call as it ran after the decision: its approval step says what the human decided, with the edit.
+    await page.locator('.bar-row[data-call="call_refund"]').last().click();
+    const step = page.locator('.onion[data-call="call_refund"] .layer[data-layer="koagent:approval"]');
+    await step.waitFor();
+    expect(await step.locator('.effect[data-effect="human-decision"]').textContent()).toMatch(/a human approved the call with edited arguments via studio\/args\/amount42\.5→40/);
+    expect(await step.locator(':scope > .unchanged').count()).toBe(0);
+  });
+
   it('updates a running run live in the list, without a reload, as it finishes', async () => {
     const slow = slowAgent(temp.store);
     const finished = slow.agent.run('Is KO-1 in stock?');

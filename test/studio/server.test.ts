@@ -1,7 +1,9 @@
 // The studio's server without a browser: what its API answers, to whom, and that an approval
 // answered twice at once resumes its run once.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { RunState } from '../../src/index.js';
 import { startStudio, type Studio } from '../../src/studio/server.js';
+import type { LayerTraceRecord } from '../../src/trace.js';
 import { editorAgent, MOCK_PRICE, paymentsAgent, supportAgent, tempStore, untilStatus } from './fixtures.js';
 
 const temp = tempStore();
@@ -124,6 +126,25 @@ describe('approvals', () => {
     expect(answered.status).toBe(202);
     await untilStatus(temp.store, state.runId, 'completed');
     expect(executions.refunds.at(-1)).toEqual({ orderId: 'A-17', amount: 25 });
+  });
+
+  it('puts an approval with edited arguments (42.5 → 40) on the record as given through the studio, by the actor named', async () => {
+    const { state } = await paymentsAgent(temp.store, executions, ['A-17'], 42.5).run('Refund order A-17');
+    const answer = (body: object) => api(`runs/${state.runId}/approvals/call_refund`, { method: 'POST', body: JSON.stringify(body) });
+    const misspelt = await answer({ approved: true, actor: { id: 'u_17', nmae: 'Grace' } });
+    expect(misspelt.status).toBe(400);
+    expect(((await misspelt.json()) as { error: string }).error).toMatch(/actor\.nmae is not a field of a decision's actor; did you mean `name`\?/);
+    expect((await answer({ approved: true, args: { orderId: 'A-17', amount: 40 }, reason: 'Round it down', actor: { id: 'u_17', name: 'Grace' } })).status).toBe(202);
+    await untilStatus(temp.store, state.runId, 'completed');
+    const detail = (await (await api(`runs/${state.runId}`)).json()) as { state: RunState; trace: LayerTraceRecord };
+    expect(detail.state.decisionLog).toEqual([{
+      toolCallId: 'call_refund', toolName: 'refund', decision: 'approved', args: { orderId: 'A-17', amount: 42.5 }, editedArgs: { orderId: 'A-17', amount: 40 },
+      reason: 'Round it down', actor: { id: 'u_17', name: 'Grace' }, surface: 'studio', at: expect.stringMatching(/^\d{4}-/), segment: 2,
+    }]);
+    const ran = detail.trace.calls.filter((call) => call.id === 'call_refund').at(-1)!;
+    expect(ran.layers.find((l) => l.name === 'koagent:approval')!.effects).toEqual([expect.objectContaining({ kind: 'human-decision', decision: 'approved', surface: 'studio', changes: [{ path: '/args/amount', before: 42.5, after: 40 }] })]);
+    // The export carries it, since it is in the state.
+    expect(((await (await api(`runs/${state.runId}/export`)).json()) as RunState).decisionLog).toEqual(detail.state.decisionLog);
   });
 
   it('keeps a denial\'s reason: the model reads it and the tool does not run', async () => {

@@ -302,6 +302,45 @@ describe('client.approvals and client.answer', () => {
   }, 30_000);
 });
 
+describe('client.answer puts each decision on the record', () => {
+  /** An agent asking to transfer 42.5 to Ada; `sent` lists the amounts that went out. */
+  function bank(sent: number[]) {
+    const transfer = defineTool({ name: 'transfer', description: 'Sends money', needsApproval: true, input: z.object({ to: z.string(), amount: z.number() }), execute: ({ amount }) => (sent.push(amount), `sent ${amount}`) });
+    let turn = 0;
+    const model: ModelProvider = {
+      name: 'scripted',
+      generate: async () => (turn++ % 2 === 0
+        ? { message: { role: 'assistant', content: '', toolCalls: [{ id: 't1', name: 'transfer', args: { to: 'Ada', amount: 42.5 } }] }, usage: { inputTokens: 1, outputTokens: 1 }, finishReason: 'tool_calls' }
+        : { message: { role: 'assistant', content: 'Sent.' }, usage: { inputTokens: 1, outputTokens: 1 }, finishReason: 'stop' }),
+    };
+    return createAgent({ name: 'bank', tools: [transfer], model, logger: quiet });
+  }
+
+  it('as given through the worker client: an edit 42.5 → 40, who, and when, in the run the worker resumed', async () => {
+    const { url, client } = await setup();
+    const sent: number[] = [];
+    await startWorker(url, [bank(sent)]);
+    const runId = await client.start('bank', 'Pay Ada');
+    await client.wait(runId, WAIT);
+    await client.answer(runId, { t1: { approved: true, args: { to: 'Ada', amount: 40 }, actor: { id: 'u_17', name: 'Grace' } } });
+    expect(await client.wait(runId, WAIT)).toMatchObject({ status: 'completed' });
+    expect(sent).toEqual([40]);
+    expect((await client.store.loadRun(runId))!.decisionLog).toEqual([{
+      toolCallId: 't1', toolName: 'transfer', decision: 'approved', args: { to: 'Ada', amount: 42.5 }, editedArgs: { to: 'Ada', amount: 40 },
+      actor: { id: 'u_17', name: 'Grace' }, surface: 'worker-client', at: expect.stringMatching(/^\d{4}-/), segment: 2,
+    }]);
+  }, 30_000);
+
+  it('refuses a misspelt field of a decision before anything is queued', async () => {
+    const { url, client } = await setup();
+    await startWorker(url, [bank([])]);
+    const runId = await client.start('bank', 'Pay Ada');
+    await client.wait(runId, WAIT);
+    await expect(client.answer(runId, { t1: { approved: true, actr: 'grace' } as never })).rejects.toThrow(`client.answer('${runId}', decisions): the decision for "t1": actr is not a field of a decision; did you mean \`actor\`?`);
+    expect(await client.status(runId)).toMatchObject({ status: 'suspended' });
+  }, 30_000);
+});
+
 describe('client.cancel', () => {
   it('drops a queued run: it never starts', async () => {
     const { url, client } = await setup();

@@ -32,6 +32,8 @@ export interface Stacks {
   run(ctx: RunContext): Promise<RunResult>;
   model(ctx: ModelContext): Promise<GenerateResult>;
   tool(ctx: ToolContext): Promise<ToolOutcome>;
+  /** A call a human denied: settled by the approval step alone, inside the features' layers (spans, the layer trace). */
+  denied(ctx: ToolContext): Promise<ToolOutcome>;
   provider(call: ProviderCall): Promise<GenerateResult>;
 }
 

@@ -1,4 +1,4 @@
-import { humanDenial, startingArgs } from '../state/approved-call.js';
+import { startingArgs } from '../state/approved-call.js';
 import { argsObject, isArgsObject } from './arguments.js';
 import { contentProblem } from '../vocabulary/content.js';
 import type { AssistantToolCall, ToolMessage } from '../vocabulary/messages.js';
@@ -128,12 +128,17 @@ export function callOutcome(segment: Segment, call: AssistantToolCall, bounded: 
     );
   }
   if (segment.aborted) return toolError('aborted', 'The run was cancelled before this call ran');
-  const denied = humanDenial(decision);
-  if (denied !== undefined) return denied;
+  // A human said no: the approval step settles it alone, where spans and the layer trace see it.
+  if (decision !== undefined && !decision.approved) return segment.stacks.denied(new ToolCallContext(segment, call, deniedArgs(call.args), decision));
   const given = startingArgs(decision, call.name, call.args);
   const args = bounded && given === call.args && isArgsObject(given) ? given : argsObject(given, segment.agent.argumentBounds);
   if (typeof args === 'string') return toolError('validation', `Invalid arguments for ${call.name}: ${args}`);
   return segment.stacks.tool(new ToolCallContext(segment, call, args, decision));
+}
+
+/** A denied call's arguments, as its context shows them: the model's, or none when they are no object. */
+function deniedArgs(args: unknown): Record<string, unknown> {
+  return isArgsObject(args) ? args : {};
 }
 
 /**

@@ -27,6 +27,8 @@ export interface ToolSteps {
   resolve: ToolLayer;
   /** Between the user layers and execution: permissions, guardrails, approval. */
   policy: readonly ToolLayer[];
+  /** How the approval step settles a call a human denied, alone: no user layer sees that call. */
+  denial: ToolLayer;
   execute: Terminal<ToolContext, ToolOutcome>;
 }
 
@@ -121,6 +123,7 @@ export function buildStacks(parts: StackParts, features: StackFeatures): Stacks 
     run: compose([...(features.run ?? []), ...watchingEnds(layersOf<RunContext, RunResult>(layers, 'run'))], around(features.runInside ?? [], parts.run), checkRun),
     model: compose([...(features.model ?? []), ...layersOf<ModelContext, GenerateResult>(layers, 'model')], parts.model, checkModel),
     tool: toolPipeline(layers, parts.tool, features.tool),
+    denied: compose([...(features.tool ?? []), parts.tool.denial], settledAlready),
     provider: compose(features.provider ?? [], parts.provider),
   };
 }
@@ -154,6 +157,9 @@ function endWatch(inner: string | undefined): TrustedLayer<RunContext, RunResult
     },
   };
 }
+
+/** Past the step that settles a denied call: nothing (that step never calls its next). */
+const settledAlready: Terminal<ToolContext, ToolOutcome> = (ctx) => Promise.reject(new Error(`koagent: the call ${ctx.toolCallId} a human denied went past the approval step`));
 
 /** `layers` around `terminal`, outermost first, each calling the next directly (as often as it likes). */
 function around<C, T>(layers: readonly TrustedLayer<C, T>[], terminal: Terminal<C, T>): Terminal<C, T> {

@@ -67,6 +67,12 @@ function buildSchemas() {
 
   const ledgerEntry = z.enum(['pending', 'running', 'done']);
 
+  const actor = z.object({ id: z.string(), name: z.string().optional() });
+  const decisionRecord = z.object({
+    toolCallId: z.string(), toolName: z.string(), decision: z.enum(['approved', 'denied']), args: z.unknown(), editedArgs: z.unknown().optional(),
+    reason: z.string().optional(), actor: actor.optional(), surface: z.string(), at: z.string(), segment: count, path: z.array(z.string()).optional(),
+  });
+
   /** A list whose items each name a call (`idOf`): a call listed twice is refused, naming both places. */
   const callList = <T extends z.ZodType>(item: T, idOf: (item: z.infer<T>) => string, key: string) => z.array(item).superRefine((items, ctx) => {
     const seen = new Map<string, number>();
@@ -94,7 +100,9 @@ function buildSchemas() {
     steps: count,
     usage: protoChecked(z.number(), z.object({ inputTokens: tokens, outputTokens: tokens, totalTokens: tokens, modelCalls: count, toolCalls: count }).catchall(z.number())),
     pendingApprovals: z.array(pendingApproval),
-    decisions: record(z.object({ approved: z.boolean(), reason: z.string().optional(), toolName: z.string().optional(), args: z.unknown() })),
+    decisions: record(z.object({ approved: z.boolean(), reason: z.string().optional(), toolName: z.string().optional(), args: z.unknown(), actor: actor.optional(), surface: z.string().optional() })),
+    // Absent in a state written before decisions were kept, or of a run no human decided on.
+    decisionLog: z.array(decisionRecord).optional(),
     settled: callList(toolMessage, (m) => m.toolCallId, 'toolCallId'),
     ledger: callList(z.object({ id: z.string(), entry: ledgerEntry }), (call) => call.id, 'id'),
     hookState: record(z.unknown()),

@@ -2,11 +2,20 @@ import { ownValue, setOwn } from '../vocabulary/json.js';
 import type { AssistantMessage, AssistantToolCall, Message, ToolMessage } from '../vocabulary/messages.js';
 import type { TokenUsage } from '../vocabulary/model.js';
 import type { NestedRun } from '../vocabulary/outcome.js';
-import type { ApprovalDecision, LedgerEntry, NestedRunRecord, PendingApproval, RunState, RunStatus, StopReason, Usage } from '../vocabulary/state.js';
+import { copyJson } from '../vocabulary/json.js';
+import type { LedgerEntry, NestedRunRecord, PendingApproval, RunState, RunStatus, StopReason, Usage } from '../vocabulary/state.js';
 import { CallLedger } from './call-ledger.js';
+import { decisionRecord } from './decisions.js';
+import type { CheckedDecision } from '../vocabulary/decisions.js';
 import type { StateObserver, StatePart } from './state-observer.js';
 import type { TranscriptWrites } from './transcript-view.js';
 import { keptMessage, TranscriptWriter } from './transcript-writer.js';
+
+/** A decision a resume takes: the pending approval it answers (as the human was asked), and the checked decision. */
+export interface TakenDecision {
+  approval: PendingApproval;
+  decision: CheckedDecision;
+}
 
 /**
  * The one writer of a run's state: every change a segment makes to it goes through here — the
@@ -318,17 +327,24 @@ export class StateWriter implements TranscriptWrites {
   /**
    * The decisions a resume brings, each kept under the id of the pending approval it answers
    * (a nested run's are read by its tool when the call runs again); the pending list is
-   * emptied, and every earlier decision goes.
+   * emptied, and every earlier decision goes. Each is also added to the decision log, which
+   * keeps them for good: a record of what was decided, on which arguments, by whom, where and
+   * `at` when. An approval with edited arguments is kept as approving those.
    */
-  takeDecisions(decisions: ReadonlyMap<string, { approval: PendingApproval; decision: ApprovalDecision; approved: boolean }>): void {
+  takeDecisions(decisions: ReadonlyMap<string, TakenDecision>, at: string): void {
     const { state } = this;
     state.pendingApprovals = [];
     state.decisions = {};
     for (const nested of Object.values(state.children)) delete nested.decisions;
-    for (const [id, { approval, decision, approved }] of decisions) {
-      const reason = typeof decision === 'object' ? decision.reason : undefined;
+    const log = (state.decisionLog ??= []);
+    // The segment the resume starts: the one in which these calls settle.
+    const segment = state.segment + 1;
+    for (const [id, { approval, decision }] of decisions) {
       this.#anyDecision = true;
-      setOwn(state.decisions, id, { approved, toolName: approval.toolName, args: approval.args, ...(reason !== undefined ? { reason: String(reason) } : {}) });
+      const { approved, reason, actor, surface } = decision;
+      const args = decision.args !== undefined ? copyJson(decision.args) : approval.args;
+      setOwn(state.decisions, id, { approved, toolName: approval.toolName, args, ...(reason !== undefined ? { reason } : {}), ...(actor !== undefined ? { actor: { ...actor } } : {}), surface });
+      log.push(decisionRecord(approval, decision, segment, at));
     }
     for (const part of ['run', 'approvals', 'decisions', 'nested'] as const) this.#changed(part);
   }

@@ -1,7 +1,7 @@
 // The layer trace as text for a terminal: each call as an indented onion, each layer one step in
 // from the layer around it, with what it did. What `koagent runs show` prints, and what a user
 // prints from a run of their own.
-import { traceOf, type LayerTraceRecord, type TracedCall, type TracedEffect } from './record.js';
+import { traceOf, type HumanDecisionEffect, type JsonChange, type LayerTraceRecord, type TracedCall, type TracedEffect } from './record.js';
 
 /**
  * A run's layer trace as text: per call, a line saying what was called, how it ended and how
@@ -52,7 +52,7 @@ function effectText(effect: TracedEffect): string {
     case 'rewrote-request':
     case 'replaced-result':
     case 'replaced-reply':
-      return `${effect.kind}: ${effect.changes.map((c) => `${c.path} ${shown(c.before)} → ${shown(c.after)}`).join('; ')}`;
+      return `${effect.kind}: ${changesText(effect.changes)}`;
     case 'denied':
       return `denied${effect.by === undefined ? '' : ` by ${effect.by}`}: ${effect.reason}`;
     case 'asked-approval':
@@ -63,5 +63,16 @@ function effectText(effect: TracedEffect): string {
       return `threw${effect.code === undefined ? '' : ` ${effect.code}`}: ${effect.message}`;
     case 'short-circuit':
       return 'short-circuit: settled the call without next()';
+    case 'human-decision':
+      return `human decision: ${decisionText(effect)}`;
   }
+}
+
+const changesText = (changes: readonly JsonChange[]) => changes.map((c) => `${c.path} ${shown(c.before)} → ${shown(c.after)}`).join('; ');
+
+/** A human's decision in a few words: what (an edit from → to), by whom, through which surface, why. */
+export function decisionText(effect: HumanDecisionEffect): string {
+  const what = effect.decision === 'denied' ? 'denied' : effect.changes === undefined ? 'approved as asked' : `approved with edited arguments (${changesText(effect.changes)})`;
+  const who = effect.actor === undefined ? '' : ` by ${effect.actor.name === undefined ? effect.actor.id : `${effect.actor.name} (${effect.actor.id})`}`;
+  return `${what}${who} via ${effect.surface}${effect.reason === undefined ? '' : `: ${cut(effect.reason.replace(/\s+/g, ' ').trim(), 160)}`}`;
 }

@@ -39,7 +39,7 @@ export function tracedParts(parts: StackParts): StackParts {
   return {
     ...parts,
     layers,
-    tool: { ...tool, validate: recordedStep(tool.validate), resolve: recordedStep(tool.resolve), policy: tool.policy.map(recordedStep) },
+    tool: { ...tool, validate: recordedStep(tool.validate), resolve: recordedStep(tool.resolve), policy: tool.policy.map(recordedStep), denial: recordedStep(tool.denial) },
   };
 }
 

@@ -8,7 +8,9 @@ import type { Message } from '../../core/vocabulary/messages.js';
 import type { GenerateResult } from '../../core/vocabulary/model.js';
 import type { ToolOutcome } from '../../core/vocabulary/outcome.js';
 import { liveCall, type LiveCall } from './calls.js';
-import { bounded, jsonChanges, type JsonChange, type TracedEffect, type TracedLayer } from './record.js';
+import { bounded, decisionEffect, jsonChanges, type JsonChange, type TracedEffect, type TracedLayer } from './record.js';
+import { decisionIn } from '../../core/state/decisions.js';
+import { approvalStep } from '../../tools/approval.js';
 
 // The middleware field only the layer trace reads: declared here, on the public `Middleware`, so
 // it is the trace's own data (the entry point imports this module, so the field reaches its users).
@@ -48,13 +50,14 @@ interface PointDiff<C, T, S> {
 type Next<T> = () => Promise<T>;
 
 /** Record one layer's pass through the call `live`; `run(next)` runs the layer with the counting `next` it is given. */
-function pass<C, T, S>(live: LiveCall, ctx: C, id: LayerIdentity, diff: PointDiff<C, T, S>, run: (next: Next<T>) => Promise<T> | T, next: Next<T>): Promise<T> {
+function pass<C, T, S>(live: LiveCall, ctx: C, id: LayerIdentity, diff: PointDiff<C, T, S>, run: (next: Next<T>) => Promise<T> | T, next: Next<T>, first?: TracedEffect): Promise<T> {
   const start = performance.now();
   const layer: TracedLayer = { name: id.name(diff.point), source: id.source, depth: live.depth, inAt: round(start - live.t0), selfMs: 0, nextCalls: 0, effects: [] };
   live.call.layers.push(layer);
   // Inside a layer that withholds values, or that layer itself: its changes are recorded without them.
   const withheld = id.withholdsValues === true || (live.withholding ?? 0) > 0;
   const effect = (e: TracedEffect): TracedEffect => (withheld ? withoutValues(e) : e);
+  if (first !== undefined) layer.effects.push(effect(first));
   const before = diff.before(ctx);
   let inside = 0;
   let inner: T | undefined;
@@ -118,7 +121,7 @@ const round = (ms: number) => Math.round(ms * 1000) / 1000;
 
 /** An effect with its changes' values replaced by `[withheld]` (present ones only: added and removed stay told apart). */
 function withoutValues(effect: TracedEffect): TracedEffect {
-  if (!('changes' in effect)) return effect;
+  if (!('changes' in effect) || effect.changes === undefined) return effect;
   const changes = effect.changes.map((c): JsonChange => ({ path: c.path, ...('before' in c ? { before: WITHHELD } : {}), ...('after' in c ? { after: WITHHELD } : {}) }));
   return { ...effect, changes };
 }
@@ -133,21 +136,31 @@ export function recordedFn<C extends object, T>(fn: LayerFn<C, T>, id: LayerIden
   };
 }
 
-/** One of koagent's tool steps, recording its pass (it calls `next` at once, as it did). */
+/**
+ * One of koagent's tool steps, recording its pass (it calls `next` at once, as it did). The
+ * approval step's pass on a call a human decided on says first what they decided.
+ */
 export function recordedStep(step: Layer<ToolContext, ToolOutcome>): Layer<ToolContext, ToolOutcome> {
   if (step.trusted !== true) return step;
   const id: LayerIdentity = { source: 'builtin', name: () => step.name };
   const { fn } = step;
+  const decided = step.name === approvalStep.name ? humanDecision : () => undefined;
   const recorded: TrustedLayer<ToolContext, ToolOutcome> = {
     name: step.name,
     trusted: true,
     fn(ctx, next) {
       const live = liveCall(ctx);
       if (live === undefined) return fn(ctx, next);
-      return pass(live, ctx, id, toolDiff, (counted) => fn(ctx, () => counted()), () => next(ctx));
+      return pass(live, ctx, id, toolDiff, (counted) => fn(ctx, () => counted()), () => next(ctx), decided(ctx));
     },
   };
   return recorded;
+}
+
+/** What a human decided on this call, for the segment it settles in, if anything. */
+function humanDecision(ctx: ToolContext): TracedEffect | undefined {
+  const record = decisionIn(segmentOf(ctx).state, ctx.toolCallId);
+  return record === undefined ? undefined : decisionEffect(record);
 }
 
 // --- tool calls ----------------------------------------------------------------------------

@@ -1,7 +1,7 @@
 // A run's layer trace as OTLP JSON (the OTLP/HTTP JSON encoding of an ExportTraceServiceRequest),
 // for any OpenTelemetry backend: one span for the run, one per call (a sub-agent's inside the
 // lead's call that ran it), one per layer inside its call's. No dependency: it runs anywhere.
-import { enclosing, layerAttributes, layerSpanName, type AttributeValue } from './attributes.js';
+import { decisionAttributes, decisionOf, enclosing, layerAttributes, layerSpanName, type AttributeValue } from './attributes.js';
 import { traceOf, type TracedCall } from './record.js';
 
 /**
@@ -100,6 +100,8 @@ function callSpan(call: TracedCall, traceId: string, spanId: string, parentSpanI
     : { 'gen_ai.operation.name': 'chat', 'koagent.call.purpose': call.name, ...(call.model !== undefined ? { 'gen_ai.request.model': call.model } : {}), ...(call.provider !== undefined ? { 'gen_ai.provider.name': call.provider } : {}) };
   Object.assign(own, { 'koagent.call.id': call.id, 'koagent.call.step': call.step, 'koagent.call.segment': call.segment, 'koagent.call.outcome': call.outcome });
   if (call.agentPath !== undefined) own['koagent.agent.path'] = call.agentPath;
+  const decided = decisionOf(call);
+  if (decided !== undefined) Object.assign(own, decisionAttributes(decided));
   return {
     traceId, spanId, parentSpanId, name: tool ? `execute_tool ${call.name}` : `chat ${call.name}`, kind: tool ? 1 : 3,
     startTimeUnixNano: nanos(call.startedAt), endTimeUnixNano: nanos(call.startedAt + call.durationMs),

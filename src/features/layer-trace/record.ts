@@ -87,9 +87,42 @@ export type TracedEffect =
   | { kind: 'short-circuit' }
   | { kind: 'denied'; reason: string; by?: string }
   | { kind: 'asked-approval'; reason?: string }
+  /** The approval step, on a call a human decided on: what they decided (see `HumanDecisionEffect`). */
+  | HumanDecisionEffect
   /** `times`: the calls of next() after the first. */
   | { kind: 'next-again'; times: number }
   | { kind: 'threw'; message: string; code?: string };
+
+/**
+ * What a human decided on a call, as the approval step shows it in the segment where the call
+ * settled: approved as asked, approved with edited arguments (`changes`: from the arguments they
+ * were asked about to those they approved), or denied; with their reason, who (`actor`, when
+ * named), through which surface and when (`at`, ISO 8601).
+ *
+ * @example const edits = call.layers.flatMap((l) => l.effects).filter((e) => e.kind === 'human-decision' && e.changes !== undefined);
+ */
+export interface HumanDecisionEffect {
+  kind: 'human-decision';
+  decision: 'approved' | 'denied';
+  surface: string;
+  actor?: { id: string; name?: string };
+  reason?: string;
+  changes?: JsonChange[];
+  at: string;
+}
+
+/**
+ * The trace's view of a decision the run keeps (a `DecisionRecord` of `state.decisionLog`, typed
+ * here by its fields so the studio's page can read this module's types alone): its values
+ * bounded, an edit as changes.
+ */
+export function decisionEffect(record: Pick<HumanDecisionEffect, 'decision' | 'surface' | 'actor' | 'reason' | 'at'> & { args: unknown; editedArgs?: unknown }): HumanDecisionEffect {
+  const effect: HumanDecisionEffect = { kind: 'human-decision', decision: record.decision, surface: record.surface, at: record.at };
+  if (record.actor !== undefined) effect.actor = { ...record.actor };
+  if (record.reason !== undefined) effect.reason = bounded(record.reason) as string;
+  if (record.editedArgs !== undefined) effect.changes = jsonChanges(bounded(record.args), bounded(record.editedArgs), '/args');
+  return effect;
+}
 
 /**
  * One difference between two JSON values: `before` absent means added, `after` absent removed.

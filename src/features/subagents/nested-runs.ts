@@ -28,7 +28,11 @@ export function continuation(lead: Segment, callId: string): Continuation | unde
   const decisions: Record<string, ApprovalDecision> = { ...kept.decisions };
   for (const [listed, own] of Object.entries(kept.approvals)) {
     const decision = writer.decisionOn(listed);
-    if (decision !== undefined) setOwn(decisions, own, decision.reason === undefined ? decision.approved : { approved: decision.approved, reason: decision.reason });
+    // Who decided, and where, go along: the sub-agent's run keeps the decision as given.
+    if (decision !== undefined) {
+      const { approved, reason, actor, surface } = decision;
+      setOwn(decisions, own, { approved, ...(reason !== undefined ? { reason } : {}), ...(actor !== undefined ? { actor } : {}), ...(surface !== undefined ? { surface } : {}) });
+    }
   }
   return { state: kept.state as RunState, decisions };
 }

@@ -16,6 +16,7 @@ const EFFECT_LABEL: Record<TracedEffect['kind'], string> = {
   'asked-approval': 'asked for approval',
   'next-again': 'called next() again',
   threw: 'threw',
+  'human-decision': 'a human',
 };
 
 const SOURCE_LABEL: Record<TracedLayer['source'], string> = {
@@ -48,13 +49,21 @@ function Effect({ effect }: { effect: TracedEffect }) {
     : effect.kind === 'asked-approval' ? (effect.reason ? `: ${effect.reason}` : '')
     : effect.kind === 'next-again' ? ` (${effect.times} more time${effect.times === 1 ? '' : 's'})`
     : effect.kind === 'threw' ? `: ${effect.message}${effect.code ? ` [${effect.code}]` : ''}`
+    : effect.kind === 'human-decision' ? ` ${decisionWords(effect)}`
     : '';
   return (
     <li class={`effect ${effect.kind}`} data-effect={effect.kind}>
       <span>{EFFECT_LABEL[effect.kind]}{detail}</span>
-      {'changes' in effect && <Diff changes={effect.changes} />}
+      {'changes' in effect && effect.changes !== undefined && <Diff changes={effect.changes} />}
     </li>
   );
+}
+
+/** A human's decision in words: what, by whom (when named), through which surface, and why. */
+export function decisionWords(decision: { decision: 'approved' | 'denied'; changes?: unknown; actor?: { id: string; name?: string }; surface: string; reason?: string }): string {
+  const what = decision.decision === 'denied' ? 'denied the call' : decision.changes === undefined ? 'approved the call as asked' : 'approved the call with edited arguments';
+  const who = decision.actor === undefined ? '' : ` (${decision.actor.name === undefined ? decision.actor.id : `${decision.actor.name}, ${decision.actor.id}`})`;
+  return `${what}${who} via ${decision.surface}${decision.reason === undefined ? '' : `: ${decision.reason}`}`;
 }
 
 /** Each layer's enclosing layer (its index), or -1 for the call itself, from the layers' depths. */

@@ -5,7 +5,7 @@ import { useCallback, useEffect, useState } from 'preact/hooks';
 import type { TracedCall } from '../trace-types.ts';
 import { api, apiUrl, ms, show, when, type Message, type Part, type RunDetail } from './client.ts';
 import { useLiveRuns } from './live.ts';
-import { Onion } from './onion.tsx';
+import { decisionWords, Onion } from './onion.tsx';
 
 function PartView({ part }: { part: Part }) {
   if (part.type === 'text') return <p class="text">{part.text}</p>;
@@ -78,6 +78,19 @@ export function RunScreen({ runId }: { runId: string }) {
         {trace && <a class="button" href={apiUrl(`runs/${encodeURIComponent(runId)}/otlp`)} download>Export trace (OTLP JSON)</a>}
         {state.pendingApprovals.length > 0 && <a class="button" href="#/approvals">{state.pendingApprovals.length} pending approval(s)</a>}
       </p>
+      {(state.decisionLog?.length ?? 0) > 0 && (
+        <>
+          <h2>Decisions</h2>
+          <ul class="decisions" data-testid="decisions">
+            {state.decisionLog!.map((d) => (
+              <li data-call={d.toolCallId} data-decision={d.decision}>
+                <span class="muted small">{d.at.replace('T', ' ').slice(0, 19)}</span> <code>{d.toolName}</code> <span class="muted small">{d.toolCallId}</span>: {decisionWords({ ...d, changes: d.editedArgs })}
+                {d.editedArgs !== undefined && <div class="small"><code>{show(d.args)}</code> → <code>{show(d.editedArgs)}</code></div>}
+              </li>
+            ))}
+          </ul>
+        </>
+      )}
       <div class="columns">
         <div class="column">
           <h2>Transcript</h2>

@@ -45,7 +45,7 @@ describe('resume: misuse is a clear error and runs no tool', () => {
     ['a missing decision', (s) => [s, {}], /no decision for pending call "p" \(pay\); give true, false or \{ approved, reason \} for each of: p/],
     ['no decisions at all', (s) => [s, undefined], /no decision for pending call "p"/],
     ['a decision for an unknown call', (s) => [s, { p: true, q: true }], /there is no pending approval with toolCallId "q" \(pending: p\)/],
-    ['a decision that is not true, false or { approved }', (s) => [s, { p: 'yes' }], /the decision for "p" must be true, false or \{ approved: boolean, reason\?: string \}/],
+    ['a decision that is not true, false or { approved }', (s) => [s, { p: 'yes' }], /the decision for "p" must be true, false or \{ approved: boolean, reason\?: string, args\?, actor\?, surface\? \}/],
     ['an { approved } that is not a boolean', (s) => [s, { p: { approved: 'yes' } }], /the decision for "p" must be true, false/],
     ['decisions that are not an object', (s) => [s, null], /decisions must be an object mapping each pending toolCallId to true, false or \{ approved, reason \}/],
     ['a state of another agent', (s) => [{ ...s, agentName: 'someone-else' }, { p: true }], /this state belongs to agent "someone-else", not "payer"; resume it with that agent/],
@@ -222,7 +222,7 @@ describe('resume: the state is plain JSON', () => {
     expect(JSON.parse(JSON.stringify(first.state))).toStrictEqual(first.state);
     const done = await buildBankAgent({ dir, onEvent: (e) => events.push(e) }).resume(prepare(first.state), { [TRANSFER_CALL]: true });
     // Ids and times differ between the two runs; everything else must match.
-    const scrub = (value: unknown) => JSON.parse(JSON.stringify(value).replaceAll(first.runId, 'RUN').replaceAll(first.sessionId, 'SESSION').replace(/"at":\d+/g, '"at":0'));
+    const scrub = (value: unknown) => JSON.parse(JSON.stringify(value).replaceAll(first.runId, 'RUN').replaceAll(first.sessionId, 'SESSION').replace(/"at":(\d+|"[^"]*")/g, '"at":0'));
     return { paused: first.state, done: scrub(done), events: scrub(events), executions: scrub(executions(dir)) };
   };
 
