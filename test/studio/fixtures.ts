@@ -65,8 +65,8 @@ export function editorAgent(store: RunStore): Agent {
   });
 }
 
-/** Agent `payments`: a refund of each order (default one) that waits for a human; `executions` counts the refunds made. */
-export function paymentsAgent(store: RunStore, executions: { refunds: { orderId: string; amount: number }[] }, orders = ['A-17']): Agent {
+/** Agent `payments`: a refund of each order (default one) that waits for a human; `executions` counts the refunds made (no `store`: an agent made without one). */
+export function paymentsAgent(store: RunStore | undefined, executions: { refunds: { orderId: string; amount: number }[] }, orders = ['A-17']): Agent {
   const refund = defineTool({
     name: 'refund', description: 'Refund an order', needsApproval: true,
     input: z.object({ orderId: z.string().min(1), amount: z.number().positive().max(500) }),
