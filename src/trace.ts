@@ -14,6 +14,6 @@
 // The `koagent/trace` entry: the layer trace's record and its OTLP JSON export. Nothing here
 // needs a driver or the OpenTelemetry SDK, so viewers and exporters can import it anywhere.
 /** @category Layer trace */
-export { TRACE_STATE, traceOf, type JsonChange, type LayerTraceRecord, type TracedCall, type TracedEffect, type TracedLayer } from './features/layer-trace/record.js';
+export { TRACE_STATE, traceOf, type JsonChange, type LayerTraceRecord, type TracedCall, type TracedEffect, type TracedLayer, type TracedSegment } from './features/layer-trace/record.js';
 /** @category Layer trace */
 export { traceToOtlp, type OtlpAttribute, type OtlpSpan, type OtlpTraces } from './features/layer-trace/otlp.js';

@@ -3,7 +3,7 @@
 import type { Message } from '../core/vocabulary/messages.js';
 import type { RunState } from '../core/vocabulary/state.js';
 import type { RunSummary } from '../stores/run-store.js';
-import { traceOf, type TracedCall, type TracedEffect } from '../features/layer-trace/record.js';
+import { traceOf, type LayerTraceRecord, type TracedCall, type TracedEffect, type TracedLayer, type TracedSegment } from '../features/layer-trace/record.js';
 
 /** Rows under a header, each column as wide as its widest cell. */
 export function table(header: readonly string[], rows: readonly (readonly string[])[]): string {
@@ -36,7 +36,7 @@ function contentText(content: Message['content']): string {
   }).join(' ');
 }
 
-/** `koagent runs show`: the run, its transcript, its ledger and its layer trace. */
+/** `koagent runs show`: the run, its transcript, its ledger and its layer trace (each segment's run layers, then its calls). */
 export function showRun(state: RunState): string {
   const lines: string[] = [];
   lines.push(`run ${state.runId}  agent ${state.agentName}  session ${state.sessionId}`);
@@ -61,8 +61,32 @@ export function showRun(state: RunState): string {
   lines.push('', 'Layer trace');
   const trace = traceOf(state);
   if (trace === undefined) lines.push('  not recorded (run with layerTrace: true)');
-  else lines.push(...trace.calls.map((call) => traceText(call)));
+  else lines.push(...traceLines(trace));
   return lines.join('\n');
+}
+
+/** The trace in the order things happened: each segment's run layers before the calls it made. */
+function traceLines(trace: LayerTraceRecord): string[] {
+  const lines: string[] = [];
+  const segments = trace.segments ?? [];
+  let next = 0;
+  const segmentsBefore = (index: number) => {
+    // A segment of a sub-agent without run layers tells nothing the calls do not.
+    for (; next < segments.length && segments[next].firstCall <= index; next++) if (segments[next].parentCallId === undefined || segments[next].layers.length > 0) lines.push(segmentText(segments[next]));
+  };
+  trace.calls.forEach((call, i) => {
+    segmentsBefore(i);
+    lines.push(traceText(call));
+  });
+  segmentsBefore(Number.POSITIVE_INFINITY);
+  return lines;
+}
+
+/** One segment's pass through the run stack: its outcome, time and run layers (criogen onStart/onEnd, run middleware). */
+export function segmentText(segment: TracedSegment): string {
+  const nest = segment.parentCallId === undefined ? '' : `  inside ${segment.parentCallId} (${(segment.agentPath ?? []).join(' › ')})`;
+  const head = `  run segment ${segment.segment}  ${segment.outcome}  ${ms(segment.durationMs)}${segment.layers.length === 0 ? '  no run layers' : ''}${nest}`;
+  return [head, ...layerLines(segment.layers, segment.parentCallId === undefined ? '    ' : '      ')].join('\n');
 }
 
 const indent = (text: string, by = '  ') => text.split('\n').map((l) => by + l).join('\n');
@@ -72,15 +96,18 @@ export function traceText(call: TracedCall): string {
   const nest = call.parentCallId === undefined ? '' : `  inside ${call.parentCallId} (${(call.agentPath ?? []).join(' › ')})`;
   const model = call.model ?? call.provider;
   const head = `  ${call.kind} ${call.name}${model === undefined ? '' : ` [${model}]`} ${call.id}  step ${call.step}, segment ${call.segment}  ${call.outcome}  ${ms(call.durationMs)}${nest}`;
-  const base = call.parentCallId === undefined ? '    ' : '      ';
-  const lines = call.layers.map((layer) => {
+  return [head, ...layerLines(call.layers, call.parentCallId === undefined ? '    ' : '      ')].join('\n');
+}
+
+/** Layers as an indented onion under `base`: each one step in from the layer around it, its effects under it. */
+function layerLines(layers: readonly TracedLayer[], base: string): string[] {
+  return layers.map((layer) => {
     const hooks = layer.hooks === undefined || layer.hooks.length === 0 ? '' : ` [${layer.hooks.join(', ')}]`;
     const source = layer.source === 'middleware' ? '' : ` (${layer.source})`;
     const pad = base + '  '.repeat(layer.depth);
     const effects = layer.effects.map((e) => `${pad}  · ${effectText(e)}`);
     return [`${pad}${layer.name}${source}${hooks}  self ${ms(layer.selfMs)}${layer.outAt === undefined ? '' : `, out at ${ms(layer.outAt)}`}`, ...effects].join('\n');
   });
-  return [head, ...lines].join('\n');
 }
 
 const ms = (value: number) => `${value < 10 ? value.toFixed(2) : Math.round(value)} ms`;

@@ -83,6 +83,8 @@ describe('runs show and export', () => {
     expect(stdout).toMatch(/model turn \[scripted\] model:1:1 {2}step 1, segment 1 {2}ok/);
     expect(stdout).toMatch(/\n {6}prod-only {2}self .*\n {8}· rewrote-args: \/args\/env "staging" → "prod"/);
     expect(stdout).toMatch(/koagent:approval \(builtin\).*\n(\s+· .*\n)*\s+· asked for approval/);
+    // The segment's run layers (a criogen hook's onStart and onEnd), before the calls it made.
+    expect(stdout).toMatch(/Layer trace\n {2}run segment 1 {2}suspended {2}[\d.]+ ms\n {4}DeployLog \(criogen\) \[onStart, onEnd\] {2}self [\d.]+ ms, out at [\d.]+ ms\n {2}model turn/);
   });
 
   it('exits 3 for a run the store does not have', async () => {

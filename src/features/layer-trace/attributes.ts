@@ -1,5 +1,5 @@
 // The span attributes of a traced layer, the same for live OpenTelemetry spans and OTLP export.
-import type { TracedCall, TracedLayer } from './record.js';
+import type { TracedLayer } from './record.js';
 
 /** A span attribute's value, as both OpenTelemetry's API and OTLP JSON take it. */
 export type AttributeValue = string | number | boolean | string[];
@@ -35,7 +35,7 @@ export function layerAttributes(layer: TracedLayer): Record<string, AttributeVal
 }
 
 /** Each layer's enclosing layer (its index), or -1 for the call itself: the onion, from the depths. */
-export function enclosing(call: TracedCall): number[] {
+export function enclosing(call: { layers: readonly TracedLayer[] }): number[] {
   const open: number[] = [];
   return call.layers.map((layer, i) => {
     open.length = Math.min(open.length, layer.depth);
