@@ -22,11 +22,15 @@ export function tempStore(): { store: RunStore; path: string; dispose(): Promise
 /** An AgentHooks hook that notes each tool call and its result (the trace names it `log-calls`). */
 export const logCalls: AgentHook = { name: 'log-calls', preToolCall: () => undefined, postToolCall: () => undefined };
 
-/** A criogen hook that looks at each tool call before it runs (the trace names it by its class). */
+/** A criogen hook that looks at each tool call before it runs, and at each segment's start and end (the trace names it by its class). */
 export class CheckScope implements Hook {
+  onStart() {
+    return undefined;
+  }
   beforeTool() {
     return undefined;
   }
+  onEnd() {}
 }
 
 /** What the scripted model costs in the fixtures' price table (USD per million tokens). */
