@@ -26,15 +26,16 @@ function asHostName(host: string): string {
 }
 
 /**
- * The `host:port` names the studio answers to: the loopback names when it listens on loopback;
- * the host it listens on otherwise; for a wildcard address (`0.0.0.0`) also this machine's own
- * addresses and name; and the names given in `allowedHosts`.
+ * The `host:port` names the studio answers to: the host it listens on; the loopback names when
+ * that is a loopback or wildcard address; for a wildcard address (`0.0.0.0`) also this machine's
+ * own addresses and name; and the names given in `allowedHosts`.
  */
 export function acceptedHosts(host: string, port: number, allowedHosts: readonly string[]): ReadonlySet<string> {
   const names = new Set<string>();
   if (isLoopback(host) || isWildcard(host)) for (const name of LOOPBACK_NAMES) names.add(name);
-  if (!isWildcard(host)) names.add(asHostName(host));
-  else {
+  // The URL the studio prints names the host it listens on, a wildcard one included (http://0.0.0.0:PORT/).
+  names.add(asHostName(host));
+  if (isWildcard(host)) {
     names.add(hostname().toLowerCase());
     for (const addresses of Object.values(networkInterfaces())) for (const address of addresses ?? []) names.add(asHostName(address.address));
   }

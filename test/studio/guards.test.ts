@@ -3,6 +3,7 @@
 // state-changing request shaped like another site's form (token in the query, a text body, a
 // foreign Origin). Raw HTTP where fetch would tidy the request up.
 import { connect } from 'node:net';
+import { hostname } from 'node:os';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startStudio, type Studio } from '../../src/studio/server.js';
 import { paymentsAgent, tempStore } from './fixtures.js';
@@ -79,6 +80,19 @@ describe('the Host header', () => {
       expect((await raw(`GET /api/runs HTTP/1.1\r\nHost: other.internal:${namedPort}\r\nx-koagent-token: ${named.token}`, '', namedPort)).status).toBe(421);
     } finally {
       await named.close();
+    }
+  });
+
+  it('listening on every address (0.0.0.0), is answered for the URL it prints, loopback and this machine\'s name, and refused for others', async () => {
+    const wide = await startStudio({ store: temp.store, host: '0.0.0.0' });
+    try {
+      const widePort = Number(new URL(wide.url).port);
+      const status = async (name: string) => (await raw(`GET /api/runs HTTP/1.1\r\nHost: ${name}:${widePort}\r\nx-koagent-token: ${wide.token}`, '', widePort)).status;
+      expect(new URL(wide.url).hostname).toBe('0.0.0.0');
+      for (const name of ['0.0.0.0', '127.0.0.1', 'localhost', hostname()]) expect(await status(name), name).toBe(200);
+      expect(await status('rebind.attacker.example')).toBe(421);
+    } finally {
+      await wide.close();
     }
   });
 
