@@ -193,8 +193,8 @@ describe.skipIf(!found)(found ? 'the studio page in Chromium' : `the studio page
     expect(bars.map((bar) => bar.segment)).toEqual(['1', '1', '2', '2']);
     for (const segment of ['1', '2']) {
       const own = bars.filter((bar) => bar.segment === segment);
-      expect(Math.min(...own.map((bar) => bar.fromLeft))).toBeLessThan(1);
-      expect(Math.min(...own.map((bar) => bar.fromRight))).toBeLessThan(1);
+      expect(Math.min(...own.map((bar) => bar.fromLeft)), JSON.stringify(bars)).toBeLessThan(1);
+      expect(Math.min(...own.map((bar) => bar.fromRight)), JSON.stringify(bars)).toBeLessThan(1);
     }
     expect(await page.locator('[data-testid="segment-break"]').textContent()).toMatch(/2 min \d+ s later/);
     expect(await page.locator('.segment-head[data-segment="1"] .outcome').textContent()).toContain('suspended');
@@ -202,7 +202,7 @@ describe.skipIf(!found)(found ? 'the studio page in Chromium' : `the studio page
 
   it('shows a segment\'s run layers (criogen onStart/onEnd) as an onion around the loop', async () => {
     await page.goto(`${studio.url}#/run/${traced}`);
-    const head = page.locator('.segment-head[data-segment="1"]');
+    const head = page.locator(`section.run[data-run="${traced}"] .segment-head[data-segment="1"]`);
     expect(await head.locator('[data-testid="run-layers"]').textContent()).toContain('CheckScope');
     await head.click();
     const onion = page.locator('.onion[data-segment="1"]');

@@ -57,7 +57,8 @@ export function Timeline({ calls, segments, picked, pick }: { calls: TracedCall[
     <div class="waterfall" data-testid="waterfall">
       {blocks.map((block, b) => {
         const { start, end } = extent(block, calls);
-        const span = Math.max(1, end - start);
+        // Not floored at a whole millisecond: a block of sub-millisecond calls still spans its track.
+        const span = Math.max(0.001, end - start);
         const before = b > 0 ? extent(blocks[b - 1]!, calls).end : undefined;
         const entry = block.entry;
         return (
