@@ -37,7 +37,7 @@ function contentText(content: Message['content']): string {
   }).join(' ');
 }
 
-/** `koagent runs show`: the run, its transcript, its ledger and its layer trace. */
+/** `koagent runs show`: the run, its transcript, its ledger and its layer trace (each segment's run layers, then its calls). */
 export function showRun(state: RunState): string {
   const lines: string[] = [];
   lines.push(`run ${state.runId}  agent ${state.agentName}  session ${state.sessionId}`);

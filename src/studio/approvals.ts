@@ -1,5 +1,5 @@
 // Approvals from the page: the pending calls of every suspended run, and the answers to them.
-// An answer resumes the run through the store with the agent the studio was given, exactly
+// An answer resumes the run through the studio's store with the agent the studio was given, exactly
 // once: the studio lets one resume of a run's segment go ahead at a time, and the store's claim
 // refuses a second resume of the segment from any process. Given the workers' queue, the studio
 // sends the answer there instead, and a worker runs the next segment.
@@ -178,7 +178,8 @@ export class Approvals {
   async #resume(agent: Agent<any, any>, state: RunState, decisions: Record<string, ApprovalDecision>, key: string): Promise<Answer> {
     this.#resuming.add(key);
     let settled: { error?: unknown } | undefined;
-    const resume = agent.resume(state.runId, decisions).then(
+    // Through the store the studio shows, as `koagent runs approve` does: an agent made without a store of its own resumes too.
+    const resume = agent.resume(state.runId, decisions, { store: this.#store }).then(
       () => (settled = {}),
       (error: unknown) => (settled = { error }),
     );

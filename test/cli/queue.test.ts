@@ -75,7 +75,7 @@ describe('studio --queue', () => {
     const { child, url } = await koagentStudio(['--queue', db.url, '--agents', AGENTS]);
     try {
       const token = new URL(url).searchParams.get('token')!;
-      const answer = (body: object) => fetch(new URL(`/api/runs/${runId}/approvals/t1`, url), { method: 'POST', headers: { 'x-koagent-token': token }, body: JSON.stringify(body) });
+      const answer = (body: object) => fetch(new URL(`/api/runs/${runId}/approvals/t1`, url), { method: 'POST', headers: { 'x-koagent-token': token, 'content-type': 'application/json' }, body: JSON.stringify(body) });
       const pending = (await (await fetch(new URL('/api/approvals', url), { headers: { 'x-koagent-token': token } })).json()) as { runId: string; canResume: boolean }[];
       expect(pending).toEqual([expect.objectContaining({ runId, canResume: true })]);
       expect((await answer({ approved: true, args: { to: 'Ada', amount: 500 } })).status).toBe(422);

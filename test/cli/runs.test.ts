@@ -1,7 +1,7 @@
 // `koagent runs …` run as a user runs it: the bin in a child process, against a SQLite file this
 // test fills by running real agents. What it prints, its --json, and its exit codes.
 import { execFile } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -64,10 +64,11 @@ describe('runs ls', () => {
     expect(stderr).toMatch(/--status done is not a run status/);
   });
 
-  it('refuses a store file that does not exist (exit 2), and never creates one', async () => {
+  it('fails on a store file that does not exist (exit 1: the store could not be opened, as docs/cli.md says), and never creates one', async () => {
     const { code, stderr } = await koagent('runs', 'ls', '--store', join(dir, 'nope.db'));
-    expect(code).toBe(2);
+    expect(code).toBe(1);
     expect(stderr).toMatch(/no run store at/);
+    expect(existsSync(join(dir, 'nope.db'))).toBe(false);
   });
 });
 
@@ -83,6 +84,8 @@ describe('runs show and export', () => {
     expect(stdout).toMatch(/model turn \[scripted\] model:1:1 {2}step 1, segment 1 {2}ok/);
     expect(stdout).toMatch(/\n {6}prod-only {2}self .*\n {8}· rewrote-args: \/args\/env "staging" → "prod"/);
     expect(stdout).toMatch(/koagent:approval \(builtin\).*\n(\s+· .*\n)*\s+· asked for approval/);
+    // The segment's run layers (a criogen hook's onStart and onEnd), before the calls it made.
+    expect(stdout).toMatch(/Layer trace\n {2}run segment 1 {2}suspended {2}[\d.]+ ms\n {4}DeployLog \(criogen\) \[onStart, onEnd\] {2}self [\d.]+ ms, out at [\d.]+ ms\n {2}model turn/);
   });
 
   it('exits 3 for a run the store does not have', async () => {
@@ -228,5 +231,20 @@ describe('usage', () => {
   it('exits 2 on an unknown command or flag, saying which', async () => {
     expect(await koagent('walk')).toMatchObject({ code: 2, stderr: expect.stringMatching(/unknown command "walk"/) });
     expect(await koagent('runs', 'ls', '--store', db, '--colour')).toMatchObject({ code: 2, stderr: expect.stringMatching(/--colour/) });
+  });
+
+  it('prints the package\'s version with --version and -v', async () => {
+    const { version } = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string };
+    expect(await koagent('--version')).toEqual({ code: 0, stdout: `${version}\n`, stderr: '' });
+    expect(await koagent('-v')).toEqual({ code: 0, stdout: `${version}\n`, stderr: '' });
+  });
+
+  it('ends the help with where the manual is: the repository\'s docs/cli.md, since the package ships no docs', async () => {
+    const { repository } = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { repository: { url: string } };
+    const web = repository.url.replace(/^git\+/, '').replace(/\.git$/, '');
+    const { code, stdout } = await koagent('--help');
+    expect(code).toBe(0);
+    expect(stdout.trim().split('\n').at(-1)).toBe(`The manual: ${web}/blob/main/docs/cli.md`);
+    expect(stdout).toContain('koagent --version');
   });
 });

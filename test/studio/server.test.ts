@@ -38,7 +38,7 @@ describe('the token', () => {
     expect((await api('runs/x/approvals/y', { method: 'POST', body: '{"approved":true}' }, null)).status).toBe(401);
   });
 
-  it('is taken from the query too (links the browser follows itself), and the page is served without it', async () => {
+  it('is taken from the query too for reads (links the browser follows itself), and the page is served without it', async () => {
     expect((await fetch(new URL(`/api/runs?token=${studio.token}`, studio.url))).status).toBe(200);
     const page = await fetch(new URL('/', studio.url));
     expect(page.status).toBe(200);
@@ -162,7 +162,7 @@ describe('approvals', () => {
     const studioOfBoth = await startStudio({ store: temp.store, agents: [both] });
     try {
       const { state } = await both.run('Refund B-1 and B-2');
-      const answer = (id: string, decision: object) => fetch(new URL(`/api/runs/${state.runId}/approvals/${id}`, studioOfBoth.url), { method: 'POST', headers: { 'x-koagent-token': studioOfBoth.token }, body: JSON.stringify(decision) });
+      const answer = (id: string, decision: object) => fetch(new URL(`/api/runs/${state.runId}/approvals/${id}`, studioOfBoth.url), { method: 'POST', headers: { 'x-koagent-token': studioOfBoth.token, 'content-type': 'application/json' }, body: JSON.stringify(decision) });
       const first = await answer('call_refund', { approved: true });
       expect(first.status).toBe(202);
       expect(await first.json()).toMatchObject({ resumed: false, waitingFor: ['call_refund_2'] });
@@ -175,11 +175,26 @@ describe('approvals', () => {
     }
   });
 
+  it('resumes through its own store the run of an agent made without one (as an --agents module exports it)', async () => {
+    const storeless = paymentsAgent(undefined, executions);
+    const { state } = await storeless.run('Refund order A-17', { store: temp.store });
+    const ofStoreless = await startStudio({ store: temp.store, agents: [storeless] });
+    try {
+      const before = executions.refunds.length;
+      const answered = await fetch(new URL(`/api/runs/${state.runId}/approvals/call_refund`, ofStoreless.url), { method: 'POST', headers: { 'x-koagent-token': ofStoreless.token, 'content-type': 'application/json' }, body: '{"approved":true}' });
+      expect(answered.status, await answered.clone().text()).toBe(202);
+      await untilStatus(temp.store, state.runId, 'completed');
+      expect(executions.refunds.length - before).toBe(1);
+    } finally {
+      await ofStoreless.close();
+    }
+  });
+
   it('answers 409, saying to start the studio with --agents, when it has no agent to resume with', async () => {
     const { state } = await payments.run('Refund order A-17');
     const bare = await startStudio({ store: temp.store });
     try {
-      const response = await fetch(new URL(`/api/runs/${state.runId}/approvals/call_refund`, bare.url), { method: 'POST', headers: { 'x-koagent-token': bare.token }, body: '{"approved":true}' });
+      const response = await fetch(new URL(`/api/runs/${state.runId}/approvals/call_refund`, bare.url), { method: 'POST', headers: { 'x-koagent-token': bare.token, 'content-type': 'application/json' }, body: '{"approved":true}' });
       expect(response.status).toBe(409);
       expect(((await response.json()) as { error: string }).error).toContain('--agents');
     } finally {

@@ -36,7 +36,7 @@ export function layerAttributes(layer: TracedLayer): Record<string, AttributeVal
 }
 
 /** Each layer's enclosing layer (its index), or -1 for the call itself: the onion, from the depths. */
-export function enclosing(call: TracedCall): number[] {
+export function enclosing(call: { layers: readonly TracedLayer[] }): number[] {
   const open: number[] = [];
   return call.layers.map((layer, i) => {
     open.length = Math.min(open.length, layer.depth);

@@ -1,12 +1,13 @@
-// The recording layers of the layer trace: each user layer's function and each of koagent's tool
-// steps wrapped to note when it was entered and left, how often it called next(), and what it
+// The recording layers of the layer trace: each user layer's function (run, model and tool) and
+// each of koagent's tool steps wrapped to note when it was entered and left, how often it called next(), and what it
 // changed. Only the stacks of a traced segment are built of these: an untraced one has none.
 import { segmentOf } from '../../core/run/base-context.js';
 import type { Layer, LayerFn, TrustedLayer } from '../../core/stacks/compose.js';
-import type { ModelContext, ToolContext } from '../../core/vocabulary/contexts.js';
+import type { ModelContext, RunContext, ToolContext } from '../../core/vocabulary/contexts.js';
 import type { Message } from '../../core/vocabulary/messages.js';
 import type { GenerateResult } from '../../core/vocabulary/model.js';
 import type { ToolOutcome } from '../../core/vocabulary/outcome.js';
+import type { RunResult } from '../../core/vocabulary/result.js';
 import { liveCall, type LiveCall } from './calls.js';
 import { bounded, decisionEffect, jsonChanges, type JsonChange, type TracedEffect, type TracedLayer } from './record.js';
 import { decisionIn } from '../../core/state/decisions.js';
@@ -28,20 +29,23 @@ declare module '../../core/vocabulary/middleware.js' {
 /** What a change's values read when a layer keeps them out of the trace (`traceValues: false`). */
 export const WITHHELD = '[withheld]';
 
+/** The hook point a layer is recorded at. */
+export type TracedPoint = 'run' | 'model' | 'tool';
+
 /** Who a layer is, as the trace names it: a middleware, a dialect's hooks, or koagent's own step. */
 export interface LayerIdentity {
   source: TracedLayer['source'];
   /** The layer keeps values out of its changes and those of the layers inside it (`traceValues: false`). */
   withholdsValues?: boolean;
   /** The layer's name at this call (an AgentHook layer's depends on the hooks registered now). */
-  name(point: 'model' | 'tool'): string;
+  name(point: TracedPoint): string;
   /** The dialect methods that ran, from what the layer did. */
-  hooks?(point: 'model' | 'tool', ran: { threw: boolean; nextCalls: number; approval: boolean }): string[];
+  hooks?(point: TracedPoint, ran: { threw: boolean; nextCalls: number; approval: boolean }): string[];
 }
 
 /** How a hook point's calls are compared before and after a layer. */
 interface PointDiff<C, T, S> {
-  point: 'model' | 'tool';
+  point: TracedPoint;
   before(ctx: C): S;
   rewrote(ctx: C, before: S): TracedEffect | undefined;
   returned(inner: T | undefined, out: T, layer: string): TracedEffect[];
@@ -126,9 +130,9 @@ function withoutValues(effect: TracedEffect): TracedEffect {
   return { ...effect, changes };
 }
 
-/** A user layer's function, recording its pass when its call is traced. */
-export function recordedFn<C extends object, T>(fn: LayerFn<C, T>, id: LayerIdentity, point: 'model' | 'tool'): LayerFn<C, T> {
-  const diff = (point === 'tool' ? toolDiff : modelDiff) as unknown as PointDiff<C, T, unknown>;
+/** A user layer's function, recording its pass when its call (or segment) is traced. */
+export function recordedFn<C extends object, T>(fn: LayerFn<C, T>, id: LayerIdentity, point: TracedPoint): LayerFn<C, T> {
+  const diff = (point === 'tool' ? toolDiff : point === 'model' ? modelDiff : runDiff) as unknown as PointDiff<C, T, unknown>;
   return function recorded(this: unknown, ctx, next) {
     const live = liveCall(ctx);
     if (live === undefined) return fn.call(this, ctx, next);
@@ -242,5 +246,22 @@ const modelDiff: PointDiff<ModelContext, GenerateResult, ModelBefore> = {
     const view = (r: GenerateResult) => bounded({ message: r.message, finishReason: r.finishReason });
     const changes = jsonChanges(view(inner), view(out));
     return changes.length === 0 ? [] : [{ kind: 'replaced-reply', changes }];
+  },
+};
+
+// --- run segments --------------------------------------------------------------------------
+
+/** What a run layer's result is compared by: how the segment ended and what it answered. */
+const resultView = (result: RunResult) => bounded({ status: result.status, stopReason: result.stopReason, text: result.text, output: result.output });
+
+const runDiff: PointDiff<RunContext, RunResult, undefined> = {
+  point: 'run',
+  before: () => undefined,
+  // The run's input is the transcript's; a run layer's rewrites show in the model calls' requests.
+  rewrote: () => undefined,
+  returned(inner, out) {
+    if (inner === undefined || inner === out || typeof out !== 'object' || out === null) return [];
+    const changes = jsonChanges(resultView(inner), resultView(out));
+    return changes.length === 0 ? [] : [{ kind: 'replaced-result', changes }];
   },
 };

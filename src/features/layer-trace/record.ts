@@ -18,6 +18,31 @@ export interface LayerTraceRecord {
   version: 1;
   /** In the order the calls started; a sub-agent's calls are here too, with `parentCallId`. */
   calls: TracedCall[];
+  /** Each segment's pass through the run stack, in the order they started (absent in a record written before it was kept). */
+  segments?: TracedSegment[];
+}
+
+/**
+ * One run segment's pass through the run stack: the run layers it entered (run middleware,
+ * criogen `onStart`/`onEnd`), in and out, their time, and what they did.
+ *
+ * @example for (const s of trace.segments ?? []) console.log(s.segment, s.outcome, s.layers.map((l) => l.name));
+ */
+export interface TracedSegment {
+  /** The run's segment number (1, then one more for each resume or recovery). */
+  segment: number;
+  /** Epoch milliseconds. */
+  startedAt: number;
+  durationMs: number;
+  outcome: 'completed' | 'suspended' | 'failed';
+  /** The index in `calls` of the first call made after the segment started (`calls.length` then, when it made none). */
+  firstCall: number;
+  /** A sub-agent's segment: the lead agent's tool call that ran the sub-agent. */
+  parentCallId?: string;
+  /** A sub-agent's segment: the sub-agents' names, from the lead down. */
+  agentPath?: string[];
+  /** The run layers, in the order they were entered, outermost first; `inAt`/`outAt` count from the segment's start. */
+  layers: TracedLayer[];
 }
 
 /**
@@ -59,13 +84,13 @@ export interface TracedLayer {
   /** The middleware's name; for a dialect's layer, its hook's name (AgentHooks: their names joined with `, `). */
   name: string;
   source: 'middleware' | 'agent-hook' | 'criogen' | 'builtin';
-  /** The dialect hook methods that ran inside this layer (`preToolCall`, `beforeTool` …). */
+  /** The dialect hook methods that ran inside this layer (`preToolCall`, `beforeTool`, `onStart` …). */
   hooks?: string[];
   /** How many layers enclose this one in the call (0: the outermost). */
   depth: number;
-  /** Milliseconds since the call started, when the layer was entered. */
+  /** Milliseconds since the call (for a run layer, the segment) started, when the layer was entered. */
   inAt: number;
-  /** Milliseconds since the call started, when the layer returned (absent if it threw, or never returned). */
+  /** Milliseconds since the call (or the segment) started, when the layer returned (absent if it threw, or never returned). */
   outAt?: number;
   /** Time in the layer itself, without the time inside its next(). */
   selfMs: number;

@@ -17,9 +17,10 @@ async function tracedRun() {
 }
 
 describe('formatTrace', () => {
-  it('prints each call, then its layers as an onion, each one step in from the layer around it, with what it did', async () => {
+  it('prints each segment, then each call it made and its layers as an onion, each one step in from the layer around it, with what it did', async () => {
     const result = await tracedRun();
     expect(shape(formatTrace(result.state))).toBe([
+      'run segment 1  completed  … ms  no run layers',
       'model turn [mock] model:1:1  step 1, segment 1  ok  … ms',
       'tool search c1  step 1, segment 1  ok  … ms',
       '  koagent:validate (builtin)  self … ms, out at … ms',
@@ -45,7 +46,7 @@ describe('formatTrace', () => {
     const researcher = createAgent({ name: 'researcher', model: mockModel([{ toolCalls: [{ name: 'search', args: { q: 'otters' }, id: 's1' }] }, 'Otters hold hands.']), tools: [search] });
     const lead = createAgent({ name: 'lead', model: mockModel([{ toolCalls: [{ name: 'researcher', args: { task: 'otters' }, id: 'r1' }] }, 'Done.']), tools: [researcher.asTool({ description: 'Researches' })], layerTrace: true });
     const text = formatTrace((await lead.run('Otters?')).state);
-    expect(shape(text).split('\n').slice(3, 6)).toEqual([
+    expect(shape(text).split('\n').slice(4, 7)).toEqual([
       'model turn [mock] model:1:1  step 1, segment 1  ok  … ms  inside r1 (researcher)',
       'tool search s1  step 1, segment 1  ok  … ms  inside r1 (researcher)',
       '    koagent:validate (builtin)  self … ms, out at … ms',
