@@ -5,7 +5,8 @@
 // Completions server on 127.0.0.1: real HTTP through the AI SDK's own code, no network needed.
 import { createOpenAI } from '@ai-sdk/openai';
 import { z } from 'zod';
-import { createAgent, defineTool, retryMiddleware } from 'koagent';
+import { createAgent, defineTool } from 'koagent';
+import { retryMiddleware } from 'koagent/middleware';
 import { aiSdk } from 'koagent/ai-sdk';
 import { openAiCompatibleServer, type OpenAiCompatibleServer } from 'koagent/testing';
 

@@ -4,7 +4,8 @@
 // string, e.g. ollama:llama3.2); without a key it starts a scripted Chat Completions server on
 // 127.0.0.1 and talks to that: the same HTTP and SSE code path, no network needed.
 import { z } from 'zod';
-import { createAgent, defineTool, openai, resolveModel, retryMiddleware, type ModelProvider } from 'koagent';
+import { createAgent, defineTool, openai, resolveModel, type ModelProvider } from 'koagent';
+import { retryMiddleware } from 'koagent/middleware';
 import { openAiCompatibleServer, type OpenAiCompatibleServer } from 'koagent/testing';
 
 const weather = defineTool({

@@ -4,10 +4,14 @@
 // whatever they need, every user's middleware has too. The entry points choose from it: the
 // package root the names everyday code uses, `koagent/types` the other types,
 // `koagent/option-checks` the options helpers, `koagent/media` the media helpers and
-// `koagent/store` the ledger's types. Two names here are on no entry point: `blame`, with which
+// `koagent/store` the ledger's types. Three names here are on no entry point: `blame`, with which
 // the dialects report the user's hook that threw rather than their own layer (a user's own
-// layer is named by the run itself), and `jsonOf`, a faster `JSON.stringify` of a long
-// transcript for the built-ins that serialise it on every call.
+// layer is named by the run itself), `failing`, with which a dialect's run layer lets its hooks
+// see the segment failing with what a hook threw before the layer rethrows it (a user's layer
+// sees a failure in `ctx.state` once it comes out of `next()`), `jsonOf`, a faster
+// `JSON.stringify` of a long transcript for the built-ins that serialise it on every call, and
+// `ownValue` / `setOwn`, with which the dialects and built-ins read and write objects keyed by
+// names others chose (a hook named `__proto__`, a tool named `constructor`).
 export type {
   BaseContext,
   GuardrailVerdict,
@@ -50,6 +54,8 @@ export {
 } from './core/vocabulary/content.js';
 export type { AssistantMessage, AssistantToolCall, Message, RunInput, SystemMessage, ToolMessage, UserMessage } from './core/vocabulary/messages.js';
 export { jsonOf } from './core/state/transcript-view.js';
+export { failing } from './core/run/run-context.js';
+export { ownValue, setOwn } from './core/vocabulary/json.js';
 export { defineMiddleware, type Middleware } from './core/vocabulary/middleware.js';
 export { keyValuesOf, memoryKeyValues, type KeyValueSource, type KeyValueStore } from './core/vocabulary/key-values.js';
 export type { FinishReason, GenerateOptions, GenerateResult, ModelProvider, ResponseFormat, StreamPart, TokenUsage, ToolSpec } from './core/vocabulary/model.js';
@@ -59,6 +65,9 @@ export { isRetryableError, ProviderError, type ProviderErrorDetails, type Provid
 export type { RunResult } from './core/vocabulary/result.js';
 export type {
   ApprovalDecision,
+  DecisionActor,
+  DecisionRecord,
+  DecisionSurface,
   LedgerCall,
   LedgerEntry,
   PendingApproval,

@@ -1,7 +1,8 @@
 /**
  * What an application builds, runs and extends an agent with: the agent, tools, middleware and
- * the contexts they see, both hook dialects as their guides import them, the built-in
- * middleware, the OpenAI-compatible provider, the memory store and the errors.
+ * the contexts they see, both hook dialects as their guides import them, the OpenAI-compatible
+ * provider, the memory store and the errors. Retry, timeout, compaction and the media store are
+ * here too; the home of every built-in middleware is `koagent/middleware`.
  *
  * @example
  * ```ts
@@ -13,7 +14,8 @@
  */
 // koagent: the package root. What an application builds, runs and extends an agent with: the
 // agent, tools, middleware and the contexts it sees, both hook dialects as their guides import
-// them, the built-in middleware, the OpenAI-compatible provider, the memory store, the errors,
+// them, the four most used built-in middleware (their home is `koagent/middleware`, which the
+// docs import them from), the OpenAI-compatible provider, the memory store, the errors,
 // and the types everyday code names. Each name here is a decision: test/exports.test.ts lists
 // them all and holds the root to 70. The other types of the API's signatures are on
 // `koagent/types`, a run store's interface on `koagent/store`, the hook dialects in full on
@@ -55,7 +57,8 @@ export { isToolset } from './tools/toolset.js';
 /** @category Tools */
 export { deny, toolError, ToolError, type Tool, type ToolOutcome } from './api.js';
 
-// Middleware: writing one, and the built-in ones.
+// Middleware: writing one, and the four built-ins most agents use (also on koagent/middleware,
+// their home; the root keeps them for the programs that import them from here).
 /** @category Middleware */
 export { defineMiddleware, type Middleware, type ModelContext, type RunContext, type ToolContext } from './api.js';
 /** @category Middleware */

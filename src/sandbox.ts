@@ -1,8 +1,8 @@
 /**
  * Hooks from source text, run in a sandbox: a QuickJS engine in WebAssembly with no file system,
  * network, process, environment or timers, a time limit per call and a memory limit per
- * sandbox, on a worker thread of its own by default. Needs `quickjs-emscripten` 0.32, an optional peer dependency. See the "Sandboxed
- * hooks" sections of docs/agent-hooks.md and docs/criogen-hooks.md.
+ * sandbox, on a worker thread of its own by default. Needs `quickjs-emscripten` 0.32, an optional
+ * peer dependency. See docs/sandbox.md.
  *
  * @example
  * ```ts
@@ -17,4 +17,4 @@
 /** @category Hooks */
 export { sandboxedHooks, type SandboxedHooks, type SandboxOptions } from './sandbox/sandboxed-hooks.js';
 /** @category Hooks */
-export { SandboxError } from './sandbox/engine.js';
+export { SandboxError } from './sandbox/sandbox-error.js';

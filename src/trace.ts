@@ -1,19 +1,21 @@
 /**
- * The layer trace of a run, as code reads it: the record's types, where a state keeps it, and
- * its export as OTLP JSON for any OpenTelemetry backend. Record one with
+ * The layer trace of a run, as code reads it: the record's types, where a state keeps it, its
+ * text for a terminal, and its export as OTLP JSON for any OpenTelemetry backend. Record one with
  * `createAgent({ layerTrace: true })` or `run(input, { layerTrace: true })`.
  *
  * @example
  * ```ts
- * import { traceOf, traceToOtlp } from 'koagent/trace';
+ * import { formatTrace, traceOf, traceToOtlp } from 'koagent/trace';
  * ```
  *
  * @packageDocumentation
  * @module koagent/trace
  */
-// The `koagent/trace` entry: the layer trace's record and its OTLP JSON export. Nothing here
-// needs a driver or the OpenTelemetry SDK, so viewers and exporters can import it anywhere.
+// The `koagent/trace` entry: the layer trace's record, its text and its OTLP JSON export.
+// Nothing here needs a driver or the OpenTelemetry SDK, so viewers and exporters can import it anywhere.
 /** @category Layer trace */
-export { TRACE_STATE, traceOf, type JsonChange, type LayerTraceRecord, type TracedCall, type TracedEffect, type TracedLayer } from './features/layer-trace/record.js';
+export { TRACE_STATE, traceOf, type HumanDecisionEffect, type JsonChange, type LayerTraceRecord, type TracedCall, type TracedEffect, type TracedLayer, type TracedSegment } from './features/layer-trace/record.js';
 /** @category Layer trace */
 export { traceToOtlp, type OtlpAttribute, type OtlpSpan, type OtlpTraces } from './features/layer-trace/otlp.js';
+/** @category Layer trace */
+export { formatTrace } from './features/layer-trace/format.js';

@@ -68,7 +68,7 @@ export type { PermissionRule, PermissionsOption } from './tools/permissions.js';
 /** @category Errors */
 export type { ErrorCode, ErrorCodes } from './api.js';
 /** @category Agent */
-export type { ResumeClaim, RunStatus, StopCondition, StopReason, EndReason, Usage } from './api.js';
+export type { DecisionActor, DecisionRecord, DecisionSurface, ResumeClaim, RunStatus, StopCondition, StopReason, EndReason, Usage } from './api.js';
 /** @category Agent */
 export type { Limits } from './features/limits.js';
 /** @category Agent */

@@ -125,6 +125,10 @@ describe('the other entry points', () => {
     expect(twice).toEqual([]);
   });
 
+  it('koagent/trace exports the record\'s reader, its text for a terminal and its OTLP export', async () => {
+    expect(sorted(Object.keys(await import('../src/trace.js')))).toEqual(sorted(['TRACE_STATE', 'formatTrace', 'traceOf', 'traceToOtlp']));
+  });
+
   it('koagent/types holds types only', async () => {
     expect(Object.keys(await import('../src/types.js'))).toEqual([]);
   });

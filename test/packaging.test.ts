@@ -1,9 +1,10 @@
 // What the published package holds and what a project that installs it gets: the tarball `npm
 // pack` makes is unpacked into a project of its own, beside its dependencies and nothing else of
 // this repository, and a program using the main APIs (test/consumer/program.ts) is compiled
-// against it with the strictest options, under nodenext and under bundler resolution; a second
-// project with zod alone beside it compiles a program of the root; the package is then loaded
-// with `require()`.
+// against it with the strictest options and a Node project's libraries (no DOM), under nodenext
+// and under bundler resolution; a second project with zod alone beside it compiles a program of
+// the root and koagent/sandbox; the package is then loaded with `require()`, and the README's
+// quick start runs in a project set up by its own commands.
 import { execFile } from 'node:child_process';
 import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -43,14 +44,24 @@ beforeAll(async () => {
     "import { z } from 'zod';",
     "import { createAgent, defineTool, memoryStore, type AgentHook } from 'koagent';",
     "import { mockModel } from 'koagent/testing';",
+    "import { sandboxedHooks, SandboxError } from 'koagent/sandbox';",
     "const echo = defineTool({ name: 'echo', description: 'Echo', input: z.object({ text: z.string() }), execute: ({ text }) => text });",
     "const audit: AgentHook = { name: 'audit', postToolCall(ctx) { console.log(ctx.toolName); } };",
     "export const agent = createAgent({ model: mockModel(['ok']), tools: [echo], hooks: [audit], store: memoryStore() });",
+    "export const sandboxed = async (source: string) => createAgent({ model: mockModel(['ok']), hooks: (await sandboxedHooks(source, { timeoutMs: 100 })).hooks });",
+    "export const overTime = (error: unknown) => error instanceof SandboxError && error.limit === 'timeoutMs';",
   ].join('\n'));
 }, 180_000);
 
 /** A project with the tarball unpacked as node_modules/koagent and links to this repository's copies of `packages`. */
 async function install(dir: string, packages: string[]): Promise<void> {
+  await unpack(dir, packages);
+  writeFileSync(join(dir, 'package.json'), JSON.stringify({ name: 'consumer', private: true, type: 'module' }));
+  mkdirSync(join(dir, 'src'));
+}
+
+/** The tarball as node_modules/koagent of `dir`, and links to this repository's copies of `packages`. */
+async function unpack(dir: string, packages: string[]): Promise<void> {
   const installed = join(dir, 'node_modules', 'koagent');
   mkdirSync(installed, { recursive: true });
   await run('tar', ['-xzf', join(work, packed.filename), '-C', installed, '--strip-components=1']);
@@ -58,13 +69,17 @@ async function install(dir: string, packages: string[]): Promise<void> {
     mkdirSync(dirname(join(dir, 'node_modules', name)), { recursive: true });
     symlinkSync(join(root, 'node_modules', name), join(dir, 'node_modules', name), 'dir');
   }
-  writeFileSync(join(dir, 'package.json'), JSON.stringify({ name: 'consumer', private: true, type: 'module' }));
-  mkdirSync(join(dir, 'src'));
 }
 
 /** The compile errors of a project's program and of koagent's declarations (other packages' own are theirs). */
 function compileErrors(resolution: 'nodenext' | 'bundler', dir = project): string[] {
-  const strictest = { strict: true, exactOptionalPropertyTypes: true, noUncheckedIndexedAccess: true, skipLibCheck: false, noEmit: true, target: 'es2022', types: ['node'] };
+  return compile(resolution, dir).errors;
+}
+
+/** Compile a project's program: its errors (see compileErrors), and the packages whose declarations it took in. */
+function compile(resolution: 'nodenext' | 'bundler', dir = project): { errors: string[]; packages: string[] } {
+  // A Node project's libraries: ES2023 and Node's types, no DOM (which would declare WebAssembly, fetch and the like).
+  const strictest = { strict: true, exactOptionalPropertyTypes: true, noUncheckedIndexedAccess: true, skipLibCheck: false, noEmit: true, target: 'es2022', lib: ['es2023'], types: ['node'] };
   const options = resolution === 'nodenext' ? { module: 'nodenext', moduleResolution: 'nodenext' } : { module: 'esnext', moduleResolution: 'bundler' };
   const configFile = join(dir, `tsconfig.${resolution}.json`);
   writeFileSync(configFile, JSON.stringify({ compilerOptions: { ...strictest, ...options }, include: ['src'] }, null, 2));
@@ -75,7 +90,8 @@ function compileErrors(resolution: 'nodenext' | 'bundler', dir = project): strin
   // koagent's declarations are checked (what skipLibCheck: false checks of them, at a tenth of the time).
   const ours = program.getSourceFiles().filter((file) => !relative(dir, file.fileName).startsWith('..'));
   const diagnostics = [...program.getOptionsDiagnostics(), ...program.getGlobalDiagnostics(), ...ours.flatMap((file) => [...program.getSyntacticDiagnostics(file), ...program.getSemanticDiagnostics(file)])];
-  return diagnostics.map((d) => `${d.file ? relative(dir, d.file.fileName) : ''}: ${ts.flattenDiagnosticMessageText(d.messageText, '\n')}`);
+  const packages = new Set(program.getSourceFiles().map((file) => /.*node_modules\/((?:@[^/]+\/)?[^/]+)\//.exec(file.fileName)?.[1]).filter((name) => name !== undefined));
+  return { errors: diagnostics.map((d) => `${d.file ? relative(dir, d.file.fileName) : ''}: ${ts.flattenDiagnosticMessageText(d.messageText, '\n')}`), packages: [...packages].sort() };
 }
 
 describe('the package', () => {
@@ -109,14 +125,20 @@ describe('a project that installs the package', () => {
   // scope), both hook dialects, the stores, an AI SDK model (MockLanguageModelV3), MCP and
   // mockModel, and holds `@ts-expect-error`s for misuse the types must refuse.
   it('compiles a program using the main APIs under nodenext resolution, strictest options, declarations checked', () => {
-    expect(compileErrors('nodenext')).toEqual([]);
+    const { errors, packages } = compile('nodenext');
+    expect(errors).toEqual([]);
+    // koagent/sandbox's declarations are koagent's own: quickjs-emscripten's (which need the DOM
+    // library, where a Node project has none) are not part of the program.
+    expect(packages).toContain('koagent');
+    expect(packages.filter((name) => /quickjs|^@jitl\//.test(name))).toEqual([]);
   }, 60_000);
 
   it('compiles the same program under bundler resolution', () => {
     expect(compileErrors('bundler')).toEqual([]);
   }, 60_000);
 
-  it('compiles a program of the root and koagent/testing with zod alone installed beside koagent (no optional peer)', () => {
+  // koagent/sandbox among them: its declarations are koagent's own, none of quickjs-emscripten's.
+  it('compiles a program of the root, koagent/testing and koagent/sandbox with zod alone installed beside koagent (no optional peer)', () => {
     expect(compileErrors('nodenext', bare)).toEqual([]);
   }, 60_000);
 
@@ -128,6 +150,32 @@ describe('a project that installs the package', () => {
     const { stdout: root } = await run(process.execPath, ['--no-warnings', '--input-type=commonjs', '-e', "process.stdout.write(typeof require('koagent').createAgent)"], { cwd: project });
     expect(root).toBe('function');
   });
+});
+
+describe("the README's quick start", () => {
+  const readme = readFileSync(join(root, 'README.md'), 'utf8');
+  const section = readme.slice(readme.indexOf('## Quick start'), readme.indexOf('\n## ', readme.indexOf('## Quick start') + 1));
+  const commands = /```sh\n([\s\S]*?)```/.exec(section)![1].split('\n').map((line) => line.replace(/#.*/, '').trim()).filter(Boolean);
+  const code = /```ts\n([\s\S]*?)```/.exec(section)![1];
+  const file = /Save this as `([^`]+)`/.exec(section)![1];
+
+  it('runs, as the README says, in a project that npm init -y made (CommonJS by default)', async () => {
+    const dir = join(work, 'quick-start');
+    mkdirSync(dir);
+    const npm = { cwd: dir, env: { ...process.env, npm_config_update_notifier: 'false', npm_config_offline: 'true' } };
+    const installs: string[] = [];
+    expect(commands[0]).toBe('npm init -y');
+    for (const command of commands) {
+      // The packages to install are linked (koagent: the packed tarball): no network here.
+      if (command.startsWith('npm install ')) installs.push(...command.split(/\s+/).slice(2).filter((arg) => !arg.startsWith('-')));
+      else await run('sh', ['-c', command], npm);
+    }
+    expect(installs).toEqual(['koagent', 'zod', 'tsx']);
+    await unpack(dir, [...Object.keys(pkg.dependencies), 'zod']);
+    writeFileSync(join(dir, file), code);
+    const { stdout } = await run(process.execPath, [join(root, 'node_modules/tsx/dist/cli.mjs'), file], { cwd: dir });
+    expect(stdout).toContain('Sunny in Paris.');
+  }, 60_000);
 });
 
 describe('the lockfile', () => {

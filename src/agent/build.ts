@@ -17,7 +17,7 @@ import { holdsStream, streamingProviderLayer, streamReleaseLayer } from '../feat
 import { answeredCondition, endedOutputLayer, finalAnswerTool, outputLayer, responseFormatLayer, type OutputPlan } from '../features/structured-output.js';
 import { providerSpanLayer, toolSpanLayer } from '../features/tracing.js';
 import { traceCallLayers, tracedParts } from '../features/layer-trace/install.js';
-import { approvalStep } from '../tools/approval.js';
+import { approvalStep, humanDenialStep } from '../tools/approval.js';
 import { guardrailsStep } from '../tools/guardrails.js';
 import { modelOutputStep } from '../tools/model-output.js';
 import { mayAsk, permissionsStep } from '../tools/permissions.js';
@@ -77,7 +77,7 @@ export function buildAgent(input: BuildInput): AgentCore {
   const held = holdsStream(layers);
   const base: StackParts = {
     layers,
-    tool: { validate: validateStep(lookup), resolve: resolveStep(lookup), policy, execute: executeStep, ...(dynamic || all.some((t) => t.toModelOutput !== undefined) ? { present: modelOutputStep } : {}) },
+    tool: { validate: validateStep(lookup), resolve: resolveStep(lookup), policy, denial: humanDenialStep, execute: executeStep, ...(dynamic || all.some((t) => t.toModelOutput !== undefined) ? { present: modelOutputStep } : {}) },
     run: loopStep,
     model: ModelCallContext.terminal,
     provider: generateReply,

@@ -155,25 +155,26 @@ function namedMiddleware(mw: Middleware, fallbackName: string): NamedMiddleware 
 }
 
 // How the layer trace names the dialects' layers and tells which of their methods ran.
-const AGENT_HOOK_PAIRS = { tool: ['preToolCall', 'postToolCall'], model: ['preGenerate', 'postGenerate'] } as const;
-const CRIOGEN_PAIRS = { tool: ['beforeTool', 'afterTool'], model: ['beforeModel', 'afterModel'] } as const;
+// AgentHooks have no run methods, so their layer has no run point to name.
+const AGENT_HOOK_PAIRS = { tool: ['preToolCall', 'postToolCall'], model: ['preGenerate', 'postGenerate'], run: [] } as const;
+const CRIOGEN_PAIRS = { tool: ['beforeTool', 'afterTool'], model: ['beforeModel', 'afterModel'], run: ['onStart', 'onEnd'] } as const;
 
 /** The AgentHook layer: named by the hooks with a method at the hook point; post-hooks run whatever settled the call. */
 function agentHookIdentity(current: () => readonly AgentHook[]): LayerIdentity {
   const having = (method: string) => current().filter((hook) => typeof (hook as unknown as Record<string, unknown>)[method] === 'function');
   return {
     source: 'agent-hook',
-    name: (point) => [...new Set([...having(AGENT_HOOK_PAIRS[point][0]), ...having(AGENT_HOOK_PAIRS[point][1])].map((hook) => hook.name))].join(', ') || AGENT_HOOK_LAYER,
-    hooks: (point, ran) => AGENT_HOOK_PAIRS[point].filter((method, i) => having(method).length > 0 && (i === 0 || !ran.threw)),
+    name: (point) => [...new Set((AGENT_HOOK_PAIRS[point] as readonly string[]).flatMap(having).map((hook) => hook.name))].join(', ') || AGENT_HOOK_LAYER,
+    hooks: (point, ran) => (AGENT_HOOK_PAIRS[point] as readonly string[]).filter((method, i) => having(method).length > 0 && (i === 0 || !ran.threw)),
   };
 }
 
-/** A criogen Hook's layer: afterTool does not run while a call waits for approval; afterModel only once the model answered. */
+/** A criogen Hook's layer: afterTool does not run while a call waits for approval; afterModel only once the model answered; onEnd always. */
 function criogenIdentity(hook: Hook, name: string): LayerIdentity {
   const has = (method: string) => typeof (hook as unknown as Record<string, unknown>)[method] === 'function';
   return {
     source: 'criogen',
     name: () => name,
-    hooks: (point, ran) => CRIOGEN_PAIRS[point].filter((method, i) => has(method) && (i === 0 || (!ran.threw && (point === 'tool' ? !ran.approval : ran.nextCalls > 0)))),
+    hooks: (point, ran) => (CRIOGEN_PAIRS[point] as readonly string[]).filter((method, i) => has(method) && (i === 0 || point === 'run' || (!ran.threw && (point === 'tool' ? !ran.approval : ran.nextCalls > 0)))),
   };
 }

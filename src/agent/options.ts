@@ -241,6 +241,8 @@ export const runCallOptionsSchema = optionsSchema({
 export function checkCallOptions(options: unknown, where: string): RunCallOptions & { output?: unknown } {
   const parsed = parseOptions(runCallOptionsSchema, options ?? {}, where);
   if (parsed.store !== undefined) assertStore(parsed.store, `${where}: store`);
+  // The caller's own object, checked: zod's copy of a record leaves out a `__proto__` key.
+  if (parsed.metadata !== undefined) parsed.metadata = (options as { metadata: Record<string, unknown> }).metadata;
   return parsed as RunCallOptions & { output?: unknown };
 }
 

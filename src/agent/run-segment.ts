@@ -1,6 +1,6 @@
 // One segment of a run, from start to end: its listeners, span, mode and metadata, the run
 // stack, and how it ends (stored, published, traced).
-import { runFailure } from '../core/vocabulary/errors.js';
+import { failureRecord, runFailure } from '../core/vocabulary/errors.js';
 import type { SubagentInfo } from '../core/vocabulary/contexts.js';
 import type { EventListener, PermissionListener } from '../core/vocabulary/events.js';
 import { copyPlain } from '../core/vocabulary/json.js';
@@ -42,7 +42,8 @@ export async function runSegment(core: AgentCore, state: RunState, input: Messag
   const tracing = span.isRecording();
   const mode = segmentMode(request.streaming === true, tracing, request.layerTrace ?? o.layerTrace === true);
   // The run's own bag: what a layer puts into ctx.metadata (or into an object in it) stays in this run.
-  const metadata = copyPlain(Object.assign({}, o.metadata, request.metadata));
+  // Spread, not Object.assign: a `__proto__` key of the caller's stays a key, never the bag's prototype.
+  const metadata = copyPlain({ ...o.metadata, ...request.metadata });
   const stopWhen = request.stopWhen === undefined ? undefined : Array.isArray(request.stopWhen) ? request.stopWhen : [request.stopWhen];
   const { durable } = request;
   const segment = new Segment(core, state, { metadata, context: request.context, signal: request.signal, listeners, permissionListeners, subagent: request.subagent, mode, stopWhen, observer: durable?.observe(state) });
@@ -61,7 +62,7 @@ export async function runSegment(core: AgentCore, state: RunState, input: Messag
     return result;
   } catch (error) {
     const failure = runFailure(error, state);
-    const recorded = { code: failure.code, message: failure.message, ...(failure.layer !== undefined ? { layer: failure.layer } : {}) };
+    const recorded = failureRecord(failure);
     // Whatever still runs in the failed segment (an orphaned next()) may not write to its state, and is cancelled.
     segment.fail(recorded, error);
     // Stored as failed, if the store can; if it cannot, the run stays as of its last

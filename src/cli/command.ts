@@ -1,26 +1,48 @@
 // The `koagent` command's dispatch: operate the runs of a run store from a terminal (`koagent runs …`) and
 // open the studio on one (`koagent studio`). Exit codes are documented in docs/cli.md.
+import { readFileSync } from 'node:fs';
 import { CliError, EXIT, parse, type Io } from './io.js';
 import { runsCommand, RUNS_USAGE } from './runs.js';
 import { openQueue, openStore } from './stores.js';
 import { loadAgents } from './agents.js';
 
-const USAGE = `koagent: operate the runs of a run store.
+/** The package's own package.json: two folders up, from the sources (src/cli) and from the build (dist/cli) alike. */
+function packageJson(): { version: string; repository?: { url?: string } | string } {
+  return JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string; repository?: { url?: string } | string };
+}
+
+/** Where docs/cli.md is read: the repository's page of it (the package ships no docs). */
+function docsLink(): string {
+  const { repository } = packageJson();
+  const url = (typeof repository === 'string' ? repository : repository?.url) ?? '';
+  const web = url.replace(/^git\+/, '').replace(/\.git$/, '');
+  return /^https:\/\//.test(web) ? `${web}/blob/main/docs/cli.md` : 'docs/cli.md in the koagent repository';
+}
+
+function usage(): string {
+  return `koagent: operate the runs of a run store.
 
 Usage:
 ${RUNS_USAGE}
   koagent studio --store <file|url> [--port <n>] [--host 127.0.0.1] [--agents <module>] [--queue <postgres url>]
+  koagent --version
 
 Exit codes: 0 ok, 1 failure, 2 usage error, 3 not found, 4 refused.
-See docs/cli.md.`;
+The manual: ${docsLink()}`;
+}
 
 /** Run the command `argv` (without node and the script), writing to `io`; resolves to its exit code. */
 export async function main(argv: readonly string[], io: Io): Promise<number> {
   const [command, ...rest] = argv;
   try {
     if (command === undefined || command === 'help' || command === '--help' || command === '-h') {
-      io.out(USAGE);
+      io.out(usage());
       return command === undefined ? EXIT.usage : EXIT.ok;
+    }
+    if (command === '--version' || command === '-v' || command === 'version') {
+      if (rest.length > 0) throw new CliError(EXIT.usage, `${command} takes nothing after it, got ${rest.join(' ')}`);
+      io.out(packageJson().version);
+      return EXIT.ok;
     }
     if (command === 'runs') return await runsCommand(rest, io);
     if (command === 'studio') return await studio(rest, io);

@@ -3,7 +3,8 @@
 import type { Message } from '../core/vocabulary/messages.js';
 import type { RunState } from '../core/vocabulary/state.js';
 import type { RunSummary } from '../stores/run-store.js';
-import { traceOf, type TracedCall, type TracedEffect } from '../features/layer-trace/record.js';
+import { decisionText, formatTrace } from '../features/layer-trace/format.js';
+import { decisionEffect } from '../features/layer-trace/record.js';
 
 /** Rows under a header, each column as wide as its widest cell. */
 export function table(header: readonly string[], rows: readonly (readonly string[])[]): string {
@@ -36,13 +37,19 @@ function contentText(content: Message['content']): string {
   }).join(' ');
 }
 
-/** `koagent runs show`: the run, its transcript, its ledger and its layer trace. */
+/** `koagent runs show`: the run, its transcript, its ledger and its layer trace (each segment's run layers, then its calls). */
 export function showRun(state: RunState): string {
   const lines: string[] = [];
   lines.push(`run ${state.runId}  agent ${state.agentName}  session ${state.sessionId}`);
   lines.push(`status ${state.status}${state.stopReason === undefined ? '' : ` (${state.stopReason})`}  segment ${state.segment}  steps ${state.steps}  tokens ${state.usage.inputTokens} in / ${state.usage.outputTokens} out`);
   if (state.error !== undefined) lines.push(`error ${state.error.code}: ${state.error.message}${state.error.layer === undefined ? '' : ` (layer ${state.error.layer})`}`);
   for (const p of state.pendingApprovals) lines.push(`waiting for approval: ${p.toolName} ${cut(JSON.stringify(p.args), 120)} (call ${p.toolCallId}${p.reason === undefined ? '' : `: ${p.reason}`})`);
+
+  const decisions = state.decisionLog ?? [];
+  if (decisions.length > 0) {
+    lines.push('', 'Decisions');
+    for (const d of decisions) lines.push(`  ${d.at.replace('T', ' ').slice(0, 19)}  ${d.toolName} (${d.toolCallId}${d.path === undefined ? '' : `, in ${d.path.join(' › ')}`})  ${decisionText(decisionEffect(d))}  segment ${d.segment}`);
+  }
 
   lines.push('', 'Transcript');
   for (const m of state.messages) {
@@ -58,50 +65,8 @@ export function showRun(state: RunState): string {
   if (state.ledger.length === 0) lines.push('  no tool calls');
   else lines.push(indent(table(['CALL', 'TOOL', 'ENTRY', 'IDEMPOTENCY KEY'], state.ledger.map((c) => [c.id, names.get(c.id) ?? '?', c.entry, `${state.runId}:${c.id}`]))));
 
-  lines.push('', 'Layer trace');
-  const trace = traceOf(state);
-  if (trace === undefined) lines.push('  not recorded (run with layerTrace: true)');
-  else lines.push(...trace.calls.map((call) => traceText(call)));
+  lines.push('', 'Layer trace', indent(formatTrace(state)));
   return lines.join('\n');
 }
 
 const indent = (text: string, by = '  ') => text.split('\n').map((l) => by + l).join('\n');
-
-/** One traced call as an indented onion: each layer one step in from the layer around it. */
-export function traceText(call: TracedCall): string {
-  const nest = call.parentCallId === undefined ? '' : `  inside ${call.parentCallId} (${(call.agentPath ?? []).join(' › ')})`;
-  const model = call.model ?? call.provider;
-  const head = `  ${call.kind} ${call.name}${model === undefined ? '' : ` [${model}]`} ${call.id}  step ${call.step}, segment ${call.segment}  ${call.outcome}  ${ms(call.durationMs)}${nest}`;
-  const base = call.parentCallId === undefined ? '    ' : '      ';
-  const lines = call.layers.map((layer) => {
-    const hooks = layer.hooks === undefined || layer.hooks.length === 0 ? '' : ` [${layer.hooks.join(', ')}]`;
-    const source = layer.source === 'middleware' ? '' : ` (${layer.source})`;
-    const pad = base + '  '.repeat(layer.depth);
-    const effects = layer.effects.map((e) => `${pad}  · ${effectText(e)}`);
-    return [`${pad}${layer.name}${source}${hooks}  self ${ms(layer.selfMs)}${layer.outAt === undefined ? '' : `, out at ${ms(layer.outAt)}`}`, ...effects].join('\n');
-  });
-  return [head, ...lines].join('\n');
-}
-
-const ms = (value: number) => `${value < 10 ? value.toFixed(2) : Math.round(value)} ms`;
-const shown = (value: unknown) => (value === undefined ? '∅' : cut(JSON.stringify(value), 100));
-
-function effectText(effect: TracedEffect): string {
-  switch (effect.kind) {
-    case 'rewrote-args':
-    case 'rewrote-request':
-    case 'replaced-result':
-    case 'replaced-reply':
-      return `${effect.kind}: ${effect.changes.map((c) => `${c.path} ${shown(c.before)} → ${shown(c.after)}`).join('; ')}`;
-    case 'denied':
-      return `denied${effect.by === undefined ? '' : ` by ${effect.by}`}: ${effect.reason}`;
-    case 'asked-approval':
-      return `asked for approval${effect.reason === undefined ? '' : `: ${effect.reason}`}`;
-    case 'next-again':
-      return `called next() again (${effect.times} more time${effect.times === 1 ? '' : 's'})`;
-    case 'threw':
-      return `threw${effect.code === undefined ? '' : ` ${effect.code}`}: ${effect.message}`;
-    case 'short-circuit':
-      return 'short-circuit: settled the call without next()';
-  }
-}

@@ -12,10 +12,10 @@ import { openQueue, openStore } from './stores.js';
 export const RUNS_USAGE = `  koagent runs ls      --store <file|url> [--agent <name>] [--status <s>[,<s>]] [--session <id>] [--grep <text>] [--limit <n>] [--json]
   koagent runs show    <runId> --store <file|url> [--json]
   koagent runs export  <runId> --store <file|url> [--otlp]
-  koagent runs approve <runId> --store <file|url> --agents <module> [--call <toolCallId>] [--args <json>] [--reason <text>] [--json]
-  koagent runs approve <runId> --queue <postgres url> [--agents <module>] [--call <toolCallId>] [--args <json>] [--json]
-  koagent runs deny    <runId> --store <file|url> --agents <module> --reason <text> [--call <toolCallId>] [--json]
-  koagent runs deny    <runId> --queue <postgres url> --reason <text> [--call <toolCallId>] [--json]
+  koagent runs approve <runId> --store <file|url> --agents <module> [--call <toolCallId>] [--args <json>] [--reason <text>] [--actor <who>] [--json]
+  koagent runs approve <runId> --queue <postgres url> [--agents <module>] [--call <toolCallId>] [--args <json>] [--actor <who>] [--json]
+  koagent runs deny    <runId> --store <file|url> --agents <module> --reason <text> [--call <toolCallId>] [--actor <who>] [--json]
+  koagent runs deny    <runId> --queue <postgres url> --reason <text> [--call <toolCallId>] [--actor <who>] [--json]
   koagent runs recover [<runId>] --store <file|url> --agents <module> [--json]
   koagent runs delete  <runId> --store <file|url> [--json]`;
 
@@ -147,11 +147,11 @@ async function agentsFrom(module: string | undefined, command: string): Promise<
 /** `approve` and `deny`: the run's pending approvals (or one) answered, and the run resumed once, through the store or the worker queue. */
 async function decide(argv: readonly string[], io: Io, approved: boolean): Promise<number> {
   const what = approved ? 'approve' : 'deny';
-  const { values, positionals } = parse(argv, { ...COMMON, agents: { type: 'string' }, call: { type: 'string' }, reason: { type: 'string' }, args: { type: 'string' }, queue: { type: 'string' } });
+  const { values, positionals } = parse(argv, { ...COMMON, agents: { type: 'string' }, call: { type: 'string' }, reason: { type: 'string' }, args: { type: 'string' }, queue: { type: 'string' }, actor: { type: 'string' } });
   const runId = oneRunId(positionals, what);
   if (!approved && (values.reason === undefined || values.reason.trim() === '')) throw new CliError(EXIT.usage, 'deny needs --reason "<why>": the model reads it');
   if (!approved && values.args !== undefined) throw new CliError(EXIT.usage, '--args goes with approve: a denied call runs with no arguments');
-  const flags = { approved, reason: values.reason, args: values.args };
+  const flags = { approved, reason: values.reason, args: values.args, actor: values.actor };
   if (values.queue !== undefined) return decideOnQueue(runId, values, flags, io);
   const agents = await agentsFrom(values.agents, what);
   return withStore(values.store, async (store) => {

@@ -12,7 +12,8 @@ export async function openStore(given: string | undefined): Promise<RunStore> {
     const { postgresStore } = await import('../postgres.js').catch((error: unknown) => driverMissing('pg', error));
     return postgresStore({ connectionString: given });
   }
-  if (!existsSync(given)) throw new CliError(EXIT.usage, `no run store at ${given}: --store takes an existing SQLite file or a postgres:// URL`);
+  // The flag is well formed; the store it names is not there: a failure to open it (exit 1), as for a database that refuses the connection.
+  if (!existsSync(given)) throw new CliError(EXIT.failure, `no run store at ${given}: --store takes an existing SQLite file or a postgres:// URL`);
   const { sqliteStore } = await import('../sqlite.js').catch((error: unknown) => driverMissing('better-sqlite3', error));
   return sqliteStore({ path: given });
 }

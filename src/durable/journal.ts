@@ -1,4 +1,5 @@
 import type { StatePart } from '../core/state/state-observer.js';
+import { ownValue } from '../core/vocabulary/json.js';
 import type { Message } from '../core/vocabulary/messages.js';
 import type { LedgerCall, RunState } from '../core/vocabulary/state.js';
 import type { Checkpoint, CheckpointCall } from '../stores/run-store.js';
@@ -75,7 +76,7 @@ export class StateJournal {
     if (parts.has('nested')) checkpoint.children = JSON.stringify(state.children);
     if (this.#calls.size > 0) checkpoint.calls = this.#takeCalls();
     if (this.#hooks.size > 0) {
-      checkpoint.hookState = [...this.#hooks].map((name) => ({ name, value: JSON.stringify(state.hookState[name] ?? null) }));
+      checkpoint.hookState = [...this.#hooks].map((name) => ({ name, value: JSON.stringify(ownValue(state.hookState, name) ?? null) }));
       this.#hooks.clear();
     }
     this.#stored = messages.length;

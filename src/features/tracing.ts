@@ -5,6 +5,9 @@ import type { ToolContext } from '../core/vocabulary/contexts.js';
 import type { GenerateOptions, GenerateResult, ModelProvider } from '../core/vocabulary/model.js';
 import type { ToolFailure, ToolOutcome } from '../core/vocabulary/outcome.js';
 import type { ProviderCall, Segment } from '../core/run/segment.js';
+import { decisionIn } from '../core/state/decisions.js';
+import { decisionAttributes } from './layer-trace/attributes.js';
+import { decisionEffect } from './layer-trace/record.js';
 
 // Spans follow the OpenTelemetry GenAI semantic conventions (invoke_agent, chat, execute_tool).
 // Without an SDK registered by the application, the API hands out non-recording spans: the
@@ -96,6 +99,11 @@ export const toolSpanLayer: Layer<ToolContext, ToolOutcome> = {
     }
     // A call that waits for a human did not run: its span says so, and its execution gets a span of its own after the resume.
     if (outcome.requiresApproval === true && span?.isRecording()) span.setAttribute('koagent.tool.approval_requested', true);
+    // A call settling on a human's decision: what they decided, by whom, where.
+    if (span?.isRecording() === true) {
+      const decided = decisionIn(segmentOf(ctx).state, ctx.toolCallId);
+      if (decided !== undefined) span.setAttributes(decisionAttributes(decisionEffect(decided)));
+    }
     endToolSpan(span, outcome.error);
     return outcome;
   },

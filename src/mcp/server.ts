@@ -11,7 +11,7 @@ import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult, type Tool as McpTool } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
-import { optionsSchema, parseOptions, wholeNumberSchema, type AgentEvent, type ApprovalDecision, type Message, type PendingApproval, type RunResult, type ToolMessage } from '../api.js';
+import { optionsSchema, parseOptions, setOwn, wholeNumberSchema, type AgentEvent, type ApprovalDecision, type Message, type PendingApproval, type RunResult, type ToolMessage } from '../api.js';
 import type { Agent } from '../agent/agent.js';
 import { describe } from './connection.js';
 import { mcpContentOf } from './results.js';
@@ -189,13 +189,24 @@ export class McpAgentServer {
     return { content: mcpContentOf(answer.content), ...(answer.metadata?.error !== undefined ? { isError: true } : {}) };
   }
 
-  /** A decision for each waiting call: asked of the client through elicitation, or a denial saying why it cannot be. */
+  /**
+   * A decision for each waiting call: asked of the client through elicitation, or a denial saying
+   * why it cannot be; each on the run's record as given through `mcp`.
+   */
   async #decide(server: Server, pending: readonly PendingApproval[], extra: Extra): Promise<Record<string, ApprovalDecision>> {
+    const decisions: Record<string, ApprovalDecision> = {};
+    for (const [id, decision] of Object.entries(await this.#asked(server, pending, extra))) {
+      decisions[id] = typeof decision === 'boolean' ? { approved: decision, surface: 'mcp' } : { ...decision, surface: 'mcp' };
+    }
+    return decisions;
+  }
+
+  async #asked(server: Server, pending: readonly PendingApproval[], extra: Extra): Promise<Record<string, ApprovalDecision>> {
     const decisions: Record<string, ApprovalDecision> = {};
     const canAsk = server.getClientCapabilities()?.elicitation !== undefined;
     for (const call of pending) {
       if (!canAsk) {
-        decisions[call.toolCallId] = { approved: false, reason: `${call.toolName} needs a human's approval, and this MCP client cannot be asked (it does not support elicitation), so it was not run` };
+        setOwn(decisions, call.toolCallId, { approved: false, reason: `${call.toolName} needs a human's approval, and this MCP client cannot be asked (it does not support elicitation), so it was not run` });
         continue;
       }
       try {
@@ -210,10 +221,10 @@ export class McpAgentServer {
         }, { relatedRequestId: extra.requestId, signal: extra.signal, timeout: this.#options.approvalTimeout ?? 600_000 });
         const approved = answer.action === 'accept' && answer.content?.approve === true;
         const reason = typeof answer.content?.reason === 'string' && answer.content.reason !== '' ? answer.content.reason : answer.action === 'accept' ? 'The MCP client\'s user did not approve this call' : `The MCP client's user ${answer.action === 'decline' ? 'declined' : 'cancelled'} the approval`;
-        decisions[call.toolCallId] = approved ? true : { approved: false, reason };
+        setOwn(decisions, call.toolCallId, approved ? true : { approved: false, reason });
       } catch (error) {
         if (extra.signal.aborted) throw error;
-        decisions[call.toolCallId] = { approved: false, reason: `Asking the MCP client to approve ${call.toolName} failed (${describe(error)}), so it was not run` };
+        setOwn(decisions, call.toolCallId, { approved: false, reason: `Asking the MCP client to approve ${call.toolName} failed (${describe(error)}), so it was not run` });
       }
     }
     return decisions;

@@ -1,4 +1,4 @@
-import { functionSchema, keyValuesOf, optionsSchema, parseOptions, type GenerateResult, type KeyValueSource, type Middleware, type ModelContext, type ModelProvider, type Usage } from '../api.js';
+import { functionSchema, keyValuesOf, optionsSchema, ownValue, setOwn, parseOptions, type GenerateResult, type KeyValueSource, type Middleware, type ModelContext, type ModelProvider, type Usage } from '../api.js';
 import { z } from 'zod';
 
 /**
@@ -144,7 +144,8 @@ export function costBudgetMiddleware(options: CostBudgetOptions): Middleware & {
         const cost = costOf(price, tokens);
         usd += cost;
         const name = model.modelId ?? model.name ?? 'unnamed';
-        byModel[name] = (byModel[name] ?? 0) + cost;
+        // A model's name is a key of its own, whatever it is (`constructor` too).
+        setOwn(byModel, name, (ownValue(byModel, name) ?? 0) + cost);
       }
       if (usd > 0) {
         ctx.countUsage('cost', usd);

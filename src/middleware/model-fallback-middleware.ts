@@ -1,4 +1,4 @@
-import { functionSchema, isRetryableError, optionsSchema, parseOptions, type GenerateResult, type Middleware, type ModelContext, type ModelProvider } from '../api.js';
+import { functionSchema, isRetryableError, optionsSchema, ownValue, setOwn, parseOptions, type GenerateResult, type Middleware, type ModelContext, type ModelProvider } from '../api.js';
 import { z } from 'zod';
 
 // The events this layer emits, declared so that `AgentEvent` and `ctx.emit` know them.
@@ -131,9 +131,10 @@ function recordOf(ctx: ModelContext): FallbackRecord {
 }
 
 function entryOf(kept: FallbackRecord, name: string) {
-  const was = kept.byModel[name];
+  // A model's name is a key of its own, whatever it is (`constructor` too).
+  const was = ownValue(kept.byModel, name);
   const entry = was === undefined ? { calls: 0, failures: 0, inputTokens: 0, outputTokens: 0 } : { ...was };
-  kept.byModel[name] = entry;
+  setOwn(kept.byModel, name, entry);
   return entry;
 }
 

@@ -1,7 +1,7 @@
 import { createHmac } from 'node:crypto';
 import { z } from 'zod';
 import {
-  functionSchema, optionsSchema, parseOptions, toolError,
+  functionSchema, optionsSchema, ownValue, parseOptions, setOwn, toolError,
   type BaseContext, type ContentPart, type GenerateResult, type Message, type Middleware, type ModelContext, type RunContext, type RunResult, type ToolContext, type ToolOutcome,
 } from '../api.js';
 import { BUILT_IN, DETECTORS, ORDER, type Detector, type PiiDetectorName, type PiiMatch } from './pii-detectors.js';
@@ -149,7 +149,7 @@ class Redactor {
   }
 
   modeOf(detector: string): PiiMode {
-    return this.o.modes?.[detector] ?? this.o.mode ?? 'mask';
+    return ownValue(this.o.modes, detector) ?? this.o.mode ?? 'mask';
   }
 
   /** Every match in `text`, overlaps resolved (earlier detector, then the longer match), in order. */
@@ -188,7 +188,7 @@ class Redactor {
     for (const { start, end, detector } of matches) {
       const value = text.slice(start, end);
       const mode = this.modeOf(detector.name);
-      found[detector.name] = (found[detector.name] ?? 0) + 1;
+      setOwn(found, detector.name, (ownValue(found, detector.name) ?? 0) + 1);
       if (mode === 'block') blocked.add(detector.name);
       out += text.slice(at, start) + this.#replacement(value, detector, mode);
       at = end;
@@ -224,7 +224,7 @@ function partial(value: string, detector: string): string | undefined {
 
 /** `into` plus `more`, by detector. */
 function tally(into: Redacted, more: Redacted): void {
-  for (const [k, n] of Object.entries(more.found)) into.found[k] = (into.found[k] ?? 0) + n;
+  for (const [k, n] of Object.entries(more.found)) setOwn(into.found, k, (ownValue(into.found, k) ?? 0) + n);
   for (const k of more.blocked) into.blocked.add(k);
 }
 
@@ -243,8 +243,10 @@ function redactValue(redactor: Redactor, value: unknown, seen: Redacted): unknow
     let changed = false;
     const out: Record<string, unknown> = {};
     for (const [k, v] of Object.entries(value)) {
-      out[k] = redactValue(redactor, v, seen);
-      if (out[k] !== v) changed = true;
+      const redacted = redactValue(redactor, v, seen);
+      // A `__proto__` key of the value stays a key of the copy.
+      setOwn(out, k, redacted);
+      if (redacted !== v) changed = true;
     }
     return changed ? out : value;
   }

@@ -1,6 +1,6 @@
 // Tool-call limits: per tool and overall, per run (hook state) and per session (a key-value
 // store). Past a limit the call does not run; the model reads why, or the run ends.
-import { keyValuesOf, type BaseContext, type RunContext, type RunResult, optionsSchema, parseOptions, toolError, wholeNumberSchema, type GenerateResult, type KeyValueSource, type Middleware, type ModelContext, type ToolContext, type ToolOutcome } from '../api.js';
+import { keyValuesOf, ownValue, setOwn, type BaseContext, type RunContext, type RunResult, optionsSchema, parseOptions, toolError, wholeNumberSchema, type GenerateResult, type KeyValueSource, type Middleware, type ModelContext, type ToolContext, type ToolOutcome } from '../api.js';
 import { z } from 'zod';
 
 // The events this layer emits, declared so that `AgentEvent` and `ctx.emit` know them.
@@ -122,15 +122,17 @@ export function toolCallLimitMiddleware(options: ToolCallLimitOptions): Middlewa
   };
   const uncount = (ctx: ToolContext, id: string, tool: string): void => change(ctx, (s) => {
     s.total--;
-    s.byTool[tool]--;
-    if (s.byTool[tool] === 0) delete s.byTool[tool];
+    // Tool names and call ids are keys of their own, `__proto__` or `constructor` too.
+    const left = (ownValue(s.byTool, tool) ?? 1) - 1;
+    if (left === 0) delete s.byTool[tool];
+    else setOwn(s.byTool, tool, left);
     delete s.open[id];
   });
 
   /** The session counters a call of `tool` adds to, with their caps. */
   const sessionKeys = (ctx: ToolContext, tool: string) => {
     const keys: { key: string; hit: LimitHit }[] = [];
-    const perTool = perSession?.byTool?.[tool];
+    const perTool = ownValue(perSession?.byTool, tool);
     if (perTool !== undefined) keys.push({ key: `${NAME}:${ctx.sessionId}:tool:${tool}`, hit: { limit: 'tool_calls', scope: 'session', tool, max: perTool } });
     if (perSession?.total !== undefined) keys.push({ key: `${NAME}:${ctx.sessionId}:total`, hit: { limit: 'tool_calls', scope: 'session', max: perSession.total } });
     return keys;
@@ -182,7 +184,7 @@ export function toolCallLimitMiddleware(options: ToolCallLimitOptions): Middlewa
       let counted = false;
       try {
         // Counted already (it entered, then the process died while it ran): not again.
-        if (stateOf(ctx).open[id] === undefined) {
+        if (ownValue(stateOf(ctx).open, id) === undefined) {
           // Each check and count is made with no await between: calls of one turn run concurrently.
           for (;;) {
             const hit = runHit(stateOf(ctx), perRun, tool);
@@ -193,7 +195,7 @@ export function toolCallLimitMiddleware(options: ToolCallLimitOptions): Middlewa
             if (running.length === 0) return refuse(ctx, hit);
             await Promise.all(running);
           }
-          change(ctx, (s) => { s.total++; s.byTool[tool] = (s.byTool[tool] ?? 0) + 1; s.open[id] = tool; });
+          change(ctx, (s) => { s.total++; setOwn(s.byTool, tool, (ownValue(s.byTool, tool) ?? 0) + 1); setOwn(s.open, id, tool); });
           const sessionHit = values === undefined ? undefined : await enterSession(ctx, tool);
           if (sessionHit !== undefined) {
             uncount(ctx, id, tool);
@@ -204,7 +206,7 @@ export function toolCallLimitMiddleware(options: ToolCallLimitOptions): Middlewa
         counted = counts(outcome);
         return outcome;
       } finally {
-        const open = stateOf(ctx).open[id];
+        const open = ownValue(stateOf(ctx).open, id);
         if (open !== undefined) {
           if (counted) change(ctx, (s) => { delete s.open[id]; });
           else uncount(ctx, id, open);
@@ -260,8 +262,8 @@ function hasCaps(caps: ToolCallCaps | undefined): boolean {
 
 /** The run cap another call of `tool` would pass: its own first, then the total. */
 function runHit(state: LimitState, caps: ToolCallCaps | undefined, tool: string): LimitHit | undefined {
-  const perTool = caps?.byTool?.[tool];
-  if (perTool !== undefined && (state.byTool[tool] ?? 0) >= perTool) return { limit: 'tool_calls', scope: 'run', tool, max: perTool };
+  const perTool = ownValue(caps?.byTool, tool);
+  if (perTool !== undefined && (ownValue(state.byTool, tool) ?? 0) >= perTool) return { limit: 'tool_calls', scope: 'run', tool, max: perTool };
   if (caps?.total !== undefined && state.total >= caps.total) return { limit: 'tool_calls', scope: 'run', max: caps.total };
   return undefined;
 }

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { functionSchema, optionsSchema, parseOptions, textOf, type Middleware, type ModelProvider, type Tool, type ToolContext, type ToolOutcome } from '../api.js';
+import { functionSchema, optionsSchema, ownValue, parseOptions, textOf, type Middleware, type ModelProvider, type Tool, type ToolContext, type ToolOutcome } from '../api.js';
 
 /**
  * Produces an emulated tool's result from its (checked) arguments, in place of running it.
@@ -71,7 +71,7 @@ export function toolEmulatorMiddleware(options: ToolEmulatorOptions = {}): Middl
   parseOptions(emulatorOptionsSchema, options, 'toolEmulatorMiddleware');
   const { tools = 'all', emulate, model, instructions } = options;
   const selected = tools === 'all' ? undefined : new Set(tools);
-  const maker = (name: string): ToolEmulator | undefined => (typeof emulate === 'function' ? emulate : emulate?.[name]);
+  const maker = (name: string): ToolEmulator | undefined => (typeof emulate === 'function' ? emulate : ownValue(emulate, name));
 
   const byModel = async (tool: Tool, args: unknown, ctx: ToolContext): Promise<unknown> => {
     const request = { messages: [{ role: 'system' as const, content: prompt(tool, instructions) }, { role: 'user' as const, content: JSON.stringify(args) }], signal: ctx.signal };

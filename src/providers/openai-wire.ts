@@ -1,8 +1,8 @@
 // The Chat Completions wire format, both ways: koagent's transcript and request to the JSON a
 // server expects, and its replies (whole, or as streamed chunks) back to koagent's types.
-import type { AssistantContentPart } from '../core/vocabulary/content.js';
 import type { AssistantMessage, AssistantToolCall } from '../core/vocabulary/messages.js';
 import type { FinishReason, GenerateOptions, GenerateResult, StreamPart, TokenUsage, ToolSpec } from '../core/vocabulary/model.js';
+import { ReplyAssembler } from '../core/vocabulary/reply-parts.js';
 import { wireMessages, type ReasoningField } from './openai-messages.js';
 
 export interface WireTool {
@@ -177,11 +177,10 @@ export function completionResult(json: unknown): GenerateResult {
   if (!isObject(choice)) throw new MalformedReply('the body has no choices[0]; expected a chat.completion object');
   const wire = choice.message;
   if (!isObject(wire)) throw new MalformedReply('choices[0].message is missing');
-  const text = typeof wire.content === 'string' ? wire.content : typeof wire.refusal === 'string' ? wire.refusal : '';
-  const reasoning = reasoningOf(wire);
-  // Reasoning makes the content a list; a reply without it keeps the plain string.
-  const content: string | AssistantContentPart[] = reasoning === '' ? text : [{ type: 'reasoning', text: reasoning }, ...(text === '' ? [] : [{ type: 'text' as const, text }])];
-  const message: AssistantMessage = { role: 'assistant', content };
+  // The assembler a stream uses: reasoning and text in order, a text-only reply a plain string.
+  const assembler = new ReplyAssembler();
+  for (const part of messageParts(wire, 'choices[0].message')) assembler.add(part);
+  const message: AssistantMessage = assembler.message();
   if (wire.tool_calls !== undefined && wire.tool_calls !== null) {
     if (!Array.isArray(wire.tool_calls)) throw new MalformedReply('choices[0].message.tool_calls is not an array');
     const calls = wire.tool_calls.map((c, i): AssistantToolCall => {
@@ -195,10 +194,70 @@ export function completionResult(json: unknown): GenerateResult {
   return { message, usage: usageOf(json.usage as WireUsage), finishReason: finishReasonOf(choice.finish_reason, message.toolCalls !== undefined) };
 }
 
-/** The reasoning of a message or a delta: `reasoning_content` (DeepSeek, vLLM) or `reasoning` (OpenRouter, Ollama). */
+/**
+ * The reasoning and text of a message or a delta, as stream parts in order: reasoning from
+ * `reasoning_content` (DeepSeek, vLLM) or `reasoning` (OpenRouter, Ollama), then `content`, or
+ * `refusal` when there is no content.
+ */
+function* messageParts(wire: Record<string, unknown>, path: string): Generator<Extract<StreamPart, { type: 'text' | 'reasoning' }>> {
+  const reasoning = reasoningOf(wire);
+  if (reasoning !== '') yield { type: 'reasoning', delta: reasoning };
+  if (wire.content === undefined || wire.content === null) {
+    if (typeof wire.refusal === 'string' && wire.refusal !== '') yield { type: 'text', delta: wire.refusal };
+    return;
+  }
+  yield* contentParts(wire.content, `${path}.content`);
+}
+
 function reasoningOf(wire: Record<string, unknown>): string {
   if (typeof wire.reasoning_content === 'string' && wire.reasoning_content !== '') return wire.reasoning_content;
   return typeof wire.reasoning === 'string' ? wire.reasoning : '';
+}
+
+/**
+ * `content` as a string, or as an array of parts, as Mistral's reasoning models send it (whole
+ * and in deltas): `{ type: 'text', text }` and `{ type: 'thinking', thinking: [{ type: 'text', text }] }`.
+ * A shape not read here is a `MalformedReply`: text is never dropped in silence.
+ */
+function* contentParts(content: unknown, path: string): Generator<Extract<StreamPart, { type: 'text' | 'reasoning' }>> {
+  if (typeof content === 'string') {
+    if (content !== '') yield { type: 'text', delta: content };
+    return;
+  }
+  if (!Array.isArray(content)) throw new MalformedReply(`${path} is ${shapeOf(content)}; expected a string or an array of text and thinking parts`);
+  for (let j = 0; j < content.length; j++) {
+    const part: unknown = content[j];
+    const where = `${path}[${j}]`;
+    if (isObject(part) && part.type === 'text' && typeof part.text === 'string') {
+      if (part.text !== '') yield { type: 'text', delta: part.text };
+    } else if (isObject(part) && part.type === 'thinking') {
+      const text = thinkingText(part.thinking, `${where}.thinking`);
+      if (text !== '') yield { type: 'reasoning', delta: text };
+    } else {
+      const what = isObject(part) ? `a part of type ${JSON.stringify(part.type)}${part.type === 'text' ? ' without a string text' : ''}` : shapeOf(part);
+      throw new MalformedReply(`${where} is ${what}, which cannot be read; expected { type: 'text', text } or { type: 'thinking', thinking: [{ type: 'text', text }] }`);
+    }
+  }
+}
+
+/** A thinking part's text: its own list of text parts (a plain string is taken too). */
+function thinkingText(thinking: unknown, path: string): string {
+  if (typeof thinking === 'string') return thinking;
+  if (!Array.isArray(thinking)) throw new MalformedReply(`${path} is ${shapeOf(thinking)}; expected an array of { type: 'text', text } parts`);
+  return thinking.map((part: unknown, k) => {
+    if (isObject(part) && part.type === 'text' && typeof part.text === 'string') return part.text;
+    throw new MalformedReply(`${path}[${k}] is ${isObject(part) ? `a part of type ${JSON.stringify(part.type)}` : shapeOf(part)}, which cannot be read; expected { type: 'text', text }`);
+  }).join('');
+}
+
+/** What a value is, for an error: `a number 3`, `an object {"a":1}`, `null`. */
+function shapeOf(value: unknown): string {
+  if (value === null || value === undefined) return String(value);
+  const json = JSON.stringify(value) ?? String(value);
+  const shown = json.length > 80 ? `${json.slice(0, 80)}…` : json;
+  if (Array.isArray(value)) return `an array ${shown}`;
+  const type = typeof value;
+  return `${type === 'object' ? 'an' : 'a'} ${type} ${shown}`;
 }
 
 interface PartialCall {
@@ -231,10 +290,7 @@ export class ChunkAssembler {
     const choice = Array.isArray(chunk.choices) ? chunk.choices[0] : undefined;
     if (!isObject(choice)) return; // the usage chunk has no choices
     const delta = isObject(choice.delta) ? choice.delta : {};
-    const reasoning = reasoningOf(delta);
-    if (reasoning !== '') yield { type: 'reasoning', delta: reasoning };
-    const text = typeof delta.content === 'string' ? delta.content : typeof delta.refusal === 'string' ? delta.refusal : '';
-    if (text !== '') yield { type: 'text', delta: text };
+    yield* messageParts(delta, 'choices[0].delta');
     if (Array.isArray(delta.tool_calls)) for (const fragment of delta.tool_calls) this.#addFragment(fragment);
     if (choice.finish_reason !== undefined && choice.finish_reason !== null) {
       this.#reason = choice.finish_reason;

@@ -5,7 +5,8 @@
 // engine leaves it behind: a fresh sandbox is started for the next call.
 import type { QuickJSContext, QuickJSHandle, QuickJSRuntime } from 'quickjs-emscripten';
 import { KOAGENT_MODULE, prelude } from './prelude.js';
-import { describeError, Fault, faultLimit, tooMuchText, unwrap, type Limit } from './vm-errors.js';
+import { closedError, limitText, loadLimitError, loadTimeMs, SandboxError } from './sandbox-error.js';
+import { describeError, Fault, faultLimit, tooMuchText, unwrap } from './vm-errors.js';
 
 /** What a sandbox is made of: the source, the limits and the grants. */
 export interface EngineOptions {
@@ -32,19 +33,6 @@ export interface HookInfo {
   methods: string[];
 }
 
-/**
- * A sandboxed hook call stopped by a limit, or a sandbox that broke: the sandbox it ran in is
- * replaced. `limit` names the option that was exceeded (`timeoutMs`, `memoryMb`), if one was.
- *
- * @example if (error.cause instanceof SandboxError && error.cause.limit === 'timeoutMs') alert(error.layer);
- */
-export class SandboxError extends Error {
-  constructor(message: string, readonly limit?: 'timeoutMs' | 'memoryMb') {
-    super(message);
-    this.name = 'SandboxError';
-  }
-}
-
 interface Instance {
   runtime: QuickJSRuntime;
   vm: QuickJSContext;
@@ -56,6 +44,8 @@ interface Instance {
   current: { host: CallHost; fault?: Fault } | undefined;
   wake: () => void;
   dead: boolean;
+  /** Whether the engine's last try to grow its memory was refused: an allocation it could not make. */
+  memory: { ranOut: boolean };
 }
 
 type QuickJS = typeof import('quickjs-emscripten');
@@ -85,11 +75,6 @@ export interface SandboxEngine {
   call(index: number, method: string, payload: string, host: CallHost): Promise<unknown>;
   close(): void;
   readonly starts: number;
-}
-
-/** Why a closed sandbox refuses a call. */
-export function closedError(): SandboxError {
-  return new SandboxError('the sandbox was closed (sandboxedHooks(...).close()); make a new one with sandboxedHooks(source)');
 }
 
 export class Sandbox implements SandboxEngine {
@@ -142,15 +127,15 @@ export class Sandbox implements SandboxEngine {
   async #start(): Promise<Instance> {
     this.starts++;
     const { source, timeoutMs, memoryMb, functions, log } = this.#options;
-    // Typed here: the project's lib (ES2023) has no WebAssembly declarations.
-    const wasmMemory = new (globalThis as unknown as { WebAssembly: { Memory: new (d: { initial: number; maximum: number }) => object } }).WebAssembly.Memory({ initial: INITIAL_PAGES, maximum: Math.max(INITIAL_PAGES, Math.floor((memoryMb * 1024 * 1024) / PAGE)) });
+    const memory = { ranOut: false };
+    const wasmMemory = cappedMemory(memoryMb, memory);
     const { newQuickJSWASMModule, newVariant, RELEASE_SYNC } = await quickjs();
     const engine = await newQuickJSWASMModule(newVariant(RELEASE_SYNC, { wasmMemory: wasmMemory as never }));
     const runtime = engine.newRuntime({ maxStackSizeBytes: STACK_BYTES, memoryLimitBytes: memoryMb * 1024 * 1024 });
     runtime.setModuleLoader((name) => (name === 'koagent' || name === 'koagent/hooks' ? KOAGENT_MODULE : { error: new Error(`hook source imports "${name}": a sandboxed hook may import only ToolResult, ToolError, textOf and mapText from 'koagent'`) }));
     const vm = runtime.newContext();
     // Loading (compiling the prelude and the module, running its top level) gets more room than a call.
-    const instance: Instance = { runtime, vm, invoke: vm.undefined, hooks: [], deadline: Date.now() + loadTimeMs(timeoutMs), current: undefined, wake: () => undefined, dead: false };
+    const instance: Instance = { runtime, vm, invoke: vm.undefined, hooks: [], deadline: Date.now() + loadTimeMs(timeoutMs), current: undefined, wake: () => undefined, dead: false, memory };
     runtime.setInterruptHandler(() => Date.now() > instance.deadline);
     try {
       installBridge(instance, functions, log, memoryMb);
@@ -171,6 +156,7 @@ export class Sandbox implements SandboxEngine {
       instance.invoke = unwrap(vm, vm.evalCode('globalThis.__koagent_invoke'));
     } catch (error) {
       retire(instance);
+      if (memory.ranOut && !(error instanceof Fault && error.limit !== undefined)) throw loadLimitError('memoryMb', this.#options);
       if (error instanceof Fault) throw error.limit === undefined ? new SandboxError(`sandboxedHooks(source): the hook module did not load: ${error.detail}`) : loadLimitError(error.limit, this.#options);
       throw new SandboxError(`sandboxedHooks(source): the hook module did not load: ${(error as Error).message}`);
     } finally {
@@ -186,6 +172,7 @@ export class Sandbox implements SandboxEngine {
     const current: NonNullable<Instance['current']> = { host };
     instance.current = current;
     instance.deadline = Date.now() + this.#options.timeoutMs;
+    instance.memory.ranOut = false;
     let timer: NodeJS.Timeout | undefined;
     try {
       const args = [vm.newNumber(index), vm.newString(method), vm.newString(payload)];
@@ -195,6 +182,7 @@ export class Sandbox implements SandboxEngine {
       } finally {
         for (const handle of args) handle.dispose();
       }
+      keepDeadline(instance);
       // A promise: run its jobs, and wait for granted host functions between them.
       let expired: Promise<'expired'> | undefined;
       for (;;) {
@@ -208,6 +196,7 @@ export class Sandbox implements SandboxEngine {
         if (state.type === 'rejected') throw new Fault(undefined, describeError(vm, state.error));
         const jobs = runtime.executePendingJobs();
         if (jobs.error) throw new Fault(faultLimit(vm, jobs.error), describeError(vm, jobs.error));
+        keepDeadline(instance);
         if (vm.getPromiseState(result).type !== 'pending') continue;
         expired ??= new Promise((resolve) => (timer = setTimeout(() => resolve('expired'), Math.max(0, instance.deadline - Date.now()))));
         const woken = new Promise<'woken'>((resolve) => (instance.wake = () => resolve('woken')));
@@ -220,7 +209,7 @@ export class Sandbox implements SandboxEngine {
         const jobs = runtime.executePendingJobs();
         if (jobs.error) throw new Fault(faultLimit(vm, jobs.error), describeError(vm, jobs.error));
         // An interrupt inside a queued job only rejects that job's promise: the clock tells.
-        if (Date.now() > instance.deadline) throw new Fault('timeoutMs', 'its queued work ran past the deadline');
+        keepDeadline(instance);
       }
       // A host reply refused for its size fails the call, even if the hook caught the error.
       if (current.fault !== undefined) throw current.fault;
@@ -232,8 +221,14 @@ export class Sandbox implements SandboxEngine {
         if (answer.message === 'out of memory') throw new Fault('memoryMb', 'out of memory');
         if (answer.message === 'interrupted') throw new Fault('timeoutMs', 'interrupted');
       }
+      // Out of memory so far that QuickJS could not make its error, it throws null: the refused
+      // growth tells that from a hook's own `throw null`.
+      if (answer.kind === 'threw' && instance.memory.ranOut) throw new Fault('memoryMb', 'out of memory');
       return answer;
-    } catch (error) {
+    } catch (caught) {
+      // A call that failed after its engine ran out of memory failed on memoryMb, whatever it threw.
+      const overLimit = caught instanceof Fault && caught.limit !== undefined;
+      const error = instance.memory.ranOut && !overLimit ? new Fault('memoryMb', 'out of memory') : caught;
       // Whatever stopped the call, the sandbox it ran in is not used again.
       this.#replace(instance);
       if (error instanceof Fault) throw error.limit === undefined ? new SandboxError(error.detail) : new SandboxError(`went over its ${limitText(error.limit, this.#options)}${error.note === undefined ? '' : `: ${error.note}`}`, error.limit);
@@ -257,18 +252,38 @@ export class Sandbox implements SandboxEngine {
   }
 }
 
-/** What loading a module may take: ten calls' time, and at least a second. */
-export function loadTimeMs(timeoutMs: number): number {
-  return Math.max(1000, timeoutMs * 10);
+/**
+ * Fail a call that ran past its deadline. The engine's interrupt cannot break one long native
+ * step (a search of a long string): on the host's thread such a step runs to its end, and the
+ * clock, read after each stretch of the engine's work, fails the call then.
+ */
+function keepDeadline(instance: Instance): void {
+  if (Date.now() > instance.deadline) throw new Fault('timeoutMs', 'it ran past its deadline');
 }
 
-/** Loading the module went over a limit. */
-export function loadLimitError(limit: Limit, options: Pick<EngineOptions, 'timeoutMs' | 'memoryMb'>): SandboxError {
-  return new SandboxError(`sandboxedHooks(source): loading the hook module went over its ${limit === 'timeoutMs' ? `time limit (${loadTimeMs(options.timeoutMs)} ms: 10 × timeoutMs, at least 1000)` : limitText(limit, options)}`, limit);
-}
-
-export function limitText(limit: Limit, options: Pick<EngineOptions, 'timeoutMs' | 'memoryMb'>): string {
-  return limit === 'timeoutMs' ? `time limit (timeoutMs: ${options.timeoutMs})` : `memory limit (memoryMb: ${options.memoryMb})`;
+/**
+ * The WebAssembly memory of one engine, `memoryMb` at most (the engine cannot grow it further).
+ * The engine grows it through `grow`: a refusal past the maximum is an allocation the engine
+ * could not make, kept in `memory.ranOut` until a later growth succeeds (the engine retries
+ * smaller growths before it gives up).
+ */
+function cappedMemory(memoryMb: number, memory: { ranOut: boolean }): object {
+  // Typed here: the project's lib (ES2023) has no WebAssembly declarations.
+  type WasmMemory = { grow(pages: number): number };
+  const { WebAssembly } = globalThis as unknown as { WebAssembly: { Memory: new (d: { initial: number; maximum: number }) => WasmMemory } };
+  const wasmMemory = new WebAssembly.Memory({ initial: INITIAL_PAGES, maximum: Math.max(INITIAL_PAGES, Math.floor((memoryMb * 1024 * 1024) / PAGE)) });
+  const grow = wasmMemory.grow.bind(wasmMemory);
+  wasmMemory.grow = (pages) => {
+    try {
+      const before = grow(pages);
+      memory.ranOut = false;
+      return before;
+    } catch (error) {
+      memory.ranOut = true;
+      throw error;
+    }
+  };
+  return wasmMemory;
 }
 
 /**

@@ -165,18 +165,29 @@ function applyChanges({ kind, ctx, sent }: SentContext, after: Record<string, un
       spliceMessages(ctx.messages as unknown[], next);
     } else if (field === 'request') {
       if (!isRecord(next)) throw refuse('request', 'something other than an object');
-      const request = (ctx as unknown as ModelContext).request as Record<string, unknown>;
-      const { messages: _messages, ...rest } = next;
-      const kept = new Set(['messages', 'signal']);
-      for (const key of Object.keys(request)) if (!kept.has(key) && !(key in rest)) delete request[key];
-      for (const [key, value] of Object.entries(rest)) if (!kept.has(key) && JSON.stringify(request[key]) !== JSON.stringify(value)) request[key] = value;
+      replaceKeys((ctx as unknown as ModelContext).request as Record<string, unknown>, next, new Set(['messages', 'signal']));
     }
   }
 }
 
-function replaceKeys(target: Record<string, unknown>, next: Record<string, unknown>): void {
-  for (const key of Object.keys(target)) if (!(key in next)) delete target[key];
-  for (const [key, value] of Object.entries(next)) if (JSON.stringify(target[key]) !== JSON.stringify(value)) target[key] = value;
+/**
+ * Make `target`'s own keys those of `next` (but the `kept` ones, left as they are), changing only
+ * what differs. Keys are read and set as own properties: a `__proto__` key the hook made stays a
+ * key, as it would in-process, never the host object's prototype.
+ */
+function replaceKeys(target: Record<string, unknown>, next: Record<string, unknown>, kept: ReadonlySet<string> = new Set()): void {
+  for (const key of Object.keys(target)) if (!kept.has(key) && !Object.hasOwn(next, key)) delete target[key];
+  for (const [key, value] of Object.entries(next)) {
+    if (!kept.has(key) && JSON.stringify(ownValue(target, key)) !== JSON.stringify(value)) put(target, key, value);
+  }
+}
+
+const ownValue = (target: Record<string, unknown>, key: string): unknown => (Object.hasOwn(target, key) ? target[key] : undefined);
+
+/** Set `key` as an own property, even `__proto__`, which plain assignment would take for the prototype. */
+function put(target: Record<string, unknown>, key: string, value: unknown): void {
+  if (key === '__proto__') Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true });
+  else target[key] = value;
 }
 
 /** Change the live transcript from the first message that differs: pushes stay pushes. */

@@ -1,7 +1,7 @@
 // What the host and a sandbox's worker thread say to each other. Everything is plain data (the
 // structured clone of JSON values): the hooks' context crosses as the JSON text marshal made.
 import type { HookInfo } from './engine.js';
-import type { Limit } from './vm-errors.js';
+import type { Limit } from './sandbox-error.js';
 
 /** What a worker is started with: the engine's options, less the functions (they stay in the host). */
 export interface WorkerSetup {

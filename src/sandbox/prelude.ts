@@ -48,7 +48,8 @@ export function prelude(granted: readonly string[], logs: boolean): string {
   const text = (value) => { try { const t = stringify(value); return t === undefined ? String(value) : t; } catch { return String(value); } };
   const say = ${logs ? `(level) => (...args) => bridge.log(level, stringify(args.map((a) => (typeof a === 'string' ? a : text(a)))))` : '() => () => undefined'};
   globalThis.console = freeze({ log: say('log'), info: say('info'), warn: say('warn'), error: say('error'), debug: say('debug') });
-  ${logs ? `globalThis.log = say('log');` : ''}
+  // Always defined: without the log option it prints nothing, as console.log does.
+  globalThis.log = say('log');
   for (const name of ${JSON.stringify(granted)}) {
     globalThis[name] = (...args) => bridge.call(name, stringify(args)).then((json) => (json === undefined ? undefined : parse(json)));
   }

@@ -7,8 +7,9 @@ import { functionSchema, optionsSchema, parseOptions } from '../api.js';
 import type { AgentHook } from '../dialects/agent-hook/agent-hook.js';
 import { HookRegistry } from '../dialects/agent-hook/hook-registry.js';
 import type { Hook } from '../dialects/criogen/types.js';
-import { Sandbox, SandboxError, type HookInfo, type SandboxEngine } from './engine.js';
-import { marshal, unmarshal } from './marshal.js';
+import { Sandbox, type HookInfo, type SandboxEngine } from './engine.js';
+import { marshal, SIGNATURES, unmarshal } from './marshal.js';
+import { SandboxError } from './sandbox-error.js';
 import { ThreadSandbox } from './thread.js';
 import { tooMuchText } from './vm-errors.js';
 
@@ -22,7 +23,9 @@ export interface SandboxOptions {
    * Where the engine runs. `'worker'` (the default): on a worker thread of its own, kept warm, so
    * a hook that loops or crashes never holds the host's event loop; the host stops a worker that
    * has not answered by `timeoutMs` and starts another. `'inline'`: on the host's thread, the
-   * lowest cost per call, but a looping hook holds the host until `timeoutMs` stops it.
+   * lowest cost per call, but a looping hook holds the host until `timeoutMs` stops it, and one
+   * long native step (a search of a long string) cannot be stopped mid-way: it runs to its end,
+   * then the call fails on `timeoutMs`.
    */
   thread?: 'worker' | 'inline';
   /** Wall-clock milliseconds one hook call may take, waits for granted functions included (default 1000). Loading the module may take 10 × this, at least 1000. */
@@ -96,7 +99,7 @@ export async function sandboxedHooks(source: string, options: SandboxOptions = {
   const sandbox: SandboxEngine = parsed.thread === 'inline' ? new Sandbox(engine) : new ThreadSandbox(engine);
   let described: HookInfo[];
   try {
-    described = await sandbox.hooks();
+    described = checkedHooks(await sandbox.hooks());
   } catch (error) {
     sandbox.close();
     throw error;
@@ -118,6 +121,24 @@ export async function sandboxedHooks(source: string, options: SandboxOptions = {
 }
 
 const AGENT_HOOK_METHODS = new Set(['preToolCall', 'postToolCall', 'preGenerate', 'postGenerate']);
+
+/**
+ * The sandbox's description of its hooks, checked before the host builds objects from it: the
+ * prelude writes it, but a module that changes the built-ins it uses could make it say anything
+ * (a method named `__proto__` would set a host object's prototype).
+ */
+function checkedHooks(described: unknown): HookInfo[] {
+  const optional = (value: unknown) => value === undefined || typeof value === 'string';
+  const isInfo = (info: unknown): info is HookInfo => {
+    if (typeof info !== 'object' || info === null) return false;
+    const { exportName, name, hasName, className, methods } = info as Record<string, unknown>;
+    return typeof exportName === 'string' && optional(name) && typeof hasName === 'boolean' && optional(className) && Array.isArray(methods) && methods.every((m) => typeof m === 'string' && Object.hasOwn(SIGNATURES, m));
+  };
+  if (!Array.isArray(described) || !described.every(isInfo)) {
+    throw new SandboxError('sandboxedHooks(source): the hook module did not load: the sandbox described its hooks in a form the host does not accept (a hook method that is not one of the dialects\' methods, or a name that is not a string); does the module replace built-ins such as Array.prototype.filter?');
+  }
+  return described;
+}
 
 function labelOf(info: HookInfo): string {
   return info.name ?? info.className ?? info.exportName;

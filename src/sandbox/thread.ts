@@ -7,7 +7,8 @@ import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { pathToFileURL } from 'node:url';
 import { MessageChannel, Worker, type MessagePort } from 'node:worker_threads';
-import { closedError, limitText, loadLimitError, loadTimeMs, SandboxError, type CallHost, type EngineOptions, type HookInfo, type SandboxEngine } from './engine.js';
+import type { CallHost, EngineOptions, HookInfo, SandboxEngine } from './engine.js';
+import { closedError, limitText, loadLimitError, loadTimeMs, SandboxError } from './sandbox-error.js';
 import type { FromWorker, SyncReply, ToWorker, WorkerSetup } from './messages.js';
 import { tooMuchText } from './vm-errors.js';
 

@@ -1,8 +1,7 @@
 // What the engine threw, in the host's words: a limit (QuickJS's own messages for an interrupt
 // and for running out of memory) or an error of the hook's, with where in its source it arose.
 import type { QuickJSContext, QuickJSHandle, VmCallResult } from 'quickjs-emscripten';
-
-export type Limit = 'timeoutMs' | 'memoryMb';
+import type { Limit } from './sandbox-error.js';
 
 /** Why a sandbox call stopped, before the hook's name and method are known; `note` says more about a limit. */
 export class Fault {

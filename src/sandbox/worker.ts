@@ -3,9 +3,9 @@
 // hook state and events synchronously (the hook waits for them, as it does in-process: the
 // thread sleeps on a shared flag until the host answers), granted functions and logs as messages.
 import { parentPort, receiveMessageOnPort, workerData, type MessagePort } from 'node:worker_threads';
-import { Sandbox, SandboxError, type CallHost } from './engine.js';
+import { Sandbox, type CallHost } from './engine.js';
 import type { FromWorker, SyncReply, ToWorker, WorkerSetup } from './messages.js';
-import type { Limit } from './vm-errors.js';
+import { SandboxError, type Limit } from './sandbox-error.js';
 
 const { setup, replies } = workerData as { setup: WorkerSetup; replies: MessagePort };
 const port = parentPort!;

@@ -2,6 +2,7 @@
 // and what checkpoints change, how it is put together again, and the errors and checks of the
 // store options.
 import { KoagentError } from '../core/vocabulary/errors.js';
+import { setOwn } from '../core/vocabulary/json.js';
 import type { Checkpoint } from './run-store.js';
 import type { Message, ToolMessage } from '../core/vocabulary/messages.js';
 import { inCallOrder, type LedgerCall, type LedgerEntry, type RunState, type RunStatus, type StopReason } from '../core/vocabulary/state.js';
@@ -13,8 +14,10 @@ import { messageRow, parseStored } from './stored-rows.js';
 const CHANGING = new Set(['status', 'segment', 'steps', 'usage', 'stopReason', 'output', 'error', 'pendingApprovals', 'decisions', 'children', 'messages', 'settled', 'ledger', 'hookState']);
 
 /**
- * The fields of a state that never change during the run (version, ids, the agent's name, and
- * any field a later state version adds), as JSON: stored with the run, merged back on loading.
+ * The fields of a state that no checkpoint changes (version, ids, the agent's name, any field a
+ * later state version adds, and the decision log, which grows only when a resume claims the
+ * run: the claim writes it in the same transaction, and a segment's steps never write it again),
+ * as JSON: stored with the run and at each claim, merged back on loading.
  */
 function identityOf(state: RunState): string {
   const identity: Record<string, unknown> = {};
@@ -100,7 +103,7 @@ export function assembleState(runId: string, row: RunRow, messages: Iterable<str
     if (held !== null) settled.push(parseStored(runId, held, { table: 'koagent_calls', key: `call_id '${id}'`, column: 'held' }) as ToolMessage);
   }
   const hookState: Record<string, unknown> = {};
-  for (const [name, value] of hooks) hookState[name] = parseStored(runId, value, { table: 'koagent_hook_state', key: `name '${name}'`, column: 'value' });
+  for (const [name, value] of hooks) setOwn(hookState, name, parseStored(runId, value, { table: 'koagent_hook_state', key: `name '${name}'`, column: 'value' }));
   const state = {
     ...(column('identity', row.identity) as Record<string, unknown>),
     version: STATE_VERSION,

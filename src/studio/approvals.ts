@@ -1,10 +1,11 @@
 // Approvals from the page: the pending calls of every suspended run, and the answers to them.
-// An answer resumes the run through the store with the agent the studio was given, exactly
+// An answer resumes the run through the studio's store with the agent the studio was given, exactly
 // once: the studio lets one resume of a run's segment go ahead at a time, and the store's claim
 // refuses a second resume of the segment from any process. Given the workers' queue, the studio
 // sends the answer there instead, and a worker runs the next segment.
 import type { Agent } from '../agent/agent.js';
-import type { ApprovalDecision, PendingApproval, RunState } from '../api.js';
+import { ownValue, setOwn, type ApprovalDecision, type DecisionActor, type PendingApproval, type RunState } from '../api.js';
+import { checkDecision } from '../core/vocabulary/decisions.js';
 import type { RunStore } from '../stores/run-store.js';
 import { argumentIssues } from '../tools/argument-issues.js';
 
@@ -32,6 +33,8 @@ export interface DecisionRequest {
   reason?: string;
   /** Approve with these arguments instead (checked against the tool's schema). */
   args?: unknown;
+  /** Who decides, kept with the decision (a name, or `{ id, name? }`); the decision is recorded as given through the studio. */
+  actor?: string | DecisionActor;
 }
 
 /**
@@ -108,8 +111,8 @@ export class Approvals {
     if (this.#resuming.has(key)) return { status: 409, body: { error: `run ${runId} is being resumed already (another answer got there first)` } };
     const partial = this.#partial.get(runId);
     const decisions = partial?.segment === state.segment ? partial.decisions : {};
-    decisions[toolCallId] = decision.decision;
-    const waiting = state.pendingApprovals.filter((p) => decisions[p.toolCallId] === undefined).map((p) => p.toolCallId);
+    setOwn(decisions, toolCallId, decision.decision);
+    const waiting = state.pendingApprovals.filter((p) => ownValue(decisions, p.toolCallId) === undefined).map((p) => p.toolCallId);
     if (waiting.length > 0) {
       this.#partial.set(runId, { segment: state.segment, decisions });
       return { status: 202, body: { resumed: false, waitingFor: waiting, message: `answer the run's other pending calls too (${waiting.join(', ')}); it resumes when each has an answer` } };
@@ -132,16 +135,34 @@ export class Approvals {
     return { status: 202, body: { resumed: true, queued: true, runId: state.runId, status: 'queued' } };
   }
 
-  /** The decision to give resume, or why the request is refused (edited arguments that fail the tool's schema). */
+  /**
+   * The decision to give resume, on the record as given through the studio (by `actor`, when
+   * the request names one), or why the request is refused (edited arguments that fail the
+   * tool's schema, an actor that is none).
+   */
   #decision(agent: Agent<any, any> | undefined, pending: PendingApproval, request: DecisionRequest): { decision: ApprovalDecision } | Answer {
+    const made = this.#arguments(agent, pending, request);
+    if ('status' in made) return made;
+    const decision = { ...made.decision, surface: 'studio', ...(request.actor !== undefined ? { actor: request.actor } : {}) };
+    try {
+      checkDecision(pending.toolCallId, decision, (message) => new TypeError(message));
+    } catch (error) {
+      return { status: 400, body: { error: (error as Error).message } };
+    }
+    return { decision };
+  }
+
+  /** The decision's verdict, reason and arguments, or why the request is refused. */
+  #arguments(agent: Agent<any, any> | undefined, pending: PendingApproval, request: DecisionRequest): { decision: Exclude<ApprovalDecision, boolean> } | Answer {
     const reason = typeof request.reason === 'string' && request.reason.trim() !== '' ? request.reason.trim() : undefined;
     if (!request.approved) return { decision: { approved: false, ...(reason ? { reason } : {}) } };
-    if (request.args === undefined) return { decision: true };
+    // A reason given with an approval is kept on the record (the model reads only a denial's).
+    if (request.args === undefined) return { decision: { approved: true, ...(reason ? { reason } : {}) } };
     if ((pending.path?.length ?? 0) > 0) return { status: 400, body: { error: `${pending.toolName} is a call of sub-agent ${pending.path!.join(' › ')}: its arguments cannot be edited here; approve or deny it as it is` } };
     if (agent === undefined) {
       // Answered through the queue without the agent: no schema to check against, only JSON.
       if (typeof request.args !== 'object' || request.args === null || Array.isArray(request.args)) return { status: 422, body: { error: `the edited arguments must be a JSON object of ${pending.toolName}'s arguments` } };
-      return { decision: { approved: true, args: request.args } };
+      return { decision: { approved: true, args: request.args, ...(reason ? { reason } : {}) } };
     }
     const tool = agent.tools.get(pending.toolName);
     if (tool === undefined) return { status: 409, body: { error: `agent "${agent.name}" has no tool ${pending.toolName} to check the arguments against` } };
@@ -150,14 +171,15 @@ export class Approvals {
       return { status: 422, body: { error: `the edited arguments do not fit ${pending.toolName}'s schema: ${issues.join('; ')}`, issues } };
     }
     // The JSON the page sent, not zod's output: the call is approved as the human wrote it.
-    return { decision: { approved: true, args: request.args } };
+    return { decision: { approved: true, args: request.args, ...(reason ? { reason } : {}) } };
   }
 
   /** Resume the run; answer once the store shows its next segment claimed, or the resume was refused. */
   async #resume(agent: Agent<any, any>, state: RunState, decisions: Record<string, ApprovalDecision>, key: string): Promise<Answer> {
     this.#resuming.add(key);
     let settled: { error?: unknown } | undefined;
-    const resume = agent.resume(state.runId, decisions).then(
+    // Through the store the studio shows, as `koagent runs approve` does: an agent made without a store of its own resumes too.
+    const resume = agent.resume(state.runId, decisions, { store: this.#store }).then(
       () => (settled = {}),
       (error: unknown) => (settled = { error }),
     );

@@ -1,18 +1,22 @@
 // The studio's server: the page's files, and a JSON API over one run store (runs, one run with
 // its transcript, ledger and layer trace, the pending approvals and their answers, exports, and
 // live updates). Node's own http: a dozen routes need no router. The API answers only requests
-// that carry the token printed in the studio's URL, since answering an approval runs a tool.
-import { randomBytes, timingSafeEqual } from 'node:crypto';
+// that carry the token printed in the studio's URL, since answering an approval runs a tool; the
+// guards against other sites' pages (Host, Origin, content type) are in ./guards.ts.
+import { randomBytes } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { extname, join, normalize, sep } from 'node:path';
 import type { Agent } from '../agent/agent.js';
 import type { RunStatus } from '../api.js';
+import { z } from 'zod';
+import { optionsSchema, parseOptions } from '../core/vocabulary/options.js';
 import { assertStore, type RunStore } from '../stores/run-store.js';
 import { Approvals, type DecisionRequest, type StudioQueue } from './approvals.js';
 import { studioAssets } from './assets.js';
 import { RunCatalog } from './catalog.js';
+import { acceptedHosts, changeRefused, decodedPath, hostRefused, HttpError, tokenRefused } from './guards.js';
 import { LiveRuns } from './live.js';
 import { traceToOtlp } from '../features/layer-trace/otlp.js';
 import { traceOf } from '../features/layer-trace/record.js';
@@ -27,6 +31,11 @@ export interface StudioOptions {
   store: RunStore;
   /** Default 127.0.0.1: only this machine reaches it. */
   host?: string;
+  /**
+   * More host names the studio answers to (a name of this machine, a reverse proxy's), besides
+   * those it listens on: a request naming any other host in its `Host` header is refused.
+   */
+  allowedHosts?: readonly string[];
   /** Default 0: a free port. */
   port?: number;
   /** The agents whose runs the studio may resume when a human answers an approval (by agent name). */
@@ -53,7 +62,7 @@ export interface StudioOptions {
 export interface Studio {
   /** Where the page is, its token in the query: `http://127.0.0.1:PORT/?token=…`. */
   readonly url: string;
-  /** What every API request must carry (the `x-koagent-token` header, or `?token=`). */
+  /** What every API request must carry (the `x-koagent-token` header; a GET may put it in the query, `?token=`). */
   readonly token: string;
   /** Stop serving: the event streams end, and the resumes the studio started are waited for. */
   close(): Promise<void>;
@@ -66,10 +75,22 @@ const TYPES: Record<string, string> = {
 const STATUSES = new Set<RunStatus>(['running', 'completed', 'suspended', 'failed']);
 const BODY_LIMIT = 1_000_000;
 
-class HttpError extends Error {
-  constructor(readonly status: number, message: string) {
-    super(message);
-  }
+const STUDIO_OPTIONS = optionsSchema({
+  store: z.unknown(),
+  host: z.string().min(1).optional(),
+  allowedHosts: z.array(z.string().min(1)).optional(),
+  port: z.number().int().min(0).max(65535).optional(),
+  agents: z.array(z.unknown()).optional(),
+  queue: z.unknown().optional(),
+  token: z.unknown().optional(),
+  pollMs: z.number().positive().optional(),
+  assetsDir: z.string().optional(),
+}, { noun: 'an option of startStudio', aliases: { allowedHost: 'allowedHosts', hosts: 'allowedHosts', agent: 'agents' } });
+
+/** A misspelt option is refused, naming the one meant: a studio never starts with a guard quietly off. */
+function checkStudioOptions(options: StudioOptions): void {
+  assertStore(options?.store, 'startStudio: store');
+  parseOptions(STUDIO_OPTIONS, options, 'startStudio');
 }
 
 /**
@@ -79,7 +100,7 @@ class HttpError extends Error {
  * @example const studio = await startStudio({ store: sqliteStore({ path: 'runs.db' }), agents: [teller] }); console.log(`Open ${studio.url}`);
  */
 export async function startStudio(options: StudioOptions): Promise<Studio> {
-  assertStore(options?.store, 'startStudio: store');
+  checkStudioOptions(options);
   const { store, host = '127.0.0.1', port = 0, agents = [], pollMs = 500 } = options;
   const token = options.token ?? randomBytes(24).toString('base64url');
   if (typeof token !== 'string' || token.length < 8) throw new TypeError('startStudio: token must be a string of 8 characters or more (leave it out for a random one)');
@@ -87,15 +108,8 @@ export async function startStudio(options: StudioOptions): Promise<Studio> {
   const live = new LiveRuns(store, catalog, pollMs);
   const approvals = new Approvals(store, agents, options.queue);
   const assets = options.assetsDir === undefined ? studioAssets : () => Promise.resolve(options.assetsDir!);
-  const expected = Buffer.from(token);
-
-  const authorized = (request: IncomingMessage, url: URL): HttpError | undefined => {
-    const given = request.headers['x-koagent-token'] ?? url.searchParams.get('token') ?? bearer(request.headers.authorization);
-    if (typeof given !== 'string' || given === '') return new HttpError(401, 'this API needs the token of the studio\'s URL (the x-koagent-token header, or ?token=)');
-    const buffer = Buffer.from(given);
-    if (buffer.length !== expected.length || !timingSafeEqual(buffer, expected)) return new HttpError(403, 'wrong token: open the URL the studio printed');
-    return undefined;
-  };
+  // The `host:port` names requests may carry, known once the server listens (and its port is).
+  let hosts: ReadonlySet<string> = new Set();
 
   const api = async (request: IncomingMessage, response: ServerResponse, url: URL, parts: string[]): Promise<void> => {
     const method = request.method ?? 'GET';
@@ -134,7 +148,7 @@ export async function startStudio(options: StudioOptions): Promise<Studio> {
 
   const serveFile = async (response: ServerResponse, pathname: string): Promise<void> => {
     const dir = await assets();
-    const relative = normalize(decodeURIComponent(pathname === '/' ? '/index.html' : pathname)).replace(/^([/\\])+/, '');
+    const relative = normalize(decodedPath(pathname === '/' ? '/index.html' : pathname)).replace(/^([/\\])+/, '');
     const file = join(dir, relative);
     if (!file.startsWith(dir.endsWith(sep) ? dir : dir + sep)) throw new HttpError(404, 'not found');
     let content: Buffer;
@@ -149,11 +163,14 @@ export async function startStudio(options: StudioOptions): Promise<Studio> {
   };
 
   const server = createServer((request, response) => {
-    const url = new URL(request.url ?? '/', 'http://studio.invalid');
-    const parts = url.pathname.split('/').filter(Boolean).map(decodeURIComponent);
+    // Everything a request carries is read inside the promise: what cannot be read is a 4xx, never a throw out of the server.
     const handle = async () => {
+      const wrongHost = hostRefused(request, hosts);
+      if (wrongHost) throw wrongHost;
+      const url = new URL(request.url ?? '/', 'http://studio.invalid');
+      const parts = url.pathname.split('/').filter(Boolean).map(decodedPath);
       if (parts[0] === 'api') {
-        const refused = authorized(request, url);
+        const refused = tokenRefused(request, url, token) ?? changeRefused(request, hosts);
         if (refused) throw refused;
         return api(request, response, url, parts);
       }
@@ -171,6 +188,7 @@ export async function startStudio(options: StudioOptions): Promise<Studio> {
     server.listen(port, host, () => resolve());
   });
   const address = server.address() as AddressInfo;
+  hosts = acceptedHosts(host, address.port, options.allowedHosts ?? []);
   const shownHost = address.family === 'IPv6' ? `[${address.address}]` : address.address;
   return {
     url: `http://${shownHost}:${address.port}/?token=${encodeURIComponent(token)}`,
@@ -182,10 +200,6 @@ export async function startStudio(options: StudioOptions): Promise<Studio> {
       await approvals.close();
     },
   };
-}
-
-function bearer(header: string | undefined): string | undefined {
-  return header?.startsWith('Bearer ') ? header.slice(7) : undefined;
 }
 
 function json(response: ServerResponse, status: number, value: unknown): void {

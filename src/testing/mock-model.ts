@@ -1,4 +1,4 @@
-import { contentProblem, estimateTokens, type AssistantContentPart, type ProviderOptions } from '../core/vocabulary/content.js';
+import { contentProblem, estimateTokens, textOf, type AssistantContentPart, type ProviderOptions } from '../core/vocabulary/content.js';
 import type { AssistantMessage, Message, AssistantToolCall } from '../core/vocabulary/messages.js';
 import type { GenerateOptions, GenerateResult, ModelProvider, StreamPart, TokenUsage } from '../core/vocabulary/model.js';
 import { optionsSchema, parseOptions } from '../core/vocabulary/options.js';
@@ -70,6 +70,7 @@ export interface MockModelOptions {
    * assistant messages gets `script[k]`. A fresh mock in a process that recovers or resumes a
    * run then answers where the run stands, as a real model would, instead of starting again at
    * reply 0. (An `{ error }` entry, which adds no message, answers every request made at its point.)
+   * Without it, a fresh mock given a transcript its script already began refuses, naming this option.
    */
   resumable?: boolean;
 }
@@ -178,6 +179,7 @@ export function mockModel(script: MockReply[], options: MockModelOptions = {}): 
     const n = calls.length;
     const index = options.resumable === true ? messages.filter((m) => m.role === 'assistant').length : n - 1;
     used = Math.max(used, Math.min(index + 1, script.length));
+    if (options.resumable !== true && n === 1) refuseReplay(script, messages);
     if (options.latencyMs) await sleep(options.latencyMs, signal);
     signal?.throwIfAborted();
     const entry = script[index];
@@ -206,6 +208,32 @@ export function mockModel(script: MockReply[], options: MockModelOptions = {}): 
       finishReason: message.toolCalls ? 'tool_calls' : 'stop',
     };
   }
+}
+
+/**
+ * A plain mock counts its calls, so a fresh one given a transcript its script already began (a
+ * run resumed or recovered in another process, a session continued by a new agent) would answer
+ * with reply 1 again: the run would call its first tools again, or pause for the same approval
+ * for ever, with no error. That is refused, naming the fix, when the transcript's assistant
+ * messages are the script's first replies, each in its place; a script of only the replies still
+ * to come is what a plain mock is for, and passes.
+ */
+function refuseReplay(script: MockReply[], messages: readonly Message[]): void {
+  const written = messages.filter((m): m is AssistantMessage => m.role === 'assistant');
+  const k = written.length;
+  if (k === 0 || script.length <= k || !written.every((m, j) => sameReply(script[j], m))) return;
+  const which = k === 1 ? 'assistant message is the script\'s first reply' : `${k} assistant messages are the script's first ${k} replies`;
+  throw new Error(`mockModel: the request continues a transcript whose ${which}, but a plain mockModel counts its calls, so this fresh one would `
+    + 'answer with the first reply again. A run resumed or recovered in another process, or a session continued by a new agent, needs '
+    + `mockModel(script, { resumable: true }), which picks each reply by the transcript (here reply ${k + 1}); or script only the replies still to come`);
+}
+
+/** Whether `message` is what the scripted `entry` makes: the same text and the same tool calls (names and arguments). */
+function sameReply(entry: MockReply | undefined, message: AssistantMessage): boolean {
+  if (entry === undefined || (typeof entry === 'object' && 'error' in entry)) return false;
+  if (textOf(scriptedContent(entry)) !== textOf(message.content)) return false;
+  const scripted = (typeof entry === 'string' ? [] : entry.toolCalls ?? []).map((c) => [c.name, c.args ?? {}]);
+  return jsonText(scripted) === jsonText((message.toolCalls ?? []).map((c) => [c.name, c.args]));
 }
 
 /** A copy for the record (what a test reads back later); a value too deep to copy is kept as it is. */

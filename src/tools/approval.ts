@@ -1,4 +1,4 @@
-import { approvalBreach } from '../core/state/approved-call.js';
+import { approvalBreach, humanDenial } from '../core/state/approved-call.js';
 import type { Layer } from '../core/stacks/compose.js';
 import type { ToolContext } from '../core/vocabulary/contexts.js';
 import { copyJson } from '../core/vocabulary/json.js';
@@ -42,4 +42,14 @@ export const approvalStep: Layer<ToolContext, ToolOutcome> = {
       approval: { toolName: call.name, args: copyJson(call.args), ...(reason !== undefined ? { reason } : {}) },
     };
   },
+};
+
+/**
+ * The approval step's part in a call a human denied: it settles at once, with their reason, and
+ * no user layer sees it. Only the features' layers around it (spans, the layer trace) observe
+ * it, so the trace shows the approval step denying the call on the human's decision.
+ */
+export const humanDenialStep: Layer<ToolContext, ToolOutcome> = {
+  name: approvalStep.name,
+  fn: async (ctx) => humanDenial(ctx.call.decision) ?? toolError('denied', 'A human denied this call', 'approval'),
 };

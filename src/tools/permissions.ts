@@ -2,6 +2,7 @@ import type { Layer } from '../core/stacks/compose.js';
 import type { Tool, ToolAnnotations, ToolContext } from '../core/vocabulary/contexts.js';
 import { describe } from '../core/vocabulary/errors.js';
 import type { PermissionDecision } from '../core/vocabulary/events.js';
+import { ownValue } from '../core/vocabulary/json.js';
 import { functionSchema, optionsSchema } from '../core/vocabulary/options.js';
 import { toolError, type ToolOutcome } from '../core/vocabulary/outcome.js';
 import { hintAliases, hintFields } from './define.js';
@@ -110,7 +111,7 @@ export function permissionsStep(option: PermissionsOption | undefined): Layer<To
       let matched: CompiledRule | undefined;
       for (const rule of rules) {
         if (rule.pattern !== undefined && !rule.pattern.test(ctx.toolName)) continue;
-        if (rule.annotations !== undefined && !rule.annotations.every(([key, value]) => ctx.tool!.annotations?.[key] === value)) continue;
+        if (rule.annotations !== undefined && !rule.annotations.every(([key, value]) => ownValue(ctx.tool!.annotations as Record<string, unknown> | undefined, key) === value)) continue;
         if (rule.when !== undefined) {
           let hit: unknown;
           try {

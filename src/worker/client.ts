@@ -4,13 +4,14 @@
 import type PgBoss from 'pg-boss';
 import type { RunInput } from '../core/vocabulary/messages.js';
 import { lastAssistantText } from '../core/vocabulary/messages.js';
+import { checkDecision } from '../core/vocabulary/decisions.js';
 import { newRunId, type ApprovalDecision, type PendingApproval, type RunStatus, type StopReason } from '../core/vocabulary/state.js';
 import { postgresStore } from '../stores/postgres.js';
 import { assertStore, type RunStore } from '../stores/run-store.js';
 import { QueueDb } from './connection.js';
 import { dispatchesWhere, enqueueStart, getDispatch, markCancelled, markQueued, sendJob, type Dispatch } from './dispatch.js';
 import { eventsAfter, type LoggedEvent } from './events.js';
-import { checkClientOptions, type ClientOptions } from './options.js';
+import { checkCallOptions, checkClientOptions, type ClientOptions } from './options.js';
 import type { ScheduleSpec } from './schedules.js';
 import { CHANNELS, ensureQueue, NOW, prepareSchema, queueName, scheduleQueue } from './schema.js';
 
@@ -78,7 +79,11 @@ export interface WorkerClient {
   events(runId: string, options?: { after?: number; signal?: AbortSignal }): AsyncIterable<LoggedEvent>;
   /** The runs waiting for a human, with their pending approvals (of one agent, or all). */
   approvals(options?: { agent?: string; limit?: number }): Promise<RunReport[]>;
-  /** Decide the run's pending approvals: its next segment runs on a free worker, exactly once. */
+  /**
+   * Decide the run's pending approvals: its next segment runs on a free worker, exactly once.
+   * Each decision is checked here (a misspelt field is refused at once), and is kept in the
+   * run's decision log as given through `worker-client` unless it names its own `surface`.
+   */
   answer(runId: string, decisions: Record<string, ApprovalDecision>): Promise<void>;
   /** Cancel the run: a queued or suspended run never runs again; a running one is aborted through its signal. */
   cancel(runId: string): Promise<void>;
@@ -108,10 +113,9 @@ export async function createClient(options: ClientOptions): Promise<WorkerClient
   let store: RunStore | undefined;
   let boss: PgBoss | undefined;
   try {
-    await prepareSchema(db);
     store = checked.store ?? (await postgresStore({ pool: db.pool }));
     assertStore(store, 'createClient: store');
-    boss = await db.boss({ supervise: false, schedule: false });
+    boss = await prepareSchema(db, () => db.boss({ supervise: false, schedule: false }));
     return new QueueClient(db, boss, store, checked.store === undefined);
   } catch (error) {
     await boss?.stop({ graceful: false, close: false }).catch(() => undefined);
@@ -135,9 +139,10 @@ class QueueClient implements WorkerClient {
     this.#queues.add(name);
   }
 
-  async start(agent: string, input: RunInput, options: StartOptions = {}): Promise<string> {
+  async start(agent: string, input: RunInput, given?: StartOptions): Promise<string> {
     if (typeof agent !== 'string' || agent === '') throw new TypeError("client.start(agent, input): agent must be the name of an agent a worker runs, e.g. 'teller'");
     if (input === undefined || input === null) throw new TypeError('client.start(agent, input): input is missing: a string, a message, or an array of messages');
+    const options = checkCallOptions('start', given, 'client.start(agent, input, options)');
     await this.#queue(queueName(agent, options.version));
     const { runId } = await enqueueStart(this.db, this.boss, {
       runId: newRunId(), agent, input, version: options.version, tenant: options.tenant ?? '', priority: options.priority ?? 0,
@@ -166,11 +171,27 @@ class QueueClient implements WorkerClient {
     return report;
   }
 
-  async wait(runId: string, options: { signal?: AbortSignal; timeoutMs?: number } = {}): Promise<RunReport> {
-    const until = options.timeoutMs === undefined ? Infinity : Date.now() + options.timeoutMs;
+  async wait(runId: string, given?: { signal?: AbortSignal; timeoutMs?: number }): Promise<RunReport> {
+    const { signal, timeoutMs } = checkCallOptions('wait', given, 'client.wait(runId, options)');
+    signal?.throwIfAborted();
+    const waiting = this.#waitFor(runId, timeoutMs, signal);
+    if (signal === undefined) return waiting;
+    // The abort rejects at once, whatever the wait is doing (a read under way ends unheeded).
+    waiting.catch(() => undefined);
+    let onAbort = () => undefined as void;
+    const aborted = new Promise<never>((_, reject) => signal.addEventListener('abort', (onAbort = () => reject(signal.reason)), { once: true }));
+    try {
+      return await Promise.race([waiting, aborted]);
+    } finally {
+      signal.removeEventListener('abort', onAbort);
+    }
+  }
+
+  async #waitFor(runId: string, timeoutMs: number | undefined, signal: AbortSignal | undefined): Promise<RunReport> {
+    const until = timeoutMs === undefined ? Infinity : Date.now() + timeoutMs;
     for (;;) {
       // Listening first, then reading: a settle between the two is not missed.
-      const settled = this.#notified(CHANNELS.settled, runId, Math.min(5000, until - Date.now()), options.signal);
+      const settled = this.#notified(CHANNELS.settled, runId, Math.min(5000, until - Date.now()), signal);
       const report = await this.status(runId);
       if (report === undefined) throw new TypeError(`client.wait(runId): the queue has no run ${runId}; start runs with client.start()`);
       if (SETTLED.has(report.status)) {
@@ -178,12 +199,12 @@ class QueueClient implements WorkerClient {
         return report;
       }
       await settled.promise;
-      if (options.signal?.aborted === true) throw options.signal.reason;
-      if (Date.now() >= until) throw new Error(`client.wait(${runId}): the run is still ${report.status} after ${options.timeoutMs} ms`);
+      signal?.throwIfAborted();
+      if (Date.now() >= until) throw new Error(`client.wait(${runId}): the run is still ${report.status} after ${timeoutMs} ms`);
     }
   }
 
-  /** Resolves on the next NOTIFY of one of `channels` with `payload`, after `ms`, or when `signal` aborts. */
+  /** Resolves on the next NOTIFY of one of `channels` with `payload`, after `ms`, or when `signal` aborts (at once if it has). */
   #notified(channels: string | string[], payload: string, ms: number, signal?: AbortSignal): { promise: Promise<void>; cancel(): void } {
     let cancel = () => undefined as void;
     const promise = new Promise<void>((resolve) => {
@@ -197,6 +218,7 @@ class QueueClient implements WorkerClient {
         resolve();
       };
       const timer = setTimeout(done, Math.max(0, ms));
+      if (signal?.aborted === true) return done();
       signal?.addEventListener('abort', done, { once: true });
       cancel = done;
       for (const channel of [channels].flat()) {
@@ -206,9 +228,12 @@ class QueueClient implements WorkerClient {
     return { promise, cancel: () => cancel() };
   }
 
-  async *events(runId: string, options: { after?: number; signal?: AbortSignal } = {}): AsyncIterable<LoggedEvent> {
+  async *events(runId: string, given?: { after?: number; signal?: AbortSignal }): AsyncIterable<LoggedEvent> {
+    const options = checkCallOptions('events', given, 'client.events(runId, options)');
     let after = options.after ?? 0;
+    const aborted = () => options.signal?.aborted === true;
     for (;;) {
+      if (aborted()) return;
       // Woken by new events, and by the run's settling (which follows its segment's last event).
       const arrived = this.#notified([CHANNELS.events, CHANNELS.settled], runId, 2000, options.signal);
       const batch = await eventsAfter(this.db, runId, after);
@@ -224,7 +249,7 @@ class QueueClient implements WorkerClient {
           }
         }
       }
-      if (options.signal?.aborted === true) {
+      if (aborted()) {
         arrived.cancel();
         return;
       }
@@ -244,7 +269,8 @@ class QueueClient implements WorkerClient {
     }
   }
 
-  async approvals(options: { agent?: string; limit?: number } = {}): Promise<RunReport[]> {
+  async approvals(given?: { agent?: string; limit?: number }): Promise<RunReport[]> {
+    const options = checkCallOptions('list', given, 'client.approvals(options)');
     const suspended = await this.store.listRuns({ status: 'suspended', ...(options.agent !== undefined ? { agentName: options.agent } : {}), limit: options.limit ?? 100 });
     // Only those the queue dispatched and nobody answered yet (a row still `settled`).
     const rows = new Map((await dispatchesWhere(this.db, "run_id = ANY($1) AND state = 'settled'", [suspended.map((run) => run.runId)])).map((row) => [row.runId, row]));
@@ -254,7 +280,8 @@ class QueueClient implements WorkerClient {
     });
   }
 
-  async answer(runId: string, decisions: Record<string, ApprovalDecision>): Promise<void> {
+  async answer(runId: string, given: Record<string, ApprovalDecision>): Promise<void> {
+    let decisions = given;
     const where = `client.answer('${runId}', decisions)`;
     if (typeof decisions !== 'object' || decisions === null || Array.isArray(decisions)) throw new TypeError(`${where}: decisions must be an object: { [toolCallId]: true | false | { approved, reason } }`);
     const run = await this.store.loadRun(runId);
@@ -264,6 +291,7 @@ class QueueClient implements WorkerClient {
     const pending = run.pendingApprovals.map((call) => call.toolCallId);
     const unknown = Object.keys(decisions).filter((id) => !pending.includes(id));
     if (unknown.length > 0) throw new TypeError(`${where}: ${unknown.join(', ')} ${unknown.length > 1 ? 'are' : 'is'} not a pending call of the run (pending: ${pending.join(', ')})`);
+    decisions = throughClient(decisions, where);
     await this.#queue(queueName(row.agentName, row.version!));
     const sent = await this.db.tx(async (tx) => {
       // One answer of a segment goes ahead: the row leaves `settled` once.
@@ -285,7 +313,8 @@ class QueueClient implements WorkerClient {
     });
   }
 
-  async deadLetters(options: { agent?: string; limit?: number } = {}): Promise<RunReport[]> {
+  async deadLetters(given?: { agent?: string; limit?: number }): Promise<RunReport[]> {
+    const options = checkCallOptions('list', given, 'client.deadLetters(options)');
     const dead = await dispatchesWhere(this.db, "state = 'dead' AND ($1::text IS NULL OR agent_name = $1) ORDER BY updated_at DESC LIMIT $2", [options.agent ?? null, options.limit ?? 100]);
     return Promise.all(dead.map((row) => this.#report(row)));
   }
@@ -294,22 +323,19 @@ class QueueClient implements WorkerClient {
     const row = await getDispatch(this.db, runId);
     if (row === undefined || row.state !== 'dead') throw new TypeError(`client.retry(runId): run ${runId} is not in the dead letters (it is ${row?.state ?? 'unknown to the queue'})`);
     const stored = await this.store.loadRun(runId);
+    // Not in the store: its start never got that far (its job was lost); it starts again from what its row kept.
+    const kind = stored === undefined ? 'start' : stored.status === 'running' ? 'recover' : 'retry';
     const queue = queueName(row.agentName, row.version ?? undefined);
     await this.#queue(queue);
     await this.db.tx(async (tx) => {
       await tx.query(`UPDATE koagent_dispatch SET attempts = 0, updated_at = ${NOW} WHERE run_id = $1`, [runId]);
       await markQueued(tx, runId, ['dead']);
-      // Not in the store: its start never got that far, and must be asked again by the client.
-      if (stored === undefined) throw new TypeError(`client.retry(runId): run ${runId} never started; start it again with client.start()`);
-      const kind = stored.status === 'running' ? 'recover' : 'retry';
       await sendJob(tx, this.boss, queue, { kind, runId, agent: row.agentName }, { priority: row.priority });
     });
   }
 
-  async moveRuns({ agent, from, to }: { agent: string; from: string; to: string }): Promise<number> {
-    for (const [key, value] of Object.entries({ agent, from, to })) {
-      if (typeof value !== 'string' || value === '') throw new TypeError(`client.moveRuns({ agent, from, to }): ${key} must be a non-empty string`);
-    }
+  async moveRuns(given: { agent: string; from: string; to: string }): Promise<number> {
+    const { agent, from, to } = checkCallOptions('moveRuns', given, 'client.moveRuns(options)');
     const { rows } = await this.db.query(
       `UPDATE koagent_dispatch SET version = $3, adopt = true, updated_at = ${NOW} WHERE agent_name = $1 AND version = $2 AND state IN ('settled', 'dead') AND status IS DISTINCT FROM 'completed' RETURNING run_id`,
       [agent, from, to],
@@ -319,11 +345,11 @@ class QueueClient implements WorkerClient {
 
   async schedule(name: string, spec: ScheduleSpec): Promise<void> {
     if (typeof name !== 'string' || name === '') throw new TypeError('client.schedule(name, spec): name must be a non-empty string');
-    if (typeof spec?.agent !== 'string' || typeof spec.cron !== 'string' || spec.input === undefined) throw new TypeError("client.schedule(name, spec): spec needs agent, cron and input, e.g. { agent: 'reporter', cron: '0 3 * * *', input: 'Write the report' }");
+    if (typeof spec !== 'object' || spec === null) throw new TypeError("client.schedule(name, spec): spec must be an object, e.g. { agent: 'reporter', cron: '0 3 * * *', input: 'Write the report' }");
+    const { tz, ...data } = checkCallOptions('schedule', spec, 'client.schedule(name, spec)');
     const queue = scheduleQueue(name);
     await this.#queue(queue);
-    const { tz, ...data } = spec;
-    await this.boss.schedule(queue, spec.cron, data, tz === undefined ? {} : { tz });
+    await this.boss.schedule(queue, data.cron, data, tz === undefined ? {} : { tz });
   }
 
   async unschedule(name: string): Promise<void> {
@@ -335,4 +361,17 @@ class QueueClient implements WorkerClient {
     if (this.ownStore) await this.store.close().catch(() => undefined);
     await this.db.close();
   }
+}
+
+/**
+ * The decisions as the queue carries them: each checked now, before anything is queued, and on
+ * the record as given through this client unless it names the surface it came through.
+ */
+function throughClient(decisions: Record<string, ApprovalDecision>, where: string): Record<string, ApprovalDecision> {
+  const stamped: Record<string, ApprovalDecision> = {};
+  for (const [id, decision] of Object.entries(decisions)) {
+    checkDecision(id, decision, (message) => new TypeError(`${where}: ${message}`));
+    stamped[id] = typeof decision === 'boolean' ? { approved: decision, surface: 'worker-client' } : { ...decision, surface: decision.surface ?? 'worker-client' };
+  }
+  return stamped;
 }

@@ -68,6 +68,26 @@ export class QueueDb {
     }
   }
 
+  /**
+   * Run `work` while this process holds the session-level advisory lock `key` (on a connection
+   * of its own, so `work` may use the pool and open its own transactions): processes that run
+   * work under the same key take turns. The lock goes with its connection if it cannot be let go.
+   */
+  async whileLocked<T>(key: number, work: () => Promise<T>): Promise<T> {
+    const client = (await this.pool.connect()) as unknown as { query: Executor['query']; release(error?: boolean): void };
+    try {
+      await client.query('SELECT pg_advisory_lock($1)', [key]);
+    } catch (error) {
+      client.release(true);
+      throw error;
+    }
+    try {
+      return await work();
+    } finally {
+      await client.query('SELECT pg_advisory_unlock($1)', [key]).then(() => client.release(), () => client.release(true));
+    }
+  }
+
   /** Be told of each `NOTIFY channel, payload` until the returned function is called. */
   async listen(channel: string, listener: (payload: string) => void): Promise<() => void> {
     let set = this.#listeners.get(channel);

@@ -1,7 +1,7 @@
 // What was asked of each run and where its dispatch stands: one row per run in
 // koagent_dispatch. The run store holds the run; this row holds what a worker needs to run its
-// next segment (version, tenant, context) and the queue's view of it (queued, active, settled,
-// dead, cancelled). Every change of a row is one statement here.
+// segments (input, version, tenant, context) and the queue's view of it (queued, active,
+// settled, dead, cancelled). Every change of a row is one statement here.
 import type PgBoss from 'pg-boss';
 import type { RunInput } from '../core/vocabulary/messages.js';
 import type { ApprovalDecision, RunState, RunStatus, StopReason } from '../core/vocabulary/state.js';
@@ -25,6 +25,8 @@ export interface Dispatch {
   version: string | null;
   tenant: string;
   priority: number;
+  /** What the run was started with (its start job only names the run): a run whose job was lost can be started again. */
+  input: RunInput | null;
   sessionId: string | null;
   context: unknown;
   metadata: Record<string, unknown> | undefined;
@@ -39,8 +41,9 @@ export interface Dispatch {
   cancel: boolean;
   /** The run was moved to another version: its next segment adopts the stored state. */
   adopt: boolean;
-  /** The worker holding the row (it fetched the run's job and runs it), and until when unless it renews. */
+  /** The worker that holds the row (it fetched the run's job and runs it), or last held it: kept when it lets go. */
   worker: string | null;
+  /** Until when `worker` holds the row unless it renews; 0 when nobody holds it. */
   heldUntil: number;
   /** The job the holder runs: sent again if the holder dies before the store holds the run. */
   job: JobData | null;
@@ -48,9 +51,9 @@ export interface Dispatch {
   updatedAt: number;
 }
 
-/** What a job of the queue asks: start a run, resume one with decisions, take over a dead worker's, retry a failed one. */
+/** What a job of the queue asks: start a run (with the input its row keeps), resume one with decisions, take over a dead worker's, retry a failed one. */
 export type JobData =
-  | { kind: 'start'; runId: string; agent: string; input: RunInput }
+  | { kind: 'start'; runId: string; agent: string }
   | { kind: 'resume'; runId: string; agent: string; decisions: Record<string, ApprovalDecision>; segment: number }
   | { kind: 'recover'; runId: string; agent: string }
   | { kind: 'retry'; runId: string; agent: string };
@@ -61,7 +64,7 @@ function parse(text: string | null): any {
 
 function dispatchOf(row: Record<string, any>): Dispatch {
   return {
-    runId: row.run_id, agentName: row.agent_name, version: row.version, tenant: row.tenant, priority: row.priority,
+    runId: row.run_id, agentName: row.agent_name, version: row.version, tenant: row.tenant, priority: row.priority, input: parse(row.input),
     sessionId: row.session_id, context: parse(row.context) ?? undefined, metadata: parse(row.metadata) ?? undefined, stream: row.stream,
     state: row.state, status: row.status, stopReason: row.stop_reason, attempts: row.attempts, error: parse(row.error),
     cancel: row.cancel, adopt: row.adopt, worker: row.worker, heldUntil: Number(row.held_until), job: parse(row.job), createdAt: Number(row.created_at), updatedAt: Number(row.updated_at),
@@ -100,9 +103,9 @@ export interface StartRequest {
 export async function enqueueStart(db: QueueDb, boss: PgBoss, request: StartRequest): Promise<{ runId: string; created: boolean }> {
   return db.tx(async (tx) => {
     const inserted = await tx.query(
-      `INSERT INTO koagent_dispatch (run_id, agent_name, version, tenant, priority, idempotency_key, session_id, context, metadata, stream, state, created_at, updated_at)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, 'queued', ${NOW}, ${NOW}) ON CONFLICT DO NOTHING RETURNING run_id`,
-      [request.runId, request.agent, request.version ?? null, request.tenant, request.priority, request.idempotencyKey ?? null, request.sessionId ?? null,
+      `INSERT INTO koagent_dispatch (run_id, agent_name, version, tenant, priority, idempotency_key, input, session_id, context, metadata, stream, state, created_at, updated_at)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, 'queued', ${NOW}, ${NOW}) ON CONFLICT DO NOTHING RETURNING run_id`,
+      [request.runId, request.agent, request.version ?? null, request.tenant, request.priority, request.idempotencyKey ?? null, JSON.stringify(request.input), request.sessionId ?? null,
         request.context === undefined ? null : JSON.stringify(request.context), request.metadata === undefined ? null : JSON.stringify(request.metadata), request.stream],
     );
     if (inserted.rows.length === 0) {
@@ -110,7 +113,7 @@ export async function enqueueStart(db: QueueDb, boss: PgBoss, request: StartRequ
       if (rows.length === 0) throw new Error(`run id ${request.runId} is taken; start again for a fresh one`);
       return { runId: String(rows[0].run_id), created: false };
     }
-    const data: JobData = { kind: 'start', runId: request.runId, agent: request.agent, input: request.input };
+    const data: JobData = { kind: 'start', runId: request.runId, agent: request.agent };
     await sendJob(tx, boss, queueName(request.agent, request.version), data, { priority: request.priority });
     return { runId: request.runId, created: true };
   });
@@ -127,12 +130,15 @@ export async function sendJob(tx: Executor, boss: PgBoss, queue: string, data: J
 
 /**
  * Fix the run's version as this worker's, if it has none yet and is not given up on; the row as
- * it is then. One statement, not a read, a write and a read: every start pays it.
+ * it is then. One UPDATE of the row, whether it pins or not: it waits for a pin under way in
+ * another transaction and returns the row as that left it (a read beside the update would see
+ * the row as it was when the statement began, without that version).
  */
 export async function pinVersion(q: Executor, runId: string, version: string): Promise<Dispatch | undefined> {
+  const pins = "version IS NULL AND state NOT IN ('dead', 'cancelled')";
   const { rows } = await q.query(
-    `WITH u AS (UPDATE koagent_dispatch SET version = $2, updated_at = ${NOW} WHERE run_id = $1 AND version IS NULL AND state NOT IN ('dead', 'cancelled') RETURNING *)
-     SELECT * FROM u UNION ALL SELECT * FROM koagent_dispatch WHERE run_id = $1 AND NOT EXISTS (SELECT 1 FROM u)`,
+    `UPDATE koagent_dispatch SET version = CASE WHEN ${pins} THEN $2 ELSE version END, updated_at = CASE WHEN ${pins} THEN ${NOW} ELSE updated_at END
+     WHERE run_id = $1 RETURNING *`,
     [runId, version],
   );
   return rows.length === 0 ? undefined : dispatchOf(rows[0]);
@@ -147,20 +153,20 @@ export async function holdRuns(tx: Executor, jobs: { runId: string; data: JobDat
   const { rows } = await tx.query(
     `UPDATE koagent_dispatch d SET worker = $2, held_until = ${NOW} + $3, job = j.data, updated_at = ${NOW}
      FROM unnest($1::text[], $4::text[]) AS j(run_id, data)
-     WHERE d.run_id = j.run_id AND d.state IN ('queued', 'active') AND (d.worker IS NULL OR d.held_until < ${NOW}) RETURNING d.run_id`,
+     WHERE d.run_id = j.run_id AND d.state IN ('queued', 'active') AND d.held_until < ${NOW} RETURNING d.run_id`,
     [jobs.map((job) => job.runId), worker, leaseMs, jobs.map((job) => JSON.stringify(job.data))],
   );
   return new Set(rows.map((row) => String(row.run_id)));
 }
 
-/** Keep every row `worker` holds for another `leaseMs`. */
+/** Keep every row `worker` holds for another `leaseMs` (not those it only last held). */
 export async function renewHeld(q: Executor, worker: string, leaseMs: number): Promise<void> {
-  await q.query(`UPDATE koagent_dispatch SET held_until = ${NOW} + $2 WHERE worker = $1`, [worker, leaseMs]);
+  await q.query(`UPDATE koagent_dispatch SET held_until = ${NOW} + $2 WHERE worker = $1 AND held_until > 0`, [worker, leaseMs]);
 }
 
-/** Give the row back, if `worker` holds it, as it is. */
+/** Give the row back, if `worker` holds it, as it is (it stays the row's last worker). */
 export async function releaseRun(q: Executor, runId: string, worker: string): Promise<void> {
-  await q.query('UPDATE koagent_dispatch SET worker = NULL, held_until = 0 WHERE run_id = $1 AND worker = $2', [runId, worker]);
+  await q.query('UPDATE koagent_dispatch SET held_until = 0 WHERE run_id = $1 AND worker = $2', [runId, worker]);
 }
 
 /** A worker's segment of the run began (the store gave it the run): one more attempt. */
@@ -172,7 +178,7 @@ export async function markActive(q: Executor, runId: string, worker: string, lea
 export async function markSettled(q: Executor, runId: string, status: RunStatus, stopReason: StopReason | undefined, error: { code: string; message: string } | undefined): Promise<void> {
   const keepAttempts = status === 'failed';
   await q.query(
-    `WITH u AS (UPDATE koagent_dispatch SET state = 'settled', status = $2, stop_reason = $3, error = $4, worker = NULL, held_until = 0${keepAttempts ? '' : ', attempts = 0'}, updated_at = ${NOW} WHERE run_id = $1 RETURNING run_id)
+    `WITH u AS (UPDATE koagent_dispatch SET state = 'settled', status = $2, stop_reason = $3, error = $4, held_until = 0${keepAttempts ? '' : ', attempts = 0'}, updated_at = ${NOW} WHERE run_id = $1 RETURNING run_id)
      SELECT pg_notify('${CHANNELS.settled}', run_id) FROM u`,
     [runId, status, stopReason ?? null, error === undefined ? null : JSON.stringify(error)],
   );
@@ -181,7 +187,7 @@ export async function markSettled(q: Executor, runId: string, status: RunStatus,
 /** A next segment was asked for (a resume, a retry): the run waits for a worker again. */
 export async function markQueued(q: Executor, runId: string, from: DispatchState[], error?: { code: string; message: string }): Promise<boolean> {
   const { rows } = await q.query(
-    `UPDATE koagent_dispatch SET state = 'queued', error = COALESCE($3, error), worker = NULL, held_until = 0, updated_at = ${NOW} WHERE run_id = $1 AND state = ANY($2) RETURNING run_id`,
+    `UPDATE koagent_dispatch SET state = 'queued', error = COALESCE($3, error), held_until = 0, updated_at = ${NOW} WHERE run_id = $1 AND state = ANY($2) RETURNING run_id`,
     [runId, from, error === undefined ? null : JSON.stringify(error)],
   );
   return rows.length > 0;
@@ -195,7 +201,7 @@ export function settleFromStore(q: Executor, state: RunState): Promise<void> {
 /** The run kept failing: it is dead, with its last error, until someone retries it. */
 export async function markDead(q: Executor, runId: string, error: { code: string; message: string }): Promise<void> {
   await q.query(
-    `WITH u AS (UPDATE koagent_dispatch SET state = 'dead', error = $2, worker = NULL, held_until = 0, updated_at = ${NOW} WHERE run_id = $1 RETURNING run_id)
+    `WITH u AS (UPDATE koagent_dispatch SET state = 'dead', error = $2, held_until = 0, updated_at = ${NOW} WHERE run_id = $1 RETURNING run_id)
      SELECT pg_notify('${CHANNELS.settled}', run_id) FROM u`,
     [runId, JSON.stringify(error)],
   );
@@ -203,7 +209,7 @@ export async function markDead(q: Executor, runId: string, error: { code: string
 
 export async function markCancelled(q: Executor, runId: string, status?: RunStatus, stopReason?: StopReason): Promise<void> {
   await q.query(
-    `WITH u AS (UPDATE koagent_dispatch SET state = 'cancelled', status = COALESCE($2, status), stop_reason = COALESCE($3, stop_reason), worker = NULL, held_until = 0, updated_at = ${NOW} WHERE run_id = $1 RETURNING run_id)
+    `WITH u AS (UPDATE koagent_dispatch SET state = 'cancelled', status = COALESCE($2, status), stop_reason = COALESCE($3, stop_reason), held_until = 0, updated_at = ${NOW} WHERE run_id = $1 RETURNING run_id)
      SELECT pg_notify('${CHANNELS.settled}', run_id) FROM u`,
     [runId, status ?? null, stopReason ?? null],
   );

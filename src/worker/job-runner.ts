@@ -7,6 +7,7 @@ import type { Agent } from '../agent/agent.js';
 import type { Logger } from '../core/vocabulary/contexts.js';
 import { describe, KoagentError, RunFailedError } from '../core/vocabulary/errors.js';
 import type { AgentEvent } from '../core/vocabulary/events.js';
+import type { RunInput } from '../core/vocabulary/messages.js';
 import type { RunResult } from '../core/vocabulary/result.js';
 import type { RunStore } from '../stores/run-store.js';
 import type { QueueDb } from './connection.js';
@@ -80,9 +81,11 @@ export async function runJob(parts: JobParts, job: PgBoss.JobWithMetadata<JobDat
 async function jobOf(parts: JobParts, job: PgBoss.JobWithMetadata<JobData>, held: boolean): Promise<JobOutcome> {
   const data = job.data;
   const entry = parts.agents.get(data.agent);
+  // A duplicate is refused before it reads or pins anything: only the job holding the row may.
+  if (entry === undefined || (!held && data.kind !== 'recover')) return refused(parts);
   // A start reads its row and pins its version in one statement.
-  const row = entry !== undefined && data.kind === 'start' ? await pinVersion(parts.db, data.runId, entry.version) : await getDispatch(parts.db, data.runId);
-  if (entry === undefined || row === undefined || (!held && data.kind !== 'recover')) return refused(parts);
+  const row = data.kind === 'start' ? await pinVersion(parts.db, data.runId, entry.version) : await getDispatch(parts.db, data.runId);
+  if (row === undefined) return refused(parts);
   const mine = held ? row : undefined;
   if (row.state === 'dead' || row.state === 'cancelled') return refused(parts, mine);
   if (row.version !== entry.version) {
@@ -206,7 +209,8 @@ async function segment(agent: Agent<any, any>, row: Dispatch, data: JobData, opt
   const call = { ...rest, onEvent: stream ? undefined : onEvent, stream };
   switch (data.kind) {
     case 'start': {
-      const started = row.sessionId === null ? agent.run(data.input, { ...call, runId: row.runId } as never) : agent.send(data.input, { ...call, runId: row.runId, sessionId: row.sessionId } as never);
+      const input = row.input as RunInput;
+      const started = row.sessionId === null ? agent.run(input, { ...call, runId: row.runId } as never) : agent.send(input, { ...call, runId: row.runId, sessionId: row.sessionId } as never);
       return follow(started as unknown as Promise<RunResult>, stream, onEvent);
     }
     case 'resume':

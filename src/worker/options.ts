@@ -1,5 +1,5 @@
-// The options of createWorker and createClient, described once: the checks and their messages
-// come from these schemas, as for every options object of koagent.
+// The options of createWorker and createClient, and of the client's methods, described once:
+// the checks and their messages come from these schemas, as for every options object of koagent.
 import { z } from 'zod';
 import { Agent } from '../agent/agent.js';
 import type { Logger } from '../core/vocabulary/contexts.js';
@@ -160,6 +160,60 @@ export function checkClientOptions(options: ClientOptions) {
   const given = parseOptions(clientSchema, options, 'createClient(options)');
   whereIsTheDatabase(given, 'createClient');
   return { ...given, store: given.store as RunStore | undefined };
+}
+
+const integer = (what: string) => z.custom<number>((value) => Number.isSafeInteger(value), { error: `must be an integer${what}` });
+const signal = z.instanceof(AbortSignal, { error: 'must be an AbortSignal' });
+/** What `client.start` and a schedule both take, beside the agent and the input. */
+const runShape = {
+  tenant: z.string({ error: 'must be a string' }).optional(),
+  priority: integer(' (higher first)').optional(),
+  metadata: z.record(z.string(), z.unknown(), { error: 'must be an object' }).optional(),
+  context: z.unknown().optional(),
+  version: nonEmpty().optional(),
+  stream: z.boolean({ error: 'must be true or false' }).optional(),
+};
+const runAliases = { tenantId: 'tenant', ctx: 'context', runContext: 'context', streaming: 'stream', agentVersion: 'version' };
+
+/**
+ * The options of each method of the client, checked as every options object of koagent is: a
+ * misspelt key (`idempotencykey`) is a `TypeError` naming the key meant, not an option ignored.
+ */
+export const clientCallSchemas = {
+  start: optionsSchema({
+    ...runShape,
+    sessionId: nonEmpty().optional(),
+    idempotencyKey: nonEmpty().optional(),
+  }, { aliases: { ...runAliases, session: 'sessionId', idempotency: 'idempotencyKey', key: 'idempotencyKey', requestId: 'idempotencyKey' } }),
+  wait: optionsSchema({
+    signal: signal.optional(),
+    timeoutMs: ms(0).optional(),
+  }, { aliases: { abortSignal: 'signal', timeout: 'timeoutMs' } }),
+  events: optionsSchema({
+    after: wholeNumberSchema(0, false, 'must be the seq of an event seen (a whole number ≥ 0)').optional(),
+    signal: signal.optional(),
+  }, { aliases: { abortSignal: 'signal', since: 'after', from: 'after', seq: 'after', cursor: 'after' } }),
+  list: optionsSchema({
+    agent: nonEmpty().optional(),
+    limit: wholeNumberSchema(1).optional(),
+  }, { aliases: { agentName: 'agent', name: 'agent', max: 'limit', count: 'limit' } }),
+  moveRuns: optionsSchema({
+    agent: nonEmpty(),
+    from: nonEmpty('must be the version the runs are on, a non-empty string'),
+    to: nonEmpty('must be the version to move them to, a non-empty string'),
+  }, { aliases: { agentName: 'agent', fromVersion: 'from', toVersion: 'to' } }),
+  schedule: optionsSchema({
+    ...runShape,
+    agent: nonEmpty("must be the name of an agent a worker runs, e.g. 'reporter'"),
+    cron: nonEmpty("must be a cron expression, e.g. '0 3 * * *'"),
+    input: z.custom((value) => value !== undefined && value !== null, { error: 'is missing: a string, a message, or an array of messages' }),
+    tz: nonEmpty("must be a time zone, e.g. 'Europe/Paris'").optional(),
+  }, { noun: 'a field of a schedule', aliases: { ...runAliases, agentName: 'agent', schedule: 'cron', timezone: 'tz', timeZone: 'tz' } }),
+};
+
+/** A method's options (`kind`), checked, or a TypeError from `where` naming the mistake. */
+export function checkCallOptions<K extends keyof typeof clientCallSchemas>(kind: K, options: unknown, where: string): z.output<(typeof clientCallSchemas)[K]> {
+  return parseOptions(clientCallSchemas[kind] as z.ZodType, options ?? {}, where) as z.output<(typeof clientCallSchemas)[K]>;
 }
 
 function whereIsTheDatabase(given: { connectionString?: string; pool?: unknown }, who: string): void {

@@ -18,6 +18,7 @@ CREATE TABLE IF NOT EXISTS koagent_dispatch (
   tenant text NOT NULL DEFAULT '',
   priority integer NOT NULL DEFAULT 0,
   idempotency_key text,
+  input text,
   session_id text,
   context text,
   metadata text,
@@ -37,7 +38,7 @@ CREATE TABLE IF NOT EXISTS koagent_dispatch (
 );
 CREATE UNIQUE INDEX IF NOT EXISTS koagent_dispatch_idempotency ON koagent_dispatch (agent_name, idempotency_key) WHERE idempotency_key IS NOT NULL;
 CREATE INDEX IF NOT EXISTS koagent_dispatch_state ON koagent_dispatch (state, agent_name);
-CREATE INDEX IF NOT EXISTS koagent_dispatch_held ON koagent_dispatch (worker, held_until) WHERE worker IS NOT NULL;
+CREATE INDEX IF NOT EXISTS koagent_dispatch_held ON koagent_dispatch (worker, held_until) WHERE held_until > 0;
 CREATE TABLE IF NOT EXISTS koagent_slots (
   run_id text PRIMARY KEY,
   agent_name text NOT NULL,
@@ -54,14 +55,19 @@ CREATE TABLE IF NOT EXISTS koagent_events (
 CREATE INDEX IF NOT EXISTS koagent_events_run ON koagent_events (run_id, id);
 `;
 
-/** A lock id of the worker's schema changes (distinct from the run store's). */
+/** A lock id of the creation of the worker's tables and of pg-boss's schema (distinct from the run store's). */
 const SCHEMA_LOCK = 7_401_929_003;
 
-/** Create the worker's tables if they are missing, under a lock so processes starting at once do not race. */
-export async function prepareSchema(db: QueueDb): Promise<void> {
-  await db.tx(async (tx) => {
-    await tx.query('SELECT pg_advisory_xact_lock($1)', [SCHEMA_LOCK]);
-    await tx.query(DDL);
+/**
+ * Create the worker's tables if they are missing, then `startBoss` (pg-boss creates or migrates
+ * its schema as it starts), one process at a time: pg-boss's own creation is not safe for
+ * processes starting at once (a second `CREATE SCHEMA IF NOT EXISTS` may still fail, with a
+ * duplicate key, when it looked for the schema before the first committed it).
+ */
+export async function prepareSchema<T>(db: QueueDb, startBoss: () => Promise<T>): Promise<T> {
+  return db.whileLocked(SCHEMA_LOCK, async () => {
+    await db.query(DDL);
+    return startBoss();
   });
 }
 

@@ -21,7 +21,7 @@ export async function sweep(parts: JobParts, wake: () => void): Promise<number> 
   const { rows: [clock] } = await parts.db.query(`SELECT ${NOW} AS now`);
   for (const { agent, version } of parts.agents.values()) {
     const lapsed = await dispatchesWhere(parts.db,
-      `agent_name = $1 AND (version = $2 OR version IS NULL) AND state IN ('queued', 'active') AND worker IS NOT NULL AND held_until < ${NOW} LIMIT ${SWEEP_TAKES_AT_MOST}`,
+      `agent_name = $1 AND (version = $2 OR version IS NULL) AND state IN ('queued', 'active') AND held_until > 0 AND held_until < ${NOW} LIMIT ${SWEEP_TAKES_AT_MOST}`,
       [agent.name, version]);
     for (const row of lapsed) if (await takeOver(parts, row)) sent++;
     sent += await expiredLeases(parts, agent.name, version, Number(clock.now));
@@ -53,8 +53,8 @@ async function takeOver(parts: JobParts, row: Dispatch): Promise<boolean> {
   const { db, boss, store } = parts;
   const state = await store.loadRun(row.runId).catch(() => 'unreadable' as const);
   return db.tx(async (tx) => {
-    // One sweep takes the row: it lets go of the dead holder, if that is still the holder.
-    const { rows } = await tx.query(`UPDATE koagent_dispatch SET worker = NULL, held_until = 0 WHERE run_id = $1 AND worker = $2 AND held_until < ${NOW} RETURNING run_id`, [row.runId, row.worker]);
+    // One sweep takes the row: it lets go of the dead holder, if that is still the holder (which stays its last worker).
+    const { rows } = await tx.query(`UPDATE koagent_dispatch SET held_until = 0 WHERE run_id = $1 AND worker = $2 AND held_until > 0 AND held_until < ${NOW} RETURNING run_id`, [row.runId, row.worker]);
     if (rows.length === 0) return false;
     const agent = row.agentName;
     if (state === 'unreadable' || state?.status === 'running') {

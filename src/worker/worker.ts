@@ -50,11 +50,10 @@ export async function createWorker(options: WorkerOptions): Promise<Worker> {
   let store: RunStore | undefined;
   let boss: PgBoss | undefined;
   try {
-    await prepareSchema(db);
     store = checked.store ?? (await postgresStore({ pool: db.pool, ...(checked.leaseMs !== undefined ? { leaseMs: checked.leaseMs } : {}) }));
     assertStore(store, 'createWorker: store');
     if (store.kind !== 'postgres') throw new TypeError(`createWorker: store must be a PostgreSQL store (postgresStore() from koagent/postgres), not a ${store.kind} one: every worker must see every run`);
-    boss = await db.boss({ supervise: true, schedule: true, maintenanceIntervalSeconds: checked.maintenanceIntervalSeconds });
+    boss = await prepareSchema(db, () => db.boss({ supervise: true, schedule: true, maintenanceIntervalSeconds: checked.maintenanceIntervalSeconds }));
     const worker = new QueueWorker(checked, db, boss, store, checked.store === undefined);
     await worker.begin();
     return worker;

@@ -1,6 +1,7 @@
 // `koagent runs approve|deny --queue <postgres url>` and `koagent studio --queue` run as a user
 // runs them, against workers on a real PostgreSQL: the answer goes to the queue, a worker runs the
 // next segment once, and the CLI's process runs none of the agent's code.
+import { userInfo } from 'node:os';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { createAgent, defineTool, type GenerateResult } from '../../src/index.js';
@@ -50,6 +51,8 @@ describe('runs approve --queue', () => {
     expect(JSON.parse(first.stdout)).toEqual({ runId, queued: true, calls: ['t1'] });
     expect(await client.wait(runId, WAIT)).toMatchObject({ status: 'completed', text: 'Done: sent 60 to Ada' });
     expect(sent).toEqual([{ to: 'Ada', amount: 60 }]);
+    // On the record as given through the CLI (the queue keeps the surface its caller named), by the user running it.
+    expect((await client.store.loadRun(runId))!.decisionLog).toEqual([expect.objectContaining({ decision: 'approved', args: { to: 'Ada', amount: 80 }, editedArgs: { to: 'Ada', amount: 60 }, surface: 'cli', actor: { id: userInfo().username } })]);
     const second = await koagent('runs', 'approve', runId, '--queue', db.url);
     expect(second.code).toBe(4);
     expect(second.stderr).toMatch(/is completed/);
@@ -72,7 +75,7 @@ describe('studio --queue', () => {
     const { child, url } = await koagentStudio(['--queue', db.url, '--agents', AGENTS]);
     try {
       const token = new URL(url).searchParams.get('token')!;
-      const answer = (body: object) => fetch(new URL(`/api/runs/${runId}/approvals/t1`, url), { method: 'POST', headers: { 'x-koagent-token': token }, body: JSON.stringify(body) });
+      const answer = (body: object) => fetch(new URL(`/api/runs/${runId}/approvals/t1`, url), { method: 'POST', headers: { 'x-koagent-token': token, 'content-type': 'application/json' }, body: JSON.stringify(body) });
       const pending = (await (await fetch(new URL('/api/approvals', url), { headers: { 'x-koagent-token': token } })).json()) as { runId: string; canResume: boolean }[];
       expect(pending).toEqual([expect.objectContaining({ runId, canResume: true })]);
       expect((await answer({ approved: true, args: { to: 'Ada', amount: 500 } })).status).toBe(422);
@@ -81,6 +84,7 @@ describe('studio --queue', () => {
       expect(await queued.json()).toMatchObject({ resumed: true, queued: true, runId });
       expect(await client.wait(runId, WAIT)).toMatchObject({ status: 'completed', text: 'Done: sent 45 to Ada' });
       expect(sent).toEqual([{ to: 'Ada', amount: 45 }]);
+      expect((await client.store.loadRun(runId))!.decisionLog).toEqual([expect.objectContaining({ editedArgs: { to: 'Ada', amount: 45 }, surface: 'studio' })]);
       expect((await answer({ approved: true })).status).toBe(409);
     } finally {
       expect(await stopped(child)).toBe(0);

@@ -1,11 +1,12 @@
 // `koagent runs …` run as a user runs it: the bin in a child process, against a SQLite file this
 // test fills by running real agents. What it prints, its --json, and its exit codes.
 import { execFile } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { RunState } from '../../src/index.js';
 import { sqliteStore } from '../../src/sqlite.js';
 import { bank, helper, ops } from '../fixtures/cli-agents.js';
 import { mortal } from '../support/durable.js';
@@ -63,10 +64,11 @@ describe('runs ls', () => {
     expect(stderr).toMatch(/--status done is not a run status/);
   });
 
-  it('refuses a store file that does not exist (exit 2), and never creates one', async () => {
+  it('fails on a store file that does not exist (exit 1: the store could not be opened, as docs/cli.md says), and never creates one', async () => {
     const { code, stderr } = await koagent('runs', 'ls', '--store', join(dir, 'nope.db'));
-    expect(code).toBe(2);
+    expect(code).toBe(1);
     expect(stderr).toMatch(/no run store at/);
+    expect(existsSync(join(dir, 'nope.db'))).toBe(false);
   });
 });
 
@@ -82,6 +84,8 @@ describe('runs show and export', () => {
     expect(stdout).toMatch(/model turn \[scripted\] model:1:1 {2}step 1, segment 1 {2}ok/);
     expect(stdout).toMatch(/\n {6}prod-only {2}self .*\n {8}· rewrote-args: \/args\/env "staging" → "prod"/);
     expect(stdout).toMatch(/koagent:approval \(builtin\).*\n(\s+· .*\n)*\s+· asked for approval/);
+    // The segment's run layers (a criogen hook's onStart and onEnd), before the calls it made.
+    expect(stdout).toMatch(/Layer trace\n {2}run segment 1 {2}suspended {2}[\d.]+ ms\n {4}DeployLog \(criogen\) \[onStart, onEnd\] {2}self [\d.]+ ms, out at [\d.]+ ms\n {2}model turn/);
   });
 
   it('exits 3 for a run the store does not have', async () => {
@@ -166,6 +170,37 @@ describe('runs approve, deny and delete', () => {
     expect(deploys().filter((mark) => mark.startsWith('transfer'))).toEqual(['transfer 60 to Ada']);
   });
 
+  it('puts the decision on the record: an edit 42.5 → 40 by --actor through the CLI, in the state, the trace and runs show', async () => {
+    const store = sqliteStore({ path: db });
+    const runId = (await bank.run('Pay Ada 42.5', { store })).runId;
+    await store.close();
+    const approved = await koagent('runs', 'approve', runId, '--store', db, '--agents', AGENTS, '--args', '{"to":"Ada","amount":40}', '--actor', 'grace@example.com', '--reason', 'Round it down');
+    expect(approved.stderr).toBe('');
+    expect(approved.code).toBe(0);
+    const state = JSON.parse((await koagent('runs', 'export', runId, '--store', db)).stdout) as RunState;
+    expect(state.decisionLog).toEqual([{
+      toolCallId: 't1', toolName: 'transfer', decision: 'approved', args: { to: 'Ada', amount: 42.5 }, editedArgs: { to: 'Ada', amount: 40 },
+      reason: 'Round it down', actor: { id: 'grace@example.com' }, surface: 'cli', at: expect.stringMatching(/^\d{4}-/), segment: 2,
+    }]);
+    const { stdout } = await koagent('runs', 'show', runId, '--store', db);
+    expect(stdout).toMatch(/\nDecisions\n {2}\d{4}-\d\d-\d\d \d\d:\d\d:\d\d {2}transfer \(t1\) {2}approved with edited arguments \(\/args\/amount 42\.5 → 40\) by grace@example\.com via cli: Round it down {2}segment 2\n/);
+    // The approval step of the segment where the transfer ran says the same, not "passed it on unchanged".
+    expect(stdout).toMatch(/tool transfer t1 {2}step 1, segment 2 {2}ok.*\n(.*\n)*?\s+koagent:approval \(builtin\).*\n\s+· human decision: approved with edited arguments \(\/args\/amount 42\.5 → 40\) by grace@example\.com via cli/);
+  });
+
+  it('records the user running the command when no --actor is given, and refuses an empty --actor (exit 2)', async () => {
+    const store = sqliteStore({ path: db });
+    const runId = (await bank.run('Pay Ada 42.5', { store })).runId;
+    await store.close();
+    const empty = await koagent('runs', 'deny', runId, '--store', db, '--agents', AGENTS, '--reason', 'No', '--actor', ' ');
+    expect(empty).toMatchObject({ code: 2, stderr: expect.stringMatching(/--actor needs a name/) });
+    const denied = await koagent('runs', 'deny', runId, '--store', db, '--agents', AGENTS, '--reason', 'Not this month');
+    expect(denied.code).toBe(0);
+    const state = JSON.parse((await koagent('runs', 'export', runId, '--store', db)).stdout) as RunState;
+    expect(state.decisionLog).toEqual([expect.objectContaining({ decision: 'denied', reason: 'Not this month', actor: { id: userInfo().username }, surface: 'cli' })]);
+    expect((await koagent('runs', 'show', runId, '--store', db)).stdout).toContain(`transfer (t1)  denied by ${userInfo().username} via cli: Not this month`);
+  });
+
   it('deletes a run, and exits 3 when it is gone', async () => {
     expect((await koagent('runs', 'delete', completed, '--store', db)).code).toBe(0);
     const again = await koagent('runs', 'delete', completed, '--store', db);
@@ -196,5 +231,20 @@ describe('usage', () => {
   it('exits 2 on an unknown command or flag, saying which', async () => {
     expect(await koagent('walk')).toMatchObject({ code: 2, stderr: expect.stringMatching(/unknown command "walk"/) });
     expect(await koagent('runs', 'ls', '--store', db, '--colour')).toMatchObject({ code: 2, stderr: expect.stringMatching(/--colour/) });
+  });
+
+  it('prints the package\'s version with --version and -v', async () => {
+    const { version } = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string };
+    expect(await koagent('--version')).toEqual({ code: 0, stdout: `${version}\n`, stderr: '' });
+    expect(await koagent('-v')).toEqual({ code: 0, stdout: `${version}\n`, stderr: '' });
+  });
+
+  it('ends the help with where the manual is: the repository\'s docs/cli.md, since the package ships no docs', async () => {
+    const { repository } = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { repository: { url: string } };
+    const web = repository.url.replace(/^git\+/, '').replace(/\.git$/, '');
+    const { code, stdout } = await koagent('--help');
+    expect(code).toBe(0);
+    expect(stdout.trim().split('\n').at(-1)).toBe(`The manual: ${web}/blob/main/docs/cli.md`);
+    expect(stdout).toContain('koagent --version');
   });
 });

@@ -1,6 +1,6 @@
 // `koagent studio` run as a user runs it: the bin in a child process over a SQLite file; it
 // prints the studio's URL with its token, and the API answers with that token and refuses
-// without it, until the process is stopped.
+// without it, until the process is stopped; with --agents, it answers approvals.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sqliteStore } from '../../src/sqlite.js';
 import { ops } from '../fixtures/cli-agents.js';
+import { untilStatus } from '../studio/fixtures.js';
 import { koagentStudio, stopped } from '../support/cli.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'koagent-cli-studio-'));
@@ -58,7 +59,28 @@ describe('koagent studio', () => {
     }
   }, 60_000);
 
-  it('refuses a store file that does not exist (exit 2)', async () => {
-    await expect(koagentStudio(['--store', join(dir, 'nope.db')])).rejects.toThrow(/exited \(2\).*no run store at/s);
+  it('fails on a store file that does not exist (exit 1)', async () => {
+    await expect(koagentStudio(['--store', join(dir, 'nope.db')])).rejects.toThrow(/exited \(1\).*no run store at/s);
   });
+
+  it('answers an approval from the page for an --agents module whose agents have no store: it resumes through the store it was opened on', async () => {
+    const store = sqliteStore({ path: db });
+    const waiting = (await ops.run('Deploy the service again', { store })).runId;
+    await store.close();
+    const { child, url } = await koagentStudio(['--store', db, '--agents', 'test/fixtures/cli-agents.ts']);
+    try {
+      const token = new URL(url).searchParams.get('token')!;
+      const answer = await fetch(new URL(`/api/runs/${waiting}/approvals/d1`, url), { method: 'POST', headers: { 'x-koagent-token': token, 'content-type': 'application/json' }, body: '{"approved":true}' });
+      expect(answer.status, await answer.clone().text()).toBe(202);
+      const reader = sqliteStore({ path: db });
+      try {
+        await untilStatus(reader, waiting, 'completed');
+        expect((await reader.loadRun(waiting))!.ledger).toEqual([{ id: 'd1', entry: 'done' }]);
+      } finally {
+        await reader.close();
+      }
+    } finally {
+      expect(await stopped(child)).toBe(0);
+    }
+  }, 60_000);
 });

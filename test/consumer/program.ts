@@ -1,6 +1,7 @@
 // A program written against the packed koagent as an application would write it, compiled by
 // test/packaging.test.ts with the strictest options (exactOptionalPropertyTypes,
-// noUncheckedIndexedAccess, skipLibCheck off) under both nodenext and bundler resolution.
+// noUncheckedIndexedAccess, skipLibCheck off) and the libraries of a Node project (ES2023 and
+// Node's types, no DOM) under both nodenext and bundler resolution.
 // It is not compiled with the repository (tsconfig.json excludes this folder): `koagent` here is
 // the installed package, not src/.
 import { z } from 'zod';
@@ -14,6 +15,7 @@ import { HookRegistry } from 'koagent/hooks';
 import { mcpTools, serveMcp } from 'koagent/mcp';
 import { modelFallbackMiddleware } from 'koagent/middleware';
 import { postgresStore, type PostgresStoreOptions } from 'koagent/postgres';
+import { sandboxedHooks, SandboxError, type SandboxedHooks, type SandboxOptions } from 'koagent/sandbox';
 import { sqliteStore } from 'koagent/sqlite';
 import type { RunStore } from 'koagent/store';
 import type {} from 'koagent/types';
@@ -89,6 +91,18 @@ export const served = serveMcp(agent, { expose: 'tools' });
 export const durable = createAgent({ model: mockModel(['ok']), store: sqliteStore({ path: 'runs.db' }) });
 const pgOptions: PostgresStoreOptions = { connectionString: 'postgres://localhost/db', poolConfig: { max: 4 } };
 export const pgStore = postgresStore(pgOptions);
+
+// Hooks from source text, sandboxed: their objects go to the agent as any hook does.
+const sandboxOptions: SandboxOptions = { thread: 'worker', timeoutMs: 200, memoryMb: 32, log: (...args) => console.log(...args), functions: { price: async (sku: string) => ({ sku, cents: 250 }) } };
+export async function sandboxedAgent(source: string): Promise<SandboxedHooks> {
+  const sandboxed = await sandboxedHooks(source, sandboxOptions);
+  createAgent({ model: mockModel(['ok']), hooks: sandboxed.hooks }).use(criogen);
+  createAgent({ model: mockModel(['ok']), hooks: sandboxed.registry() });
+  return sandboxed;
+}
+export const overTime = (error: unknown): boolean => error instanceof SandboxError && error.limit === 'timeoutMs';
+// @ts-expect-error the engine runs on a worker thread or inline, nowhere else
+export const elsewhere: SandboxOptions = { thread: 'process' };
 
 // The built-ins' events are typed once koagent/middleware is imported, and a program's own
 // middleware declares its events the same way (in a file that imports koagent/types, so that

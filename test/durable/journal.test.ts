@@ -94,7 +94,7 @@ describe('StateJournal.take()', () => {
     const reopened = journal.take()!;
     expect(reopened).toMatchObject({ calls: [{ id: 'c', entry: 'pending' }] });
     expect(reopened.decisions).toBeUndefined();
-    writer.takeDecisions(new Map([['c', { approval: { toolCallId: 'c', toolName: 't', args: {} }, decision: true, approved: true }]]));
+    writer.takeDecisions(new Map([['c', { approval: { toolCallId: 'c', toolName: 't', args: {} }, decision: { approved: true, surface: 'api' } }]]), '2030-01-02T03:04:05.000Z');
     journal.take();
     writer.reopenCall('c');
     expect(journal.take()).toMatchObject({ calls: [{ id: 'c', entry: 'pending' }], decisions: '{}' });

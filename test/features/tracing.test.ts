@@ -171,7 +171,7 @@ describe('span names and attributes (GenAI semantic conventions)', () => {
   });
 
   it('a side call span carries koagent.call.purpose (ctx.generate, and the compaction summary)', async () => {
-    const classify: Middleware = { name: 'classify', async model(ctx, next) { await ctx.generate(mockModel(['safe']), { messages: [{ role: 'user', content: 'Is this safe?' }] }, 'classify'); return next(); } };
+    const classify: Middleware = { name: 'classify', async model(ctx, next) { await ctx.generate({ provider: mockModel(['safe']), messages: [{ role: 'user', content: 'Is this safe?' }] }, 'classify'); return next(); } };
     const model = mockModel([{ toolCalls: [{ name: 'add', args: { a: 1, b: 1 } }] }, { toolCalls: [{ name: 'add', args: { a: 2, b: 2 } }] }, 'Done.']);
     await createAgent({ name: 'careful', model, tools: [add], middleware: [classify], compaction: { maxMessages: 4, keepRecent: 1, model: mockModel(['a summary']) } }).run('Go');
     const run = one('invoke_agent careful');

@@ -70,6 +70,15 @@ describe('serveMcp: the agent as one tool, over Streamable HTTP', () => {
     expect(transfers).toEqual([{ to: 'alice', amount: 80 }]);
   });
 
+  it('keeps the client\'s decision on the run\'s record, as given through mcp', async () => {
+    const teller = buildTeller([{ toolCalls: [{ id: 't', name: 'transfer', args: { to: 'alice', amount: 80 } }] }, 'Paid Alice 80.']);
+    const logs: unknown[] = [];
+    teller.agent.use({ name: 'spy', tool: (ctx, next) => (logs.push(JSON.parse(JSON.stringify(ctx.state.decisionLog ?? null))), next()) });
+    const { client } = await servedAgent(teller.agent, {}, () => ({ action: 'accept', content: { approve: true } }));
+    await client.callTool({ name: 'teller', arguments: { input: 'Pay Alice 80' } });
+    expect(logs.at(-1)).toEqual([expect.objectContaining({ toolCallId: 't', decision: 'approved', args: { to: 'alice', amount: 80 }, surface: 'mcp' })]);
+  });
+
   it('a call the client declines does not run, and the agent reads why', async () => {
     const { client, transfers, model } = await served([{ toolCalls: [{ id: 't', name: 'transfer', args: { to: 'alice', amount: 80 } }] }, 'I did not pay.'], () => ({ action: 'accept', content: { approve: false, reason: 'Not this month' } }));
     const result = await client.callTool({ name: 'teller', arguments: { input: 'Pay Alice 80' } });

@@ -51,7 +51,7 @@ describe('guardrailsMiddleware: input guardrails', () => {
     const moderated: ModelGuardrail = {
       name: 'moderation',
       check: async ({ text }, ctx) => {
-        const { message } = await ctx.generate(classifier, { messages: [{ role: 'user', content: `safe or unsafe? ${text}` }] }, 'guardrail:moderation');
+        const { message } = await ctx.generate({ provider: classifier, messages: [{ role: 'user', content: `safe or unsafe? ${text}` }] }, 'guardrail:moderation');
         return textOf(message.content) === 'unsafe' ? { block: 'Flagged by moderation' } : undefined;
       },
     };

@@ -135,6 +135,36 @@ describe('limits: time and memory', () => {
     expect((await run(made.hooks, 'calm')).text).toBe('done');
   });
 
+  it('a hook that fills memory with many small allocations fails the same way, on either thread: naming memoryMb, and the next call gets a fresh sandbox', async () => {
+    // So full that QuickJS cannot make its out-of-memory error: it throws null instead.
+    for (const thread of ['worker', 'inline'] as const) {
+      const made = await sandbox("export default { name: 'hog', preToolCall(ctx) { if (ctx.args.text !== 'hog') return; const a = []; for (;;) a.push([a.length]); } };", { memoryMb: 32, timeoutMs: 5000, thread });
+      const error = await failure(run(made.hooks, 'hog'));
+      expect(error).toMatchObject({ code: 'hook_failed', layer: 'hog' });
+      expect(error.message).toContain('hog.preToolCall() went over its memory limit (memoryMb: 32); the sandbox was replaced');
+      expect(error.cause).toBeInstanceOf(SandboxError);
+      expect((error.cause as SandboxError).limit).toBe('memoryMb');
+      expect((await run(made.hooks, 'calm')).text).toBe('done');
+      expect(made.starts).toBe(2);
+    }
+  });
+
+  it('a module whose top level fills memory the same way does not load: sandboxedHooks rejects naming memoryMb', async () => {
+    for (const thread of ['worker', 'inline'] as const) {
+      const loading = sandboxedHooks('const a = []; for (;;) a.push([a.length]); export default {};', { memoryMb: 32, thread });
+      await expect(loading).rejects.toThrow('sandboxedHooks(source): loading the hook module went over its memory limit (memoryMb: 32)');
+      await expect(loading).rejects.toMatchObject({ limit: 'memoryMb' });
+    }
+  });
+
+  it('a hook that throws null is the hook\'s own failure, not a limit: its sandbox is kept', async () => {
+    const made = await sandbox(hostile('throw null;'));
+    const error = await failure(run(made.hooks));
+    expect(error.message).toBe('hostile failed: null');
+    expect(error.cause).not.toBeInstanceOf(SandboxError);
+    expect(made.starts).toBe(1);
+  });
+
   it('a hook that recurses without end fails with the engine\'s stack overflow, contained', async () => {
     const made = await sandbox(hostile('const f = () => f() + 1; f();'));
     expect((await failure(run(made.hooks))).message).toMatch(/hostile failed: .*stack overflow/);
@@ -165,7 +195,8 @@ describe('limits: time and memory', () => {
 
   it('a hook that hands a host function more text than memoryMb allows fails on memoryMb; the function is not called', async () => {
     let called = 0;
-    const made = await sandbox(hostile("await lookup('x'.repeat(17e6));"), { memoryMb: 64, functions: { lookup: () => void called++ } });
+    // Time enough to copy 16 Mi characters on a loaded machine: this is about memory, not time.
+    const made = await sandbox(hostile("await lookup('x'.repeat(17e6));"), { memoryMb: 64, timeoutMs: 10_000, functions: { lookup: () => void called++ } });
     const error = await failure(run(made.hooks));
     expect(error.message).toContain('hostile.preToolCall() went over its memory limit (memoryMb: 64): what it passes to lookup() is 16.2 Mi characters of JSON');
     expect(called).toBe(0);
@@ -203,6 +234,13 @@ describe('mistakes and tampering', () => {
     expect([1, 2].map((n) => n * 2)).toEqual([2, 4]);
     expect(JSON.stringify({ a: 1 })).toBe('{"a":1}');
     expect(typeof Object.freeze).toBe('function');
+  });
+
+  it('a module that changes the built-ins the sandbox describes its hooks with, to name a method "__proto__", does not load: the host builds no object from that', async () => {
+    const source = "Array.prototype.filter = function () { return ['__proto__']; }; export default { name: 'liar', preToolCall() {} };";
+    for (const thread of ['worker', 'inline'] as const) {
+      await expect(sandboxedHooks(source, { thread })).rejects.toThrow('sandboxedHooks(source): the hook module did not load: the sandbox described its hooks in a form the host does not accept');
+    }
   });
 
   it('a criogen beforeTool that loops is the tool\'s exception, as the dialect says: the model reads the error and the run goes on', async () => {

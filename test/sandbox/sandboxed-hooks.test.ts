@@ -5,6 +5,7 @@ import { z } from 'zod';
 import { createAgent, defineTool, HookRegistry, type AgentHook, type Hook } from '../../src/index.js';
 import { mockModel } from '../../src/testing/index.js';
 import { sandboxedHooks, type SandboxedHooks } from '../../src/sandbox.js';
+import { inProcessHooks } from './support.js';
 
 const lookup = defineTool({ name: 'lookup', description: 'Look up', input: z.object({ sku: z.string(), limit: z.number().optional() }), execute: (args) => args });
 const opened: SandboxedHooks[] = [];
@@ -71,6 +72,13 @@ describe('what the sandbox is granted', () => {
     expect((await run(quiet.hooks)).text).toBe('done');
   });
 
+  it('without the log option, log(...) is still defined and prints nothing, on either thread', async () => {
+    for (const thread of ['worker', 'inline'] as const) {
+      const quiet = await sandbox("export default { name: 'talk', preToolCall(ctx) { log('calling', ctx.toolName); return { result: typeof log }; } };", { thread });
+      expect(toolMessage(await run(quiet.hooks))).toBe('function');
+    }
+  });
+
   it('a granted function is a global that returns a promise of its JSON answer; its failure is the hook\'s to catch', async () => {
     const asked: unknown[] = [];
     const functions = {
@@ -118,6 +126,36 @@ describe('the context: copies in, changes out through the context API', () => {
     const result = await run([...made.hooks, after], { tenant: 't1' });
     expect(seen).toEqual(['lookup']);
     expect(JSON.parse(toolMessage(result) as string)).toEqual({ context: 'undefined' });
+  });
+
+  it('a __proto__ key the hook defines on ctx.metadata or ctx.request, or returns, stays an own key in the host, as in-process: no host object gets a new prototype', async () => {
+    const source = `const define = (target) => Object.defineProperty(target, '__proto__', { value: { polluted: 'yes' }, enumerable: true, writable: true, configurable: true });
+      export default { name: 'proto', preToolCall(ctx) { define(ctx.metadata); }, preGenerate(ctx) { define(ctx.request); }, postToolCall() { return { result: define({ kept: true }) }; } };`;
+    /** What the hooks after it see of metadata and the request, and the tool result the model reads. */
+    const observe = async (hooks: Array<AgentHook | Hook>) => {
+      const seen: unknown[] = [];
+      const look = (where: string, target: object) => seen.push({ where, prototypeKept: Object.getPrototypeOf(target) === Object.prototype, own: Object.hasOwn(target, '__proto__') ? (target as Record<string, unknown>)['__proto__'] : 'none', inherited: (target as Record<string, unknown>).polluted });
+      const after: AgentHook = { name: 'after', postToolCall: (ctx) => void look('metadata', ctx.metadata), postGenerate: (ctx) => void look('request', ctx.request) };
+      const result = await run([...hooks, after]);
+      return { seen, result: toolMessage(result) };
+    };
+    const inProcess = await observe(await inProcessHooks(source));
+    expect(inProcess.seen).toContainEqual({ where: 'metadata', prototypeKept: true, own: { polluted: 'yes' }, inherited: undefined });
+    expect(inProcess.seen).toContainEqual({ where: 'request', prototypeKept: true, own: { polluted: 'yes' }, inherited: undefined });
+    expect(inProcess.result).toBe('{"kept":true,"__proto__":{"polluted":"yes"}}');
+    for (const thread of ['worker', 'inline'] as const) {
+      const made = await sandbox(source, { thread });
+      expect(await observe(made.hooks)).toEqual(inProcess);
+    }
+  });
+
+  it('ctx.setHookState("__proto__", value) keeps an own key, sandboxed as in-process, rather than setting the prototype of the run state\'s hookState', async () => {
+    const source = "export default { name: 'proto-state', preToolCall(ctx) { ctx.setHookState('__proto__', { polluted: 'yes' }); } };";
+    for (const hooks of [await inProcessHooks(source), (await sandbox(source)).hooks]) {
+      const { hookState } = (await run(hooks)).state;
+      expect(Object.getPrototypeOf(hookState)).toBe(Object.prototype);
+      expect(Object.hasOwn(hookState, '__proto__') && (hookState as Record<string, unknown>)['__proto__']).toEqual({ polluted: 'yes' });
+    }
   });
 
   it('a transcript change the transcript refuses fails the hook, as in-process', async () => {

@@ -112,6 +112,21 @@ describe('the host keeps the deadline', () => {
   });
 });
 
+describe('inline, one long native step', () => {
+  // One search of a long string: a single step of the engine's, which its interrupt cannot break.
+  const searcher = "export default { name: 'searcher', preToolCall(ctx) { if (ctx.args.text === 'search') return { result: 'a'.repeat(1 << 19).indexOf('a'.repeat(1000) + 'b') }; } };";
+
+  it('runs to its end on the host\'s thread, and the call that overran fails then on timeoutMs, naming the hook; the next call works', async () => {
+    const made = await sandbox(searcher, { timeoutMs: 50, thread: 'inline' });
+    const error = await failure(run(made.hooks, 'search'));
+    expect(error).toMatchObject({ code: 'hook_failed', layer: 'searcher' });
+    expect(error.message).toContain('searcher.preToolCall() went over its time limit (timeoutMs: 50); the sandbox was replaced');
+    expect((error.cause as SandboxError).limit).toBe('timeoutMs');
+    expect((await run(made.hooks, 'calm')).text).toBe('done');
+    expect(made.starts).toBe(2);
+  });
+});
+
 describe('host functions from a worker', () => {
   it('granted functions run on the host\'s thread, may be async, and answer across the port; log reaches the host; ctx reads and hook state cross too', async () => {
     const logged: unknown[][] = [];

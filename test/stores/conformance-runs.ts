@@ -60,6 +60,28 @@ export function runConformance(kind: string, make: StoreFactory): void {
       await store.close();
     });
 
+    it('keeps the decision log across resumes: each decision added by the resume that claims the run, none lost', async () => {
+      const store = await make();
+      const pay = defineTool({ name: 'pay', description: 'Pay', needsApproval: true, execute: () => 'paid' });
+      const model = mockModel([
+        { toolCalls: [{ id: 'p1', name: 'pay', args: { amount: 42.5 } }] },
+        { toolCalls: [{ id: 'p2', name: 'pay', args: { amount: 7 } }] },
+        'ok',
+      ], { resumable: true });
+      const agent = createAgent({ name: 'teller', model, tools: [pay], store });
+      const { runId } = await agent.run('go');
+      await agent.resume(runId, { p1: { approved: true, args: { amount: 40 }, actor: { id: 'u_17', name: 'Grace' }, surface: 'cli' } });
+      expect((await store.loadRun(runId))!.decisionLog).toHaveLength(1);
+      const done = await agent.resume(runId, { p2: { approved: false, reason: 'No', actor: 'alan' } });
+      const loaded = await store.loadRun(runId);
+      expect(loaded).toEqual(done.state);
+      expect(loaded!.decisionLog!.map((d) => [d.toolCallId, d.decision, d.args, d.editedArgs, d.actor, d.surface, d.segment])).toEqual([
+        ['p1', 'approved', { amount: 42.5 }, { amount: 40 }, { id: 'u_17', name: 'Grace' }, 'cli', 2],
+        ['p2', 'denied', { amount: 7 }, undefined, { id: 'alan' }, 'api', 3],
+      ]);
+      await store.close();
+    });
+
     it('gives the ledger back in the order the calls were made, whatever order it keeps its rows in', async () => {
       const store = await make();
       const model = mockModel([{ toolCalls: [{ id: 'zz', name: 'add', args: {} }, { id: 'aa', name: 'add', args: {} }] }, { toolCalls: [{ id: 'mm', name: 'add', args: {} }] }, 'done']);

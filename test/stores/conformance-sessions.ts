@@ -7,9 +7,9 @@ import type { RunStore } from '../../src/store.js';
 import { mockModel } from '../../src/testing/index.js';
 import type { StoreFactory } from './conformance-runs.js';
 
-/** An agent that answers each message with "reply N", on `store`. */
+/** An agent that answers the Nth message of its session with "reply N", on `store` (resumable: a fresh agent goes on counting). */
 function chatty(store: RunStore, replies = 10) {
-  return createAgent({ name: 'chat', instructions: 'Chat.', model: mockModel(Array.from({ length: replies }, (_, i) => `reply ${i + 1}`)), store });
+  return createAgent({ name: 'chat', instructions: 'Chat.', model: mockModel(Array.from({ length: replies }, (_, i) => `reply ${i + 1}`), { resumable: true }), store });
 }
 
 const contents = (messages: readonly Message[]) => messages.map((m) => m.content);

@@ -22,11 +22,15 @@ export function tempStore(): { store: RunStore; path: string; dispose(): Promise
 /** An AgentHooks hook that notes each tool call and its result (the trace names it `log-calls`). */
 export const logCalls: AgentHook = { name: 'log-calls', preToolCall: () => undefined, postToolCall: () => undefined };
 
-/** A criogen hook that looks at each tool call before it runs (the trace names it by its class). */
+/** A criogen hook that looks at each tool call before it runs, and at each segment's start and end (the trace names it by its class). */
 export class CheckScope implements Hook {
+  onStart() {
+    return undefined;
+  }
   beforeTool() {
     return undefined;
   }
+  onEnd() {}
 }
 
 /** What the scripted model costs in the fixtures' price table (USD per million tokens). */
@@ -65,8 +69,8 @@ export function editorAgent(store: RunStore): Agent {
   });
 }
 
-/** Agent `payments`: a refund of each order (default one) that waits for a human; `executions` counts the refunds made. */
-export function paymentsAgent(store: RunStore, executions: { refunds: { orderId: string; amount: number }[] }, orders = ['A-17']): Agent {
+/** Agent `payments`: a refund of `amount` on each order (default one) that waits for a human; `executions` counts the refunds made (no `store`: an agent made without one). */
+export function paymentsAgent(store: RunStore | undefined, executions: { refunds: { orderId: string; amount: number }[] }, orders = ['A-17'], amount = 40): Agent {
   const refund = defineTool({
     name: 'refund', description: 'Refund an order', needsApproval: true,
     input: z.object({ orderId: z.string().min(1), amount: z.number().positive().max(500) }),
@@ -74,7 +78,7 @@ export function paymentsAgent(store: RunStore, executions: { refunds: { orderId:
   });
   return createAgent({
     name: 'payments', store, tools: [refund], middleware: [audit], layerTrace: true,
-    model: mockModel([{ toolCalls: orders.map((orderId, i) => ({ name: 'refund', args: { orderId, amount: 40 }, id: i === 0 ? 'call_refund' : `call_refund_${i + 1}` })) }, 'The refund is on its way.'], { resumable: true }),
+    model: mockModel([{ toolCalls: orders.map((orderId, i) => ({ name: 'refund', args: { orderId, amount }, id: i === 0 ? 'call_refund' : `call_refund_${i + 1}` })) }, 'The refund is on its way.'], { resumable: true }),
   });
 }
 

@@ -1,11 +1,12 @@
 // The studio's page in a real Chromium (Debian's, driven by playwright-core): the onion of a
-// finished run, approvals answered from the page, a run updating live, and a page without the
-// token. With KOAGENT_SCREENSHOTS=1 (`npm run docs:screenshots`) they also save the main screens
+// finished run, its segments each on their own time axis with their run layers, approvals
+// answered from the page (an edit sent or thrown away, never dropped), grouped by run, filters
+// that apply as you type, a run updating live, and a page without the token. With KOAGENT_SCREENSHOTS=1 (`npm run docs:screenshots`) they also save the main screens
 // to docs/studio/, where docs/studio.md shows them; otherwise they write no file.
 import { existsSync, mkdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { chromium, type Browser, type Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { startStudio, type Studio } from '../../src/studio/server.js';
 import { editorAgent, paymentsAgent, slowAgent, supportAgent, tempStore, untilStatus } from './fixtures.js';
 
@@ -127,6 +128,26 @@ describe.skipIf(!found)(found ? 'the studio page in Chromium' : `the studio page
     expect(executions.refunds).toHaveLength(1);
   });
 
+  it('shows on the run\'s page the decision taken on the page: approved with edited arguments (42.5 → 40), through the studio', async () => {
+    const { state } = await paymentsAgent(temp.store, executions, ['A-17'], 42.5).run('Refund order A-17');
+    await page.goto(`${studio.url}#/approvals`);
+    const card = page.locator(`.approval[data-run="${state.runId}"]`);
+    await card.locator('[data-testid="args"]').fill('{ "orderId": "A-17", "amount": 40 }');
+    await card.locator('[data-testid="approve-edited"]').click();
+    await untilStatus(temp.store, state.runId, 'completed');
+    await page.goto(`${studio.url}#/run/${encodeURIComponent(state.runId)}`);
+    const decision = page.locator('[data-testid="decisions"] li[data-call="call_refund"]');
+    await decision.waitFor();
+    expect(await decision.getAttribute('data-decision')).toBe('approved');
+    expect(await decision.textContent()).toMatch(/refund.*call_refund.*approved the call with edited arguments via studio.*"amount":42\.5.*→.*"amount":40/);
+    // The call as it ran after the decision: its approval step says what the human decided, with the edit.
+    await page.locator('.bar-row[data-call="call_refund"]').last().click();
+    const step = page.locator('.onion[data-call="call_refund"] .layer[data-layer="koagent:approval"]');
+    await step.waitFor();
+    expect(await step.locator('.effect[data-effect="human-decision"]').textContent()).toMatch(/a human approved the call with edited arguments via studio\/args\/amount42\.5→40/);
+    expect(await step.locator(':scope > .unchanged').count()).toBe(0);
+  });
+
   it('updates a running run live in the list, without a reload, as it finishes', async () => {
     const slow = slowAgent(temp.store);
     const finished = slow.agent.run('Is KO-1 in stock?');
@@ -142,6 +163,103 @@ describe.skipIf(!found)(found ? 'the studio page in Chromium' : `the studio page
     await page.locator(`tr[data-run="${runId}"][data-status="completed"]`).waitFor();
     expect(await page.locator(`tr[data-run="${runId}"] [data-testid="steps"]`).textContent()).toBe('2');
     expect(await page.evaluate(() => (globalThis as unknown as { sameDocument?: boolean }).sameDocument)).toBe(true);
+  });
+
+  it('sends edited arguments or throws them away, never drops them: once edited, Approve becomes "Approve with edits", beside "Discard edits"', async () => {
+    const { state } = await payments.run('Refund order A-17');
+    await page.goto(`${studio.url}#/approvals`);
+    const card = page.locator(`.approval[data-run="${state.runId}"]`);
+    const args = card.locator('[data-testid="args"]');
+    await args.fill('{ "orderId": "A-17", "amount": 12 }');
+    // No plain Approve while an edit is on the page: it would send the original arguments.
+    expect(await card.locator('[data-testid="approve"]').count()).toBe(0);
+    expect(await card.locator('[data-testid="approve-edited"]').textContent()).toBe('Approve with edits');
+    expect(await card.locator('[data-testid="edited"]').count()).toBe(1);
+    // Thrown away explicitly: the arguments as the layers produced them, and the plain Approve back.
+    await card.locator('[data-testid="discard-edits"]').click();
+    expect(JSON.parse(await args.inputValue())).toEqual({ orderId: 'A-17', amount: 40 });
+    expect(await card.locator('[data-testid="approve-edited"]').count()).toBe(0);
+    await args.fill('{ "orderId": "A-17", "amount": 25 }');
+    await card.locator('[data-testid="approve-edited"]').click();
+    expect(await page.locator('[data-testid="notice"]').textContent()).toContain(`Run ${state.runId} resumed`);
+    await untilStatus(temp.store, state.runId, 'completed');
+    expect(executions.refunds.at(-1)).toEqual({ orderId: 'A-17', amount: 25 });
+  });
+
+  it('draws each segment on its own time axis, and the wait between them as a break: two minutes of approval squash no call', async () => {
+    // The first segment two minutes in the past (the clock the trace and the store read), the resume now.
+    const realNow = Date.now.bind(Date);
+    const past = vi.spyOn(Date, 'now').mockImplementation(() => realNow() - 120_000);
+    let runId: string;
+    try {
+      runId = (await payments.run('Refund order A-17')).state.runId;
+    } finally {
+      past.mockRestore();
+    }
+    await payments.resume(runId, { call_refund: true });
+    await page.goto(`${studio.url}#/run/${runId}`);
+    await page.locator('.bar-row').first().waitFor();
+    const bars = await page.locator('.bar-row').evaluateAll((rows) => rows.map((row) => {
+      const track = row.querySelector('.bar-track')!.getBoundingClientRect();
+      const bar = row.querySelector('.bar')!.getBoundingClientRect();
+      return { segment: row.closest('.segment')?.getAttribute('data-segment'), fromLeft: bar.left - track.left, fromRight: track.right - bar.right };
+    }));
+    // Every bar within its track: none runs past its end over the label beside it.
+    for (const bar of bars) {
+      expect(bar.fromLeft).toBeGreaterThanOrEqual(-0.5);
+      expect(bar.fromRight).toBeGreaterThanOrEqual(-0.5);
+    }
+    // Each segment spans its own track, from its first call's start to its last call's end.
+    expect(bars.map((bar) => bar.segment)).toEqual(['1', '1', '2', '2']);
+    for (const segment of ['1', '2']) {
+      const own = bars.filter((bar) => bar.segment === segment);
+      expect(Math.min(...own.map((bar) => bar.fromLeft)), JSON.stringify(bars)).toBeLessThan(1);
+      expect(Math.min(...own.map((bar) => bar.fromRight)), JSON.stringify(bars)).toBeLessThan(1);
+    }
+    expect(await page.locator('[data-testid="segment-break"]').textContent()).toMatch(/2 min \d+ s later/);
+    expect(await page.locator('.segment-head[data-segment="1"] .outcome').textContent()).toContain('suspended');
+  });
+
+  it('shows a segment\'s run layers (criogen onStart/onEnd) as an onion around the loop', async () => {
+    await page.goto(`${studio.url}#/run/${traced}`);
+    const head = page.locator(`section.run[data-run="${traced}"] .segment-head[data-segment="1"]`);
+    expect(await head.locator('[data-testid="run-layers"]').textContent()).toContain('CheckScope');
+    await head.click();
+    const onion = page.locator('.onion[data-segment="1"]');
+    await onion.waitFor();
+    expect(await onion.locator('.layer[data-layer="CheckScope"] > .layer-head').textContent()).toContain('criogen hook · onStart, onEnd');
+    expect(await onion.locator('.layer[data-layer="CheckScope"] .core').textContent()).toContain('the loop');
+  });
+
+  it('groups the approvals by run, with counts, and filters them as you type', async () => {
+    const both = paymentsAgent(temp.store, executions, ['B-1', 'B-2']);
+    const two = (await both.run('Refund B-1 and B-2')).state.runId;
+    const one = (await payments.run('Refund order A-17')).state.runId;
+    await page.goto(`${studio.url}#/approvals`);
+    const group = page.locator(`.approval-run[data-run="${two}"]`);
+    await group.waitFor();
+    expect(await group.locator('[data-testid="run-count"]').textContent()).toBe('2 calls waiting');
+    expect(await group.locator('.approval').count()).toBe(2);
+    expect(await page.locator(`.approval-run[data-run="${one}"] [data-testid="run-count"]`).textContent()).toBe('1 call waiting');
+    expect(await page.locator('[data-testid="approvals-count"]').textContent()).toMatch(/^\d+ calls waiting in \d+ runs/);
+    // Typed, not submitted: the list narrows to the run whose call matches.
+    await page.locator('[data-testid="approvals-filter"]').pressSequentially('"B-2"');
+    await page.locator(`.approval-run[data-run="${one}"]`).waitFor({ state: 'detached' });
+    expect(await page.locator('.approval-run').evaluateAll((groups) => groups.map((g) => g.getAttribute('data-run')))).toEqual([two]);
+    expect(await group.locator('.approval').evaluateAll((cards) => cards.map((c) => c.getAttribute('data-approval')))).toEqual(['call_refund_2']);
+    expect(await page.locator('[data-testid="approvals-count"]').textContent()).toContain('1 call in 1 run match');
+  });
+
+  it('applies the runs\' filters as you type, without Enter', async () => {
+    await editorAgent(temp.store).run('Check a fact about otters');
+    await page.goto(studio.url);
+    await page.locator('tr[data-run]').first().waitFor();
+    expect(await page.locator('tr[data-run] td:nth-child(2)').evaluateAll((cells) => new Set(cells.map((c) => c.textContent)).size)).toBeGreaterThan(1);
+    await page.locator('input[aria-label="agent"]').pressSequentially('editor');
+    // Until no row of another agent is left (within 5 s: no Enter is ever pressed).
+    await page.locator('tr[data-run]', { hasNot: page.locator('td:nth-child(2)', { hasText: /^editor$/ }) }).first().waitFor({ state: 'detached', timeout: 5000 });
+    expect(await page.locator('tr[data-run]').count()).toBeGreaterThan(0);
+    expect(await page.locator('.filters .hint').textContent()).toBe('filters as you type');
   });
 
   it('refuses a request without the token, and says so on a page opened without it', async () => {

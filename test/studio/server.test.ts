@@ -1,7 +1,9 @@
 // The studio's server without a browser: what its API answers, to whom, and that an approval
 // answered twice at once resumes its run once.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { RunState } from '../../src/index.js';
 import { startStudio, type Studio } from '../../src/studio/server.js';
+import type { LayerTraceRecord } from '../../src/trace.js';
 import { editorAgent, MOCK_PRICE, paymentsAgent, supportAgent, tempStore, untilStatus } from './fixtures.js';
 
 const temp = tempStore();
@@ -36,7 +38,7 @@ describe('the token', () => {
     expect((await api('runs/x/approvals/y', { method: 'POST', body: '{"approved":true}' }, null)).status).toBe(401);
   });
 
-  it('is taken from the query too (links the browser follows itself), and the page is served without it', async () => {
+  it('is taken from the query too for reads (links the browser follows itself), and the page is served without it', async () => {
     expect((await fetch(new URL(`/api/runs?token=${studio.token}`, studio.url))).status).toBe(200);
     const page = await fetch(new URL('/', studio.url));
     expect(page.status).toBe(200);
@@ -126,6 +128,25 @@ describe('approvals', () => {
     expect(executions.refunds.at(-1)).toEqual({ orderId: 'A-17', amount: 25 });
   });
 
+  it('puts an approval with edited arguments (42.5 → 40) on the record as given through the studio, by the actor named', async () => {
+    const { state } = await paymentsAgent(temp.store, executions, ['A-17'], 42.5).run('Refund order A-17');
+    const answer = (body: object) => api(`runs/${state.runId}/approvals/call_refund`, { method: 'POST', body: JSON.stringify(body) });
+    const misspelt = await answer({ approved: true, actor: { id: 'u_17', nmae: 'Grace' } });
+    expect(misspelt.status).toBe(400);
+    expect(((await misspelt.json()) as { error: string }).error).toMatch(/actor\.nmae is not a field of a decision's actor; did you mean `name`\?/);
+    expect((await answer({ approved: true, args: { orderId: 'A-17', amount: 40 }, reason: 'Round it down', actor: { id: 'u_17', name: 'Grace' } })).status).toBe(202);
+    await untilStatus(temp.store, state.runId, 'completed');
+    const detail = (await (await api(`runs/${state.runId}`)).json()) as { state: RunState; trace: LayerTraceRecord };
+    expect(detail.state.decisionLog).toEqual([{
+      toolCallId: 'call_refund', toolName: 'refund', decision: 'approved', args: { orderId: 'A-17', amount: 42.5 }, editedArgs: { orderId: 'A-17', amount: 40 },
+      reason: 'Round it down', actor: { id: 'u_17', name: 'Grace' }, surface: 'studio', at: expect.stringMatching(/^\d{4}-/), segment: 2,
+    }]);
+    const ran = detail.trace.calls.filter((call) => call.id === 'call_refund').at(-1)!;
+    expect(ran.layers.find((l) => l.name === 'koagent:approval')!.effects).toEqual([expect.objectContaining({ kind: 'human-decision', decision: 'approved', surface: 'studio', changes: [{ path: '/args/amount', before: 42.5, after: 40 }] })]);
+    // The export carries it, since it is in the state.
+    expect(((await (await api(`runs/${state.runId}/export`)).json()) as RunState).decisionLog).toEqual(detail.state.decisionLog);
+  });
+
   it('keeps a denial\'s reason: the model reads it and the tool does not run', async () => {
     const { state } = await payments.run('Refund order A-17');
     const before = executions.refunds.length;
@@ -141,7 +162,7 @@ describe('approvals', () => {
     const studioOfBoth = await startStudio({ store: temp.store, agents: [both] });
     try {
       const { state } = await both.run('Refund B-1 and B-2');
-      const answer = (id: string, decision: object) => fetch(new URL(`/api/runs/${state.runId}/approvals/${id}`, studioOfBoth.url), { method: 'POST', headers: { 'x-koagent-token': studioOfBoth.token }, body: JSON.stringify(decision) });
+      const answer = (id: string, decision: object) => fetch(new URL(`/api/runs/${state.runId}/approvals/${id}`, studioOfBoth.url), { method: 'POST', headers: { 'x-koagent-token': studioOfBoth.token, 'content-type': 'application/json' }, body: JSON.stringify(decision) });
       const first = await answer('call_refund', { approved: true });
       expect(first.status).toBe(202);
       expect(await first.json()).toMatchObject({ resumed: false, waitingFor: ['call_refund_2'] });
@@ -154,11 +175,26 @@ describe('approvals', () => {
     }
   });
 
+  it('resumes through its own store the run of an agent made without one (as an --agents module exports it)', async () => {
+    const storeless = paymentsAgent(undefined, executions);
+    const { state } = await storeless.run('Refund order A-17', { store: temp.store });
+    const ofStoreless = await startStudio({ store: temp.store, agents: [storeless] });
+    try {
+      const before = executions.refunds.length;
+      const answered = await fetch(new URL(`/api/runs/${state.runId}/approvals/call_refund`, ofStoreless.url), { method: 'POST', headers: { 'x-koagent-token': ofStoreless.token, 'content-type': 'application/json' }, body: '{"approved":true}' });
+      expect(answered.status, await answered.clone().text()).toBe(202);
+      await untilStatus(temp.store, state.runId, 'completed');
+      expect(executions.refunds.length - before).toBe(1);
+    } finally {
+      await ofStoreless.close();
+    }
+  });
+
   it('answers 409, saying to start the studio with --agents, when it has no agent to resume with', async () => {
     const { state } = await payments.run('Refund order A-17');
     const bare = await startStudio({ store: temp.store });
     try {
-      const response = await fetch(new URL(`/api/runs/${state.runId}/approvals/call_refund`, bare.url), { method: 'POST', headers: { 'x-koagent-token': bare.token }, body: '{"approved":true}' });
+      const response = await fetch(new URL(`/api/runs/${state.runId}/approvals/call_refund`, bare.url), { method: 'POST', headers: { 'x-koagent-token': bare.token, 'content-type': 'application/json' }, body: '{"approved":true}' });
       expect(response.status).toBe(409);
       expect(((await response.json()) as { error: string }).error).toContain('--agents');
     } finally {

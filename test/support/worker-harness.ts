@@ -22,7 +22,10 @@ export interface TestDb {
   url: string;
   /** A pool of the test's own (the tools write their effects through it). */
   pool: QueuePool;
+  /** A worker on the test's database (through `pool` when given, e.g. a `gatedPool`). */
   worker(options: Omit<WorkerOptions, 'connectionString'>): Promise<Worker>;
+  /** A pool of the database that holds back the first statement matching `pattern` until `open()`. */
+  gatedPool(pattern: RegExp): GatedPool;
   client(): Promise<WorkerClient>;
   /** A worker process (test/fixtures/worker-spec-child.ts), ready when this resolves. */
   child(options: ChildOptions): Promise<WorkerChild>;
@@ -39,6 +42,17 @@ export interface ChildOptions {
   toolMs?: number;
   shutdownMs?: number;
   handleSignals?: boolean;
+}
+
+/**
+ * A pool whose first statement matching its pattern waits: `reached` resolves when it is sent
+ * (not yet run), `open()` lets it go. A test drives an interleaving with it: what happens
+ * between the moment a worker is about to run that statement and the moment it runs it.
+ */
+export interface GatedPool {
+  pool: QueuePool;
+  reached: Promise<void>;
+  open(): void;
 }
 
 export interface WorkerChild {
@@ -76,9 +90,33 @@ export function useDatabase(): () => Promise<TestDb> {
       url,
       pool,
       async worker(options) {
-        const worker = await createWorker({ ...FAST, ...options, connectionString: url });
+        const worker = await createWorker({ ...FAST, ...options, ...(options.pool === undefined ? { connectionString: url } : {}) });
         closers.push(() => worker.stop({ deadlineMs: 2000 }).then(() => bury(worker)));
         return worker;
+      },
+      gatedPool(pattern) {
+        const inner = new pg.Pool({ connectionString: url });
+        inner.on('error', () => undefined);
+        closers.push(() => inner.end());
+        let reach!: () => void;
+        let open!: () => void;
+        const reached = new Promise<void>((resolve) => (reach = resolve));
+        const opened = new Promise<void>((resolve) => (open = resolve));
+        let armed = true;
+        const pool = {
+          connect: () => inner.connect(),
+          end: async () => undefined,
+          on: (event: 'error', listener: (error: Error) => void) => inner.on(event, listener),
+          async query(text: string, values?: unknown[]) {
+            if (armed && pattern.test(text)) {
+              armed = false;
+              reach();
+              await opened;
+            }
+            return inner.query(text, values);
+          },
+        } as unknown as QueuePool;
+        return { pool, reached, open };
       },
       async client() {
         const client = await createClient({ connectionString: url });

@@ -160,6 +160,34 @@ describe('client.wait and client.status', () => {
     await expect(client.wait(runId, { timeoutMs: 300 })).rejects.toThrow(`client.wait(${runId}): the run is still queued after 300 ms`);
   });
 
+  it('rejects at once with the reason of a signal aborted already, without waiting for its next read of the run', async () => {
+    const { client } = await setup();
+    const runId = await client.start('teller', 'hello');
+    const reason = new Error('the caller went away');
+    let over = false;
+    // Its outcome is taken at once, so the rejection is never left unhandled while the test looks.
+    const outcome = client.wait(runId, { signal: AbortSignal.abort(reason) }).finally(() => (over = true)).then(() => 'resolved', (error: unknown) => error);
+    // Over by the next turn of the event loop: nothing was read, nothing awaited.
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(over).toBe(true);
+    expect(await outcome).toBe(reason);
+  });
+
+  it('rejects as soon as its signal aborts while it waits, whatever it was doing', async () => {
+    const { client } = await setup();
+    const runId = await client.start('teller', 'hello');
+    const controller = new AbortController();
+    let over = false;
+    const outcome = client.wait(runId, { signal: controller.signal }).finally(() => (over = true)).then(() => 'resolved', (error: unknown) => error);
+    await client.status(runId);
+    expect(over).toBe(false);
+    const reason = new Error('the caller went away');
+    controller.abort(reason);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(over).toBe(true);
+    expect(await outcome).toBe(reason);
+  });
+
   it('knows no run it never started: status is undefined, and wait says to start runs with client.start()', async () => {
     const { client } = await setup();
     expect(await client.status('run_nobody')).toBeUndefined();
@@ -196,6 +224,15 @@ describe('client.events', () => {
     const rest = await collect(client.events(runId, { after: late[3].seq }));
     expect(rest).toEqual(late.slice(4));
   }, 30_000);
+
+  it('gives nothing with a signal aborted already', async () => {
+    const { url, pool, client } = await setup();
+    await startWorker(url, [workerAgent(pool as never, { steps: 1 })]);
+    const runId = await client.start('teller', 'hello');
+    await client.wait(runId, WAIT);
+    expect((await collect(client.events(runId))).length).toBeGreaterThan(0);
+    expect(await collect(client.events(runId, { signal: AbortSignal.abort() }))).toEqual([]);
+  }, 10_000);
 
   it('ends when the run has settled and its events are read, also when the worker recorded none', async () => {
     const { url, pool, client } = await setup();
@@ -263,6 +300,45 @@ describe('client.approvals and client.answer', () => {
     expect(String(refusal.reason)).toMatch(/answered meanwhile|not waiting for approval/);
     expect(await client.wait(runId, WAIT)).toMatchObject({ status: 'completed' });
     expect(await effects(pool, runId)).toEqual({ refund: 1, record: 1 });
+  }, 30_000);
+});
+
+describe('client.answer puts each decision on the record', () => {
+  /** An agent asking to transfer 42.5 to Ada; `sent` lists the amounts that went out. */
+  function bank(sent: number[]) {
+    const transfer = defineTool({ name: 'transfer', description: 'Sends money', needsApproval: true, input: z.object({ to: z.string(), amount: z.number() }), execute: ({ amount }) => (sent.push(amount), `sent ${amount}`) });
+    let turn = 0;
+    const model: ModelProvider = {
+      name: 'scripted',
+      generate: async () => (turn++ % 2 === 0
+        ? { message: { role: 'assistant', content: '', toolCalls: [{ id: 't1', name: 'transfer', args: { to: 'Ada', amount: 42.5 } }] }, usage: { inputTokens: 1, outputTokens: 1 }, finishReason: 'tool_calls' }
+        : { message: { role: 'assistant', content: 'Sent.' }, usage: { inputTokens: 1, outputTokens: 1 }, finishReason: 'stop' }),
+    };
+    return createAgent({ name: 'bank', tools: [transfer], model, logger: quiet });
+  }
+
+  it('as given through the worker client: an edit 42.5 → 40, who, and when, in the run the worker resumed', async () => {
+    const { url, client } = await setup();
+    const sent: number[] = [];
+    await startWorker(url, [bank(sent)]);
+    const runId = await client.start('bank', 'Pay Ada');
+    await client.wait(runId, WAIT);
+    await client.answer(runId, { t1: { approved: true, args: { to: 'Ada', amount: 40 }, actor: { id: 'u_17', name: 'Grace' } } });
+    expect(await client.wait(runId, WAIT)).toMatchObject({ status: 'completed' });
+    expect(sent).toEqual([40]);
+    expect((await client.store.loadRun(runId))!.decisionLog).toEqual([{
+      toolCallId: 't1', toolName: 'transfer', decision: 'approved', args: { to: 'Ada', amount: 42.5 }, editedArgs: { to: 'Ada', amount: 40 },
+      actor: { id: 'u_17', name: 'Grace' }, surface: 'worker-client', at: expect.stringMatching(/^\d{4}-/), segment: 2,
+    }]);
+  }, 30_000);
+
+  it('refuses a misspelt field of a decision before anything is queued', async () => {
+    const { url, client } = await setup();
+    await startWorker(url, [bank([])]);
+    const runId = await client.start('bank', 'Pay Ada');
+    await client.wait(runId, WAIT);
+    await expect(client.answer(runId, { t1: { approved: true, actr: 'grace' } as never })).rejects.toThrow(`client.answer('${runId}', decisions): the decision for "t1": actr is not a field of a decision; did you mean \`actor\`?`);
+    expect(await client.status(runId)).toMatchObject({ status: 'suspended' });
   }, 30_000);
 });
 
@@ -339,5 +415,28 @@ describe('the options of createClient and createWorker', () => {
     await expect(createWorker({ connectionString: url, agents: [{ agent: 'echo' }] } as never)).rejects.toThrow(/createWorker\(options\): agents\[0\].*must be an agent made with createAgent/);
     await expect(createWorker({ connectionString: url, agents: [] })).rejects.toThrow('createWorker(options): agents must name at least one agent');
     await expect(createWorker({ connectionString: url, agents: [agent, agent] })).rejects.toThrow('createWorker(options): two agents are named "echo"');
+  });
+});
+
+describe("the options of the client's methods", () => {
+  it('name a misspelt key and the one meant, instead of ignoring it: no run is started, nothing is scheduled', async () => {
+    const { pool, client } = await setup();
+    await expect(client.start('teller', 'hello', { idempotencykey: 'k' } as never)).rejects.toThrow('client.start(agent, input, options): idempotencykey is not an option; did you mean `idempotencyKey`?');
+    await expect(client.wait('run_nobody', { timeout: 5000 } as never)).rejects.toThrow('client.wait(runId, options): timeout is not an option; did you mean `timeoutMs`?');
+    await expect(collect(client.events('run_nobody', { aftr: 3 } as never))).rejects.toThrow('client.events(runId, options): aftr is not an option; did you mean `after`?');
+    await expect(client.approvals({ agnet: 'teller' } as never)).rejects.toThrow('client.approvals(options): agnet is not an option; did you mean `agent`?');
+    await expect(client.deadLetters({ limt: 5 } as never)).rejects.toThrow('client.deadLetters(options): limt is not an option; did you mean `limit`?');
+    await expect(client.moveRuns({ agent: 'teller', from: '1', too: '2' } as never)).rejects.toThrow('client.moveRuns(options): too is not an option; did you mean `to`?');
+    await expect(client.schedule('nightly', { agent: 'teller', cron: '0 3 * * *', input: 'hello', timezone: 'Europe/Paris' } as never)).rejects.toThrow('client.schedule(name, spec): timezone is not a field of a schedule; did you mean `tz`?');
+    expect((await pool.query('SELECT count(*)::int AS n FROM koagent_dispatch')).rows[0].n).toBe(0);
+    expect((await pool.query('SELECT count(*)::int AS n FROM pgboss.schedule')).rows[0].n).toBe(0);
+  });
+
+  it('refuse a value of the wrong type or a missing one, saying what it must be', async () => {
+    const { client } = await setup();
+    await expect(client.start('teller', 'hello', { priority: 'high' } as never)).rejects.toThrow('client.start(agent, input, options): priority must be an integer (higher first) (got the string "high")');
+    await expect(client.wait('run_nobody', { signal: {} } as never)).rejects.toThrow('client.wait(runId, options): signal must be an AbortSignal');
+    await expect(client.moveRuns({ agent: 'teller', from: '1' } as never)).rejects.toThrow('client.moveRuns(options): to must be the version to move them to, a non-empty string');
+    await expect(client.schedule('nightly', { agent: 'teller', cron: '0 3 * * *' } as never)).rejects.toThrow('client.schedule(name, spec): input is missing: a string, a message, or an array of messages');
   });
 });

@@ -1,5 +1,7 @@
 // Spec of failures: a dead worker's run taken over once its lease expires (no recover() call),
-// retried model failures, the dead letters and their retry, failures not retried, crash loops.
+// retried model failures, the dead letters and their retry, failures not retried, crash loops,
+// and runs whose job was lost, found and repaired as the manual says (docs/workers.md).
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { createAgent, type ModelProvider } from '../../src/index.js';
 import { postgresStore } from '../../src/postgres.js';
@@ -27,6 +29,25 @@ function flakyModel(failing: () => boolean): { model: ModelProvider; failures: (
 }
 
 const quiet = { warn: () => undefined };
+
+/** The SQL of the manual's "Stuck runs": the query that finds runs whose job was lost, then the statement that marks one dead. */
+function stuckRunsSql(): { query: string; markDead: string } {
+  const page = readFileSync(new URL('../../docs/workers.md', import.meta.url), 'utf8');
+  const start = page.indexOf('### Stuck runs');
+  const section = page.slice(start, page.indexOf('\n### ', start));
+  const [query, markDead] = [...section.matchAll(/```sql\n([\s\S]*?)```/g)].map((match) => match[1]);
+  return { query, markDead };
+}
+
+/** Lose the run's job (pg-boss archived it, someone deleted it), as long ago as the query looks. */
+async function loseJob(db: Awaited<ReturnType<typeof database>>, runId: string): Promise<void> {
+  await db.pool.query("DELETE FROM pgboss.job WHERE data->>'runId' = $1", [runId]);
+  await db.pool.query('UPDATE koagent_dispatch SET updated_at = updated_at - 3600000 WHERE run_id = $1', [runId]);
+}
+
+async function lastWorker(db: Awaited<ReturnType<typeof database>>, runId: string): Promise<string | null> {
+  return (await db.pool.query('SELECT worker FROM koagent_dispatch WHERE run_id = $1', [runId])).rows[0].worker;
+}
 
 describe('a dead worker’s run is taken over', () => {
   it('continues on another worker once the SIGKILLed worker’s lease expires, each step’s effect once', async () => {
@@ -81,6 +102,7 @@ describe('retried failures and the dead letters', () => {
     expect(failures()).toBe(3);
     expect(worker.counts.dead).toBe(1);
     expect((await client.deadLetters()).map((r) => r.runId)).toEqual([runId]);
+    expect(await lastWorker(db, runId)).toBe('w1');
 
     down = false;
     await client.retry(runId);
@@ -122,5 +144,51 @@ describe('retried failures and the dead letters', () => {
     expect(heir.counts.dead).toBe(1);
     await bury(first);
     await store.close();
+  }, 40_000);
+});
+
+describe('a run whose job was lost, found and repaired as the manual says', () => {
+  it('starts again from what its row kept when its start job was lost: marked dead, retried, it completes', async () => {
+    const db = await database();
+    const client = await db.client();
+    const runId = await client.start('teller', 'hello', { tenant: 'acme' });
+    await loseJob(db, runId);
+    const { query, markDead } = stuckRunsSql();
+    expect((await db.pool.query(query)).rows).toEqual([{ run_id: runId, agent_name: 'teller', version: null, state: 'queued', attempts: 0, worker: null }]);
+
+    await db.pool.query(markDead, [runId]);
+    await client.retry(runId);
+    await db.worker({ agents: [workerAgent(db.pool, { steps: 2 })], id: 'w1', logger: quiet });
+    expect(await client.wait(runId, { timeoutMs: 20_000 })).toMatchObject({ status: 'completed', tenant: 'acme', text: 'Done after 2 steps.' });
+    expect((await db.effects(runId)).map((e) => e.tool)).toEqual(['record', 'record']);
+    expect((await db.pool.query(query)).rows).toEqual([]);
+  }, 30_000);
+
+  it('names the worker that last ran a run, on its settled rows and in the stuck-run query; an answer whose job was lost is asked again', async () => {
+    const db = await database();
+    const first = await db.worker({ agents: [workerAgent(db.pool, { steps: 1 })], id: 'w1', logger: quiet });
+    const client = await db.client();
+    const done = await client.start('teller', 'hello');
+    const asking = await client.start('teller', 'please refund');
+    expect(await client.wait(done, { timeoutMs: 20_000 })).toMatchObject({ status: 'completed' });
+    expect(await client.wait(asking, { timeoutMs: 20_000 })).toMatchObject({ status: 'suspended' });
+    expect([await lastWorker(db, done), await lastWorker(db, asking)]).toEqual(['w1', 'w1']);
+
+    // The answer's resume job is lost before any worker takes it.
+    await first.stop();
+    await client.answer(asking, { call_refund: true });
+    await loseJob(db, asking);
+    const { query, markDead } = stuckRunsSql();
+    expect((await db.pool.query(query)).rows).toEqual([{ run_id: asking, agent_name: 'teller', version: '1', state: 'queued', attempts: 0, worker: 'w1' }]);
+
+    await db.pool.query(markDead, [asking]);
+    await client.retry(asking);
+    await db.worker({ agents: [workerAgent(db.pool, { steps: 1 })], id: 'w2', logger: quiet });
+    // The decisions were in the lost job: the run waits for them again.
+    expect(await client.wait(asking, { timeoutMs: 20_000 })).toMatchObject({ status: 'suspended', pendingApprovals: [{ toolCallId: 'call_refund' }] });
+    expect(await lastWorker(db, asking)).toBe('w2');
+    await client.answer(asking, { call_refund: true });
+    expect(await client.wait(asking, { timeoutMs: 20_000 })).toMatchObject({ status: 'completed' });
+    expect((await db.effects(asking)).map((e) => e.tool).sort()).toEqual(['record', 'refund']);
   }, 40_000);
 });

@@ -101,7 +101,7 @@ describe('one run, one writer', () => {
     const queue = QueueDb.open({ connectionString: db.url }, 'test');
     const boss = await queue.boss({ supervise: false, schedule: false });
     try {
-      await queue.tx((tx) => sendJob(tx, boss, queueName('teller'), { kind: 'start', runId, agent: 'teller', input: 'hello' }, {}));
+      await queue.tx((tx) => sendJob(tx, boss, queueName('teller'), { kind: 'start', runId, agent: 'teller' }, {}));
       await db.until(async () => worker.counts.refused > 0, 'the duplicate to be refused');
     } finally {
       await boss.stop({ graceful: false, close: false });

@@ -19,6 +19,8 @@ import { ToolTurn } from './tool-turn.js';
 export async function runLoop(ctx: RunContext): Promise<RunResult> {
   const segment = segmentOf(ctx);
   const { state } = segment;
+  // Run again (a layer sends the model back), the loop reopens how the segment ends.
+  segment.goOn();
   // The records of the reply kept last: the calls the next turn settles.
   let kept: { reply: AssistantMessage; calls: ToolCall[] } | undefined;
   for (;;) {

@@ -38,3 +38,15 @@ export function endRun(segment: Segment, output: unknown, reason: EndReason | un
   }
   segment.end(output, reason ?? 'hook_end');
 }
+
+/**
+ * For a run layer whose own code failed with `error` and that runs more of its own code before
+ * it throws it (a criogen Hook's `onEnd`): from here on `ctx.state` shows the segment failing
+ * with it, as the layers outside see it once it is thrown. Returns `error`, to throw.
+ *
+ * @example catch (error) { const thrown = failing(ctx, blame(error, hookName)); await cleanUp(ctx.state); throw thrown; }
+ */
+export function failing(ctx: RunContext, error: unknown): unknown {
+  segmentOf(ctx).failing(error);
+  return error;
+}

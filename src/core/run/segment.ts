@@ -1,5 +1,6 @@
 import type { InterruptPolicy, Logger, ModelContext, RunContext, RunVariables, SubagentInfo, ToolContext } from '../vocabulary/contexts.js';
 import type { AgentEvent, EmittedEvent, EventListener, PermissionListener, PermissionRecord } from '../vocabulary/events.js';
+import { failureRecord, runFailure } from '../vocabulary/errors.js';
 import { copyJson } from '../vocabulary/json.js';
 import { lastAssistantText, type Message } from '../vocabulary/messages.js';
 import type { NamedMiddleware } from '../vocabulary/middleware.js';
@@ -9,7 +10,7 @@ import type { RunResult } from '../vocabulary/result.js';
 import type { EndReason, RunState, StopCondition, StopReason } from '../vocabulary/state.js';
 import type { StateObserver } from '../state/state-observer.js';
 import { StateWriter } from '../state/state-writer.js';
-import { stateView, transcriptView } from '../state/transcript-view.js';
+import { stateView, transcriptView, type EndingFields } from '../state/transcript-view.js';
 import type { ArgumentBounds } from './arguments.js';
 import type { ToolExceptionPolicy } from '../vocabulary/tool-exception.js';
 
@@ -31,6 +32,8 @@ export interface Stacks {
   run(ctx: RunContext): Promise<RunResult>;
   model(ctx: ModelContext): Promise<GenerateResult>;
   tool(ctx: ToolContext): Promise<ToolOutcome>;
+  /** A call a human denied: settled by the approval step alone, inside the features' layers (spans, the layer trace). */
+  denied(ctx: ToolContext): Promise<ToolOutcome>;
   provider(call: ProviderCall): Promise<GenerateResult>;
 }
 
@@ -82,6 +85,9 @@ interface SegmentEnd {
   stopReason: StopReason;
   output: unknown;
 }
+
+/** How a segment ends as far as it is decided: an end, or an error on its way out of the run stack. */
+type Ending = SegmentEnd | { status: 'failed'; error: NonNullable<RunState['error']>; thrown: unknown };
 
 /** The fields every context of a segment shares, built once per segment. */
 export interface ContextBase {
@@ -138,16 +144,22 @@ export class Segment {
   #aborted = false;
   /** Set by a layer that ended the run (`ctx.end`, a hook's `{ end }`). */
   ended: { output: unknown; reason: EndReason } | undefined;
-  /** How the segment ends, as the run stack's terminal (the loop, or `ctx.end`) last decided it. */
-  #end: SegmentEnd | undefined;
+  /**
+   * How the segment ends, as last decided since something inside the run stack last ran: by the
+   * terminal (the loop, or `ctx.end`), by a run layer that answered without it, or by an error
+   * on its way out. Undefined while that is open.
+   */
+  #ending: Ending | undefined;
   /** The output a run layer gave the state for that end instead of the end's own (`keepOutput`). */
   #kept: { output: unknown } | undefined;
+  /** The end is written (`close`, `fail`): the state itself says how the segment ended. */
+  #written = false;
   readonly #unlink: () => void;
   #runVar: RunVariables | undefined;
 
   constructor(readonly agent: AgentCore, readonly state: RunState, readonly options: SegmentOptions) {
     this.writer = new StateWriter(state, options.observer);
-    this.views = { transcript: transcriptView(this.writer, false), state: stateView(state, transcriptView(this.writer, true)) };
+    this.views = { transcript: transcriptView(this.writer, false), state: stateView(state, transcriptView(this.writer, true), () => this.#shown()) };
     this.#unlink = linkSignal(options.signal, (reason) => this.abort(reason));
     this.listening = options.listeners.length > 0;
     this.stacks = agent.stacks(options.mode);
@@ -243,6 +255,7 @@ export class Segment {
    * The run stack's terminal stops here (the loop, or `ctx.end`): how the segment ends, and
    * the result. Nothing is written yet — a run layer may still send the model back (call
    * `next()` again), which ends it anew; `close` writes the end the segment has at last.
+   * Meanwhile the layers on the way out read this end in `ctx.state` (see `#shown`).
    */
   finish(stopReason: StopReason): RunResult {
     const { state } = this;
@@ -251,7 +264,7 @@ export class Segment {
     const output = stopReason === 'hook_end' ? this.ended?.output : text;
     // A layer's end says its own reason (`limit:cost`); the loop only knows a layer ended it.
     if (stopReason === 'hook_end' && this.ended !== undefined) stopReason = this.ended.reason;
-    this.#end = { status, stopReason, output };
+    this.#ending = { status, stopReason, output };
     this.#kept = undefined;
     return {
       runId: state.runId,
@@ -277,16 +290,60 @@ export class Segment {
   }
 
   /**
+   * Something inside the run stack runs (a layer's `next()`, the loop): how the segment ends is
+   * open again until the terminal stops, a layer answers, or an error comes out.
+   */
+  goOn(): void {
+    this.#ending = undefined;
+    this.#kept = undefined;
+  }
+
+  /**
+   * A run layer returned `result`. When nothing inside decided an end since it called `next()`
+   * (it answered without the loop, or it recovered from a failure), the result's end is the
+   * segment's, as `close` would write it.
+   */
+  answered(result: RunResult): void {
+    if (this.#ending !== undefined && this.#ending.status !== 'failed') return;
+    // A result that is no RunResult fails the run when the stack checks it.
+    if (result?.status !== 'completed' && result?.status !== 'suspended') return;
+    this.#ending = { status: result.status, stopReason: result.stopReason, output: this.state.output };
+  }
+
+  /**
+   * `error` leaves a part of the run stack (`thrownBy`: the layer it came out of): unless a layer
+   * outside recovers, the segment fails with it, and `ctx.state` says so meanwhile — as the state
+   * will say once the segment is over. An error already on its way out keeps its first account.
+   */
+  failing(error: unknown, thrownBy?: string): void {
+    const ending = this.#ending;
+    if (ending?.status === 'failed' && ending.thrown === error) return;
+    this.#ending = { status: 'failed', error: failureRecord(runFailure(error, this.state, thrownBy)), thrown: error };
+  }
+
+  /**
+   * What `ctx.state` shows of how the segment ends, until the segment writes it: the decided
+   * end (with the output a run layer kept for it), or the failure on its way out.
+   */
+  #shown(): EndingFields | undefined {
+    const ending = this.#ending;
+    if (this.#written || ending === undefined) return undefined;
+    if (ending.status === 'failed') return { status: 'failed', stopReason: undefined, output: this.state.output, error: ending.error };
+    return { status: ending.status, stopReason: ending.stopReason, output: this.#kept !== undefined ? this.#kept.output : ending.output, error: undefined };
+  }
+
+  /**
    * The run stack returned `result`: the segment is over without failing, and its end goes
    * into the state. Called once per segment, by whoever ran its run stack: the one place a
-   * run's status and stop reason are written when a segment ends. The end is the one the
-   * terminal decided last; when none did (a run layer answered without the loop), the result's.
+   * run's status and stop reason are written when a segment ends. The end is the one decided
+   * last (what the run layers saw in `ctx.state` on their way out); when none was, the result's.
    */
   close(result: RunResult): void {
-    const end = this.#end;
+    const end = this.#ending?.status === 'failed' ? undefined : this.#ending;
     const status = end?.status ?? result.status;
     const stopReason = end?.stopReason ?? result.stopReason;
     const output = this.#kept !== undefined ? this.#kept.output : end !== undefined ? end.output : this.state.output;
+    this.#written = true;
     this.writer.end(status, stopReason, output);
   }
 
@@ -295,6 +352,7 @@ export class Segment {
    * whatever of it still runs (an orphaned `next()`) is cancelled.
    */
   fail(error: { code: string; message: string; layer?: string }, cause: unknown): void {
+    this.#written = true;
     this.writer.fail(error);
     this.abort(cause);
   }

@@ -1,4 +1,3 @@
-import { humanDenial } from '../state/approved-call.js';
 import type { ToolCall } from './tool-call.js';
 import { contentProblem } from '../vocabulary/content.js';
 import type { AssistantToolCall, ToolMessage } from '../vocabulary/messages.js';
@@ -123,8 +122,8 @@ export function callOutcome(segment: Segment, record: ToolCall): ToolOutcome | P
     );
   }
   if (segment.aborted) return toolError('aborted', 'The run was cancelled before this call ran');
-  const denied = humanDenial(decision);
-  if (denied !== undefined) return denied;
+  // A human said no: the approval step settles it alone, where spans and the layer trace see it.
+  if (decision !== undefined && !decision.approved) return segment.stacks.denied(new ToolCallContext(segment, record));
   if (record.problem !== undefined) return toolError('validation', `Invalid arguments for ${call.name}: ${record.problem}`);
   return segment.stacks.tool(new ToolCallContext(segment, record));
 }

@@ -1,4 +1,5 @@
 import { compose, type Layer, type LayerFn, type ReturnCheck } from './compose.js';
+import { segmentOf } from '../run/base-context.js';
 import type { ModelContext, RunContext, ToolContext } from '../vocabulary/contexts.js';
 import { blame } from '../vocabulary/errors.js';
 import { preview } from '../vocabulary/json.js';
@@ -25,6 +26,8 @@ export interface ToolSteps {
   resolve: ToolLayer;
   /** Between the user layers and execution: permissions, guardrails, approval. */
   policy: readonly ToolLayer[];
+  /** How the approval step settles a call a human denied, alone: no user layer sees that call. */
+  denial: ToolLayer;
   execute: Terminal<ToolContext, ToolOutcome>;
 }
 
@@ -90,12 +93,45 @@ export function toolPipeline(middleware: readonly NamedMiddleware[], steps: Tool
 export function buildStacks(parts: StackParts, features: StackFeatures): Stacks {
   const { layers } = parts;
   return {
-    run: compose([...(features.run ?? []), ...layersOf(layers, 'run', checkRun), ...(features.runInside ?? [])], parts.run),
+    run: compose([...(features.run ?? []), ...watchingEnds(layersOf(layers, 'run', checkRun)), ...(features.runInside ?? [])], parts.run),
     model: compose([...(features.model ?? []), ...layersOf(layers, 'model', checkModel)], parts.model),
     tool: toolPipeline(layers, parts.tool, features.tool),
+    denied: compose([...(features.tool ?? []), parts.tool.denial], settledAlready),
     provider: compose(features.provider ?? [], parts.provider),
   };
 }
+
+/**
+ * The run stack's user layers, each with a step of koagent's outside it, and one inside the
+ * last: as a layer (or the terminal) settles, its step tells the segment how the segment ends
+ * so far — before the layer outside resumes, so what it reads in `ctx.state` after `next()`
+ * says how the segment ended (see `Segment.answered`, `Segment.failing`).
+ */
+function watchingEnds(user: Layer<RunContext, RunResult>[]): Layer<RunContext, RunResult>[] {
+  if (user.length === 0) return user;
+  return [...user.flatMap((layer) => [endWatch(layer.name), layer]), endWatch(undefined)];
+}
+
+/** The step outside a run layer named `inner` (undefined: the terminal). */
+function endWatch(inner: string | undefined): Layer<RunContext, RunResult> {
+  return {
+    name: 'koagent:end',
+    fn(ctx, next) {
+      const segment = segmentOf(ctx);
+      segment.goOn();
+      return next().then(
+        (result) => (segment.answered(result), result),
+        (error: unknown) => {
+          segment.failing(error, inner);
+          throw error;
+        },
+      );
+    },
+  };
+}
+
+/** Past the step that settles a denied call: nothing (that step never calls its next). */
+const settledAlready: Terminal<ToolContext, ToolOutcome> = (ctx) => Promise.reject(new Error(`koagent: the call ${ctx.toolCallId} a human denied went past the approval step`));
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null;
 

@@ -1,8 +1,9 @@
 import { KoagentError } from '../vocabulary/errors.js';
-import { copyJson } from '../vocabulary/json.js';
+import { ownValue } from '../vocabulary/json.js';
+import { checkDecision } from '../vocabulary/decisions.js';
 import { checkState } from './state-schema.js';
-import type { AgentIdentity, ApprovalDecision, PendingApproval, RunState } from '../vocabulary/state.js';
-import { StateWriter } from './state-writer.js';
+import type { AgentIdentity, ApprovalDecision, RunState } from '../vocabulary/state.js';
+import { StateWriter, type TakenDecision } from './state-writer.js';
 
 const bad = (what: string) => new KoagentError('invalid_resume', `agent.resume(): ${what}`);
 
@@ -11,7 +12,8 @@ const bad = (what: string) => new KoagentError('invalid_resume', `agent.resume()
  * from — without touching the caller's object. Every misuse is refused here, before anything
  * runs: another agent's state, a completed or running run, a missing, unknown or malformed
  * decision. Each decision is kept under the id of the approval it answers: one that a nested
- * run (a sub-agent's) listed is read by that run's tool when its call runs again.
+ * run (a sub-agent's) listed is read by that run's tool when its call runs again — and each is
+ * added to the run's decision log, for good.
  */
 export function nextSegment(state: RunState, decisions: Record<string, ApprovalDecision>, agent: AgentIdentity): RunState {
   const checked = checkState(state);
@@ -32,21 +34,19 @@ export function nextSegment(state: RunState, decisions: Record<string, ApprovalD
   for (const id of pending.keys()) {
     if (!held.has(id)) throw bad(`pending approval "${id}" names a call that the state does not hold (no tool call of its last reply, and no nested run, a sub-agent's, waiting under it); resume the state the run returned, unchanged`);
   }
-  const taken = new Map<string, { approval: PendingApproval; decision: ApprovalDecision; approved: boolean }>();
+  const taken = new Map<string, TakenDecision>();
   for (const [id, approval] of pending) {
-    const decision = decisions[id];
-    if (decision === undefined) throw bad(`no decision for pending call "${id}" (${approval.toolName}); give true, false or { approved, reason } for each of: ${ids()}`);
-    const approved = typeof decision === 'boolean' ? decision : decision?.approved;
-    if (typeof approved !== 'boolean') throw bad(`the decision for "${id}" must be true, false or { approved: boolean, reason?: string }`);
-    const edited = typeof decision === 'object' && decision.args !== undefined;
-    if (edited && (!approved || (approval.path?.length ?? 0) > 0)) {
-      throw bad(`the decision for "${id}" carries args, which only an approval of the run's own call takes (${approved ? 'this one is a sub-agent\'s' : 'it denies the call'})`);
+    // The caller's own answer for this id: an id such as `constructor` reads nothing inherited.
+    const given = ownValue(decisions, id);
+    if (given === undefined) throw bad(`no decision for pending call "${id}" (${approval.toolName}); give true, false or { approved, reason } for each of: ${ids()}`);
+    const decision = checkDecision(id, given, bad);
+    if (decision.args !== undefined && (!decision.approved || (approval.path?.length ?? 0) > 0)) {
+      throw bad(`the decision for "${id}" carries args, which only an approval of the run's own call takes (${decision.approved ? 'this one is a sub-agent\'s' : 'it denies the call'})`);
     }
-    // Approved with edited arguments: the call is approved as edited, so it starts from them.
-    taken.set(id, { approval: edited ? { ...approval, args: copyJson(decision.args) } : approval, decision, approved });
+    taken.set(id, { approval, decision });
   }
   const next = structuredClone(checked);
-  new StateWriter(next).takeDecisions(taken);
+  new StateWriter(next).takeDecisions(taken, new Date().toISOString());
   return next;
 }
 

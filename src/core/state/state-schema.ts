@@ -22,16 +22,21 @@ function buildSchemas() {
   const tokens = z.number().min(0).refine(Number.isFinite, { error: 'must be a finite number' });
 
   /**
-   * A record of the state. zod passes over a `__proto__` key of a record without checking what it
-   * holds, which koagent would then read (`state.children` as `{ "__proto__": false }`, say), so
-   * such a key is refused; no state koagent writes has one.
+   * zod passes over a `__proto__` key (of a record, or of an object's catchall) without checking
+   * what it holds, which koagent would then read (`state.children` as `{ "__proto__": false }`,
+   * say). Such a key is a name like any other — a hook may be named `__proto__` — so its value is
+   * checked here against `value`, and named by its path if it does not fit.
    */
-  const record = <V extends z.ZodType>(value: V) => z.preprocess((input, ctx) => {
-    if (typeof input === 'object' && input !== null && Object.prototype.hasOwnProperty.call(input, '__proto__')) {
-      ctx.issues.push({ code: 'custom', message: 'has a "__proto__" key, which is refused', input });
-    }
+  const protoChecked = <S extends z.ZodType>(value: z.ZodType, schema: S) => z.preprocess((input, ctx) => {
+    if (typeof input !== 'object' || input === null || !Object.hasOwn(input, '__proto__')) return input;
+    const checked = value.safeParse((input as Record<string, unknown>)['__proto__']);
+    // Its first issue, as the record's own check would have given it.
+    if (!checked.success) ctx.issues.push({ ...checked.error.issues[0], path: ['__proto__', ...checked.error.issues[0].path] } as never);
     return input;
-  }, z.record(z.string(), value));
+  }, schema);
+
+  /** A record of the state: names as keys, `__proto__` included (see `protoChecked`). */
+  const record = <V extends z.ZodType>(value: V) => protoChecked(value, z.record(z.string(), value));
 
   const providerOptions = record(record(z.unknown())).optional();
   const toolCall = z.object({ id: z.string(), name: z.string(), args: z.unknown(), providerOptions });
@@ -62,6 +67,12 @@ function buildSchemas() {
 
   const ledgerEntry = z.enum(['pending', 'running', 'done']);
 
+  const actor = z.object({ id: z.string(), name: z.string().optional() });
+  const decisionRecord = z.object({
+    toolCallId: z.string(), toolName: z.string(), decision: z.enum(['approved', 'denied']), args: z.unknown(), editedArgs: z.unknown().optional(),
+    reason: z.string().optional(), actor: actor.optional(), surface: z.string(), at: z.string(), segment: count, path: z.array(z.string()).optional(),
+  });
+
   /** A list whose items each name a call (`idOf`): a call listed twice is refused, naming both places. */
   const callList = <T extends z.ZodType>(item: T, idOf: (item: z.infer<T>) => string, key: string) => z.array(item).superRefine((items, ctx) => {
     const seen = new Map<string, number>();
@@ -87,9 +98,11 @@ function buildSchemas() {
     output: z.unknown().optional(),
     messages: z.array(message),
     steps: count,
-    usage: z.object({ inputTokens: tokens, outputTokens: tokens, totalTokens: tokens, modelCalls: count, toolCalls: count }).catchall(z.number()),
+    usage: protoChecked(z.number(), z.object({ inputTokens: tokens, outputTokens: tokens, totalTokens: tokens, modelCalls: count, toolCalls: count }).catchall(z.number())),
     pendingApprovals: z.array(pendingApproval),
-    decisions: record(z.object({ approved: z.boolean(), reason: z.string().optional(), toolName: z.string().optional(), args: z.unknown() })),
+    decisions: record(z.object({ approved: z.boolean(), reason: z.string().optional(), toolName: z.string().optional(), args: z.unknown(), actor: actor.optional(), surface: z.string().optional() })),
+    // Absent in a state written before decisions were kept, or of a run no human decided on.
+    decisionLog: z.array(decisionRecord).optional(),
     settled: callList(toolMessage, (m) => m.toolCallId, 'toolCallId'),
     ledger: callList(z.object({ id: z.string(), entry: ledgerEntry }), (call) => call.id, 'id'),
     hookState: record(z.unknown()),

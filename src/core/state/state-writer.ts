@@ -1,11 +1,21 @@
+import { ownValue, setOwn } from '../vocabulary/json.js';
 import type { AssistantMessage, AssistantToolCall, Message, ToolMessage } from '../vocabulary/messages.js';
 import type { TokenUsage } from '../vocabulary/model.js';
 import type { NestedRun } from '../vocabulary/outcome.js';
-import type { ApprovalDecision, LedgerEntry, NestedRunRecord, PendingApproval, RunState, RunStatus, StopReason, Usage } from '../vocabulary/state.js';
+import { copyJson } from '../vocabulary/json.js';
+import type { LedgerEntry, NestedRunRecord, PendingApproval, RunState, RunStatus, StopReason, Usage } from '../vocabulary/state.js';
 import { CallLedger } from './call-ledger.js';
+import { decisionRecord } from './decisions.js';
+import type { CheckedDecision } from '../vocabulary/decisions.js';
 import type { StateObserver, StatePart } from './state-observer.js';
 import type { TranscriptWrites } from './transcript-view.js';
 import { keptMessage, TranscriptWriter } from './transcript-writer.js';
+
+/** A decision a resume takes: the pending approval it answers (as the human was asked), and the checked decision. */
+export interface TakenDecision {
+  approval: PendingApproval;
+  decision: CheckedDecision;
+}
 
 /**
  * The one writer of a run's state: every change a segment makes to it goes through here — the
@@ -188,12 +198,12 @@ export class StateWriter implements TranscriptWrites {
 
   /** The human decision on call `id` a resume brought, if any. */
   decisionOn(id: string): RunState['decisions'][string] | undefined {
-    return this.#anyDecision ? this.state.decisions[id] : undefined;
+    return this.#anyDecision ? ownValue(this.state.decisions, id) : undefined;
   }
 
   /** The nested run (a sub-agent's) kept behind call `id`, if any. */
   nestedRun(id: string): NestedRunRecord | undefined {
-    return this.#anyNested ? this.state.children[id] : undefined;
+    return this.#anyNested ? ownValue(this.state.children, id) : undefined;
   }
 
   /** The result of call `id`, settled and held until its turn ends, if any. */
@@ -292,7 +302,7 @@ export class StateWriter implements TranscriptWrites {
   keepNestedRun(id: string, record: NestedRunRecord): void {
     if (this.#closed) return;
     this.#forget(id);
-    this.state.children[id] = record;
+    setOwn(this.state.children, id, record);
     this.#anyNested = true;
     this.#changed('nested');
   }
@@ -317,17 +327,24 @@ export class StateWriter implements TranscriptWrites {
   /**
    * The decisions a resume brings, each kept under the id of the pending approval it answers
    * (a nested run's are read by its tool when the call runs again); the pending list is
-   * emptied, and every earlier decision goes.
+   * emptied, and every earlier decision goes. Each is also added to the decision log, which
+   * keeps them for good: a record of what was decided, on which arguments, by whom, where and
+   * `at` when. An approval with edited arguments is kept as approving those.
    */
-  takeDecisions(decisions: ReadonlyMap<string, { approval: PendingApproval; decision: ApprovalDecision; approved: boolean }>): void {
+  takeDecisions(decisions: ReadonlyMap<string, TakenDecision>, at: string): void {
     const { state } = this;
     state.pendingApprovals = [];
     state.decisions = {};
     for (const nested of Object.values(state.children)) delete nested.decisions;
-    for (const [id, { approval, decision, approved }] of decisions) {
-      const reason = typeof decision === 'object' ? decision.reason : undefined;
+    const log = (state.decisionLog ??= []);
+    // The segment the resume starts: the one in which these calls settle.
+    const segment = state.segment + 1;
+    for (const [id, { approval, decision }] of decisions) {
       this.#anyDecision = true;
-      state.decisions[id] = { approved, toolName: approval.toolName, args: approval.args, ...(reason !== undefined ? { reason: String(reason) } : {}) };
+      const { approved, reason, actor, surface } = decision;
+      const args = decision.args !== undefined ? copyJson(decision.args) : approval.args;
+      setOwn(state.decisions, id, { approved, toolName: approval.toolName, args, ...(reason !== undefined ? { reason } : {}), ...(actor !== undefined ? { actor: { ...actor } } : {}), surface });
+      log.push(decisionRecord(approval, decision, segment, at));
     }
     for (const part of ['run', 'approvals', 'decisions', 'nested'] as const) this.#changed(part);
   }
@@ -355,7 +372,7 @@ export class StateWriter implements TranscriptWrites {
   countUsage(name: string, amount: number): void {
     if (this.#closed) return;
     const total = this.state.usage;
-    total[name] = (total[name] ?? 0) + amount;
+    setOwn(total, name, (ownValue(total, name) ?? 0) + amount);
     this.#changed('run');
   }
 
@@ -366,7 +383,7 @@ export class StateWriter implements TranscriptWrites {
     // Every counter adds up: koagent's own and those layers counted (a cost, cache hits).
     for (const key of Object.keys(used)) {
       const amount = used[key];
-      if (typeof amount === 'number' && amount !== 0) total[key] = (total[key] ?? 0) + amount;
+      if (typeof amount === 'number' && amount !== 0) setOwn(total, key, (ownValue(total, key) ?? 0) + amount);
     }
     this.#changed('run');
   }
@@ -374,7 +391,8 @@ export class StateWriter implements TranscriptWrites {
   /** A hook's or layer's own state, already checked to be plain JSON. */
   setHookState(name: string, value: unknown): void {
     if (this.#closed) return;
-    this.state.hookState[name] = value;
+    // Hooks choose their names: `__proto__` or `constructor` is a key like any other.
+    setOwn(this.state.hookState, name, value);
     this.#changed('hookState', name);
   }
 }

@@ -1,4 +1,6 @@
+import { setOwn } from '../vocabulary/json.js';
 import type { Message } from '../vocabulary/messages.js';
+import type { RunState } from '../vocabulary/state.js';
 
 /** The writes a transcript view turns changes into: the state writer's (see `StateWriter`). */
 export interface TranscriptWrites {
@@ -58,11 +60,11 @@ export function plainValue<T>(value: T): T {
     if (copy === undefined) {
       copy = (Array.isArray(node.value) ? node.value.slice() : { ...node.value }) as Record<string, unknown>;
       copies.set(node, copy);
-      if (node.parent !== undefined) copyOf(node.parent)[node.key] = copy;
+      if (node.parent !== undefined) setOwn(copyOf(node.parent), node.key, copy);
     }
     return copy;
   };
-  for (const view of found) copyOf(view.parent!)[view.key] = unwrap(view.value);
+  for (const view of found) setOwn(copyOf(view.parent!), view.key, unwrap(view.value));
   return copyOf(rootOf(found[0])) as T;
 }
 
@@ -107,9 +109,8 @@ export function ownedCopy<T>(value: T): T {
     for (const key of Object.keys(from)) {
       const inner = unwrap((from as Record<string, unknown>)[key]);
       const kept = isPlainContainer(inner) ? copyOf(inner) : inner;
-      // defineProperty, so a `__proto__` key stays a key.
-      if (key === '__proto__') Object.defineProperty(copy, key, { value: kept, enumerable: true, writable: true, configurable: true });
-      else copy[key] = kept;
+      // A `__proto__` key stays a key.
+      setOwn(copy, key, kept);
     }
   }
   return root as T;
@@ -223,31 +224,72 @@ function isIndex(key: string): boolean {
   return code >= 48 && code <= 57 && String(Number(key) >>> 0) === key;
 }
 
+/** The fields of the run state that say how a segment ended. */
+export type EndingFields = Pick<RunState, 'status' | 'stopReason' | 'output' | 'error'>;
+
+const ENDING: ReadonlySet<string | symbol> = new Set(['status', 'stopReason', 'output', 'error']);
+
 /**
  * The run state as layers see it (`ctx.state`): read through, with no copy, and read-only all
  * the way down; its `messages` is `transcript` (a read-only transcript view). Layers change the
  * run through the context's methods and `ctx.messages`, which the state writer owns.
+ * `ending` gives how the segment ends once that is decided but not yet written (the state
+ * itself says `running` until the segment is over): the view shows those fields instead.
  *
  * @example const state = stateView(segment.state, transcriptView(writer, true)); state.usage.toolCalls;
  */
-export function stateView<S extends { messages: Message[] }>(state: S, transcript: Message[]): S {
+export function stateView<S extends { messages: Message[] }>(state: S, transcript: Message[], ending: () => EndingFields | undefined = () => undefined): S {
   const views = new WeakMap<object, object>();
   const refuse = (key: string | symbol): never => {
     throw new TypeError(`ctx.state.${String(key)} cannot be changed: ctx.state is a read-only view of the run state; change the run through the context (ctx.messages, ctx.setMessages, ctx.setHookState, ctx.end)`);
   };
+  const refusals: ProxyHandler<object> = {
+    set: (_target, key) => refuse(key),
+    deleteProperty: (_target, key) => refuse(key),
+    defineProperty: (_target, key) => refuse(key),
+    setPrototypeOf: () => refuse('prototype'),
+    preventExtensions: () => refuse('extensible'),
+  };
   const view = (value: object): object => {
     let known = views.get(value);
     if (known !== undefined) return known;
-    known = new Proxy(value, {
-      get: (target, key) => (key === TARGET ? target : target === state && key === 'messages' ? transcript : wrapped(target, key, view)),
-      set: (_target, key) => refuse(key),
-      deleteProperty: (_target, key) => refuse(key),
-      defineProperty: (_target, key) => refuse(key),
-      setPrototypeOf: () => refuse('prototype'),
-      preventExtensions: () => refuse('extensible'),
-    });
+    known = new Proxy(value, { ...refusals, get: (target, key) => (key === TARGET ? target : wrapped(target, key, view)) });
     views.set(value, known);
     return known;
   };
-  return view(state) as S;
+  /** The decided end's value of `key`, when it is one of the ending fields and an end is decided. */
+  const ended = (key: string | symbol): { value: unknown } | undefined => {
+    if (!ENDING.has(key)) return undefined;
+    const end = ending();
+    return end === undefined ? undefined : { value: end[key as keyof EndingFields] };
+  };
+  const shown = (value: unknown): unknown => (typeof value === 'object' && value !== null ? view(value) : value);
+  // The root: the same view, but the ending fields as decided, also to `in`, keys, spread and JSON.
+  const root = new Proxy(state, {
+    ...refusals,
+    get(target, key) {
+      if (key === TARGET) return target;
+      if (key === 'messages') return transcript;
+      const end = ended(key);
+      return end === undefined ? wrapped(target, key, view) : shown(end.value);
+    },
+    has: (target, key) => {
+      const end = ended(key);
+      return end === undefined ? Reflect.has(target, key) : end.value !== undefined;
+    },
+    ownKeys(target) {
+      const end = ending();
+      const own = Reflect.ownKeys(target);
+      if (end === undefined) return own;
+      const defined = (key: string | symbol) => end[key as keyof EndingFields] !== undefined;
+      return [...own.filter((key) => !ENDING.has(key) || defined(key)), ...[...ENDING].filter((key) => defined(key) && !own.includes(key))];
+    },
+    getOwnPropertyDescriptor(target, key) {
+      const end = ended(key);
+      if (end === undefined) return Reflect.getOwnPropertyDescriptor(target, key);
+      return end.value === undefined ? undefined : { value: shown(end.value), writable: true, enumerable: true, configurable: true };
+    },
+  });
+  views.set(state, root);
+  return root as S;
 }

@@ -76,7 +76,11 @@ export interface BaseContext<C = unknown> {
   readonly metadata: Record<string, unknown>;
   /** Aborted when the run is cancelled; pass it on to anything slow. */
   readonly signal: AbortSignal;
-  /** The run state, live and read-only: plain JSON (see `RunState`). */
+  /**
+   * The run state, live and read-only: plain JSON (see `RunState`). Its `status` is `running`
+   * while the segment runs; in a run layer after `next()` it says how the segment ended (status,
+   * stop reason, output, pending approvals, or the failure), as the state will once it is over.
+   */
   readonly state: Readonly<RunState>;
   /** Set inside a sub-agent. */
   readonly subagent?: SubagentInfo;

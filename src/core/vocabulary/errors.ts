@@ -129,9 +129,18 @@ export function describe(value: unknown): string {
   }
 }
 
-/** Turn what escaped the run stack into the one error a failed run rejects with. */
-export function runFailure(error: unknown, state: RunState): RunFailedError {
-  const origin = errorOrigin(error);
+/**
+ * Turn what escaped the run stack into the one error a failed run rejects with. `thrownBy`:
+ * the layer an error still on its way out of the stack came from, when koagent has not
+ * attributed it yet (it would, as it leaves the stack): the failure then names that layer.
+ */
+export function runFailure(error: unknown, state: RunState, thrownBy?: string): RunFailedError {
+  let origin = errorOrigin(error);
+  if (origin === undefined && thrownBy !== undefined) {
+    // Nothing shared is marked: a primitive is wrapped anew, an object keeps no attribution.
+    if (typeof error !== 'object' || error === null) error = blame(error, thrownBy);
+    origin = { kind: 'layer', name: thrownBy };
+  }
   const layer = origin?.kind === 'layer' ? origin.name : undefined;
   if (KoagentError.is(error) && error.code !== 'hook_failed') {
     const blame = error.layer ?? layer;
@@ -148,4 +157,13 @@ export function runFailure(error: unknown, state: RunState): RunFailedError {
     return new RunFailedError('model_error', `The model provider ${origin.name} failed: ${describe(error)}`, state, { cause: error });
   }
   return new RunFailedError('internal', describe(error), state, { cause: error });
+}
+
+/**
+ * What the run state keeps of a failure (`state.error`).
+ *
+ * @example state.error = failureRecord(runFailure(error, state));
+ */
+export function failureRecord(failure: KoagentError): { code: string; message: string; layer?: string } {
+  return { code: failure.code, message: failure.message, ...(failure.layer !== undefined ? { layer: failure.layer } : {}) };
 }

@@ -40,10 +40,25 @@ export function sameJson(a: unknown, b: unknown): boolean {
   return keys === 0;
 }
 
-/** Set `key` as an own property, even `__proto__`, which plain assignment would take for the prototype. */
-function put(target: Record<string, unknown>, key: string, value: unknown): void {
+/**
+ * Set `key` on `target` as an own property, even `__proto__`, which plain assignment would take
+ * for the prototype: for objects used as maps of names someone else chose (hooks, tools, counters).
+ *
+ * @example setOwn(byTool, toolName, (ownValue(byTool, toolName) ?? 0) + 1);
+ */
+export function setOwn(target: object, key: string, value: unknown): void {
   if (key === '__proto__') Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true });
-  else target[key] = value;
+  else (target as Record<string, unknown>)[key] = value;
+}
+
+/**
+ * `target[key]` when `target` has it as its own property, else undefined: a name such as
+ * `constructor`, `toString` or `__proto__` never reads what every object inherits.
+ *
+ * @example const mine = ownValue(ctx.state.hookState, 'constructor'); // undefined unless a hook saved state under that name
+ */
+export function ownValue<T>(target: Readonly<Record<string, T>> | undefined, key: string): T | undefined {
+  return target !== undefined && hasOwn.call(target, key) ? target[key] : undefined;
 }
 
 /**
@@ -55,7 +70,7 @@ export function copyJson<T>(value: T): T {
   if (typeof value !== 'object' || value === null) return value;
   if (Array.isArray(value)) return value.map(copyJson) as T;
   const copy: Record<string, unknown> = {};
-  for (const key of Object.keys(value)) put(copy, key, copyJson((value as Record<string, unknown>)[key]));
+  for (const key of Object.keys(value)) setOwn(copy, key, copyJson((value as Record<string, unknown>)[key]));
   return copy as T;
 }
 
@@ -71,7 +86,7 @@ export function copyPlain<T>(value: T): T {
   const proto = Object.getPrototypeOf(value);
   if (proto !== Object.prototype && proto !== null) return value;
   const copy: Record<string, unknown> = {};
-  for (const key of Object.keys(value)) put(copy, key, copyPlain((value as Record<string, unknown>)[key]));
+  for (const key of Object.keys(value)) setOwn(copy, key, copyPlain((value as Record<string, unknown>)[key]));
   return copy as T;
 }
 
@@ -110,7 +125,7 @@ export function plainJson(value: unknown, where: string, root = 'value'): unknow
           for (const key of Object.keys(v)) {
             const item = (v as Record<string, unknown>)[key];
             // JSON drops an undefined field, and so do we: it reads back as undefined either way.
-            if (item !== undefined) put(record, key, walk(item, `${path}.${key}`));
+            if (item !== undefined) setOwn(record, key, walk(item, `${path}.${key}`));
           }
           copy = record;
         }

@@ -1,6 +1,7 @@
 // Options objects described once, as zod schemas, and checked against them: an unknown key is
 // refused (naming the closest valid one), so a typo never switches a protection off quietly.
 import { z } from 'zod';
+import { ownValue } from './json.js';
 
 /**
  * How errors talk about one options object: what one of its keys is (`'an option'`, `'a
@@ -73,7 +74,7 @@ export function refuseMisspellings(schema: z.ZodObject, value: object, where: st
   const check = (key: string) => {
     if (Object.prototype.hasOwnProperty.call(known, key)) return;
     const words = wording.get(keysOf(schema)) ?? {};
-    const meant = words.aliases?.[key] ?? nearest(key, Object.keys(known));
+    const meant = ownValue(words.aliases, key) ?? nearest(key, Object.keys(known));
     if (meant !== undefined) throw new TypeError(`${where}: ${key} is not ${words.noun ?? 'an option'}; did you mean \`${meant}\`?`);
   };
   for (const key of Object.keys(value)) check(key);
@@ -105,7 +106,7 @@ function describeIssue(issue: Issue, schema: z.ZodType, value: unknown): string 
     const words = (owner instanceof z.ZodObject ? wording.get(keysOf(owner)) : undefined) ?? {};
     const allowed = owner instanceof z.ZodObject ? Object.keys(owner.shape) : [];
     const key = issue.keys[0];
-    const closest = words.aliases?.[key] ?? nearest(key, allowed);
+    const closest = ownValue(words.aliases, key) ?? nearest(key, allowed);
     const fix = closest !== undefined ? `did you mean \`${closest}\`?` : allowed.length > 0 ? `use ${list(allowed)}` : 'remove it';
     return `${name([...path, key])} is not ${words.noun ?? 'an option'}; ${fix}`;
   }

@@ -78,10 +78,59 @@ export interface PendingApproval {
 /**
  * A human's answer to one pending approval. An approval may carry `args`: the call then runs
  * with those arguments instead of the ones asked about (the run's own calls, not a sub-agent's).
+ * `actor` names who decided, `surface` where (default `'api'`); both go into the run's
+ * `decisionLog`. `true` and `false` are `{ approved }` alone. An unknown key is refused.
  *
- * @example await agent.resume(result.state, { [pending.toolCallId]: { approved: false, reason: 'Not today' } });
+ * @example await agent.resume(result.state, { [pending.toolCallId]: { approved: false, reason: 'Not today', actor: 'ada@example.com' } });
  */
-export type ApprovalDecision = boolean | { approved: boolean; reason?: string; args?: unknown };
+export type ApprovalDecision = boolean | { approved: boolean; reason?: string; args?: unknown; actor?: string | DecisionActor; surface?: DecisionSurface };
+
+/**
+ * Who decided: an id (a user name, an e-mail, an account id) and, if you like, a name to show.
+ * A decision's `actor` may be given as the id alone (`'ada'`); the log keeps `{ id: 'ada' }`.
+ *
+ * @example await agent.resume(runId, { call_1: { approved: true, actor: { id: 'u_1842', name: 'Ada Lovelace' } } });
+ */
+export interface DecisionActor {
+  id: string;
+  name?: string;
+}
+
+/**
+ * Where a decision was made: `api` (a program calling `agent.resume`, the default), `cli`
+ * (`koagent runs approve/deny`), `studio`, `worker-client` (`client.answer`), `mcp` (an MCP
+ * client asked through elicitation), or a name of your own (lower case: letters, digits, `-`,
+ * `_`, `.`, `:`; at most 64 characters), such as `'slack'`.
+ *
+ * @example await agent.resume(runId, { call_1: { approved: true, actor: 'ada', surface: 'slack' } });
+ */
+export type DecisionSurface = 'api' | 'cli' | 'studio' | 'worker-client' | 'mcp' | (string & {});
+
+/**
+ * One human decision, as the run keeps it for good in `state.decisionLog`: which call, what was
+ * decided, the arguments the human was asked about and, when they approved other ones, those;
+ * why, who, through which surface, and when.
+ *
+ * @example for (const d of state.decisionLog ?? []) console.log(`${d.at} ${d.actor?.id ?? 'someone'} ${d.decision} ${d.toolName} via ${d.surface}`);
+ */
+export interface DecisionRecord {
+  toolCallId: string;
+  toolName: string;
+  decision: 'approved' | 'denied';
+  /** The arguments the human was asked to approve (the pending approval's). */
+  args: unknown;
+  /** The arguments they approved instead, when they edited them. */
+  editedArgs?: unknown;
+  reason?: string;
+  actor?: DecisionActor;
+  surface: DecisionSurface;
+  /** When the run took the decision (the resume that brought it), as an ISO 8601 time. */
+  at: string;
+  /** The segment the decision resumed the run into: the segment in which the call then settled. */
+  segment: number;
+  /** For a sub-agent's call: the sub-agents' names, from the lead down. */
+  path?: string[];
+}
 
 /**
  * How far a tool call of the run got: `pending` (received, not started), `running` (the tool's
@@ -131,7 +180,12 @@ export interface RunState {
    * Decisions given to `resume`, by the id of the pending approval they answer, kept until their
    * calls settle (those on a nested run's approvals, until its record goes).
    */
-  decisions: Record<string, { approved: boolean; reason?: string; toolName?: string; args?: unknown }>;
+  decisions: Record<string, { approved: boolean; reason?: string; toolName?: string; args?: unknown; actor?: DecisionActor; surface?: DecisionSurface }>;
+  /**
+   * Every human decision the run was given, in the order given, kept for good (append-only):
+   * absent until the first one. See `DecisionRecord`.
+   */
+  decisionLog?: DecisionRecord[];
   /**
    * Results of the current turn's settled calls (each names its call by `toolCallId`), held
    * until every call of the turn is settled.

@@ -1,6 +1,6 @@
 // What a criogen Hook sees and what it may hand back: the HookContext it gets, the read-only view
 // of the run state, and the checks on a HookAction's own fields.
-import { blame, type BaseContext } from '../../api.js';
+import { blame, ownValue, type BaseContext } from '../../api.js';
 import type { HookAction, HookContext, HookMessage, HookRunState } from './types.js';
 
 /** The methods that return a HookAction, and the fields each may use. */
@@ -29,7 +29,8 @@ export function hookContext(ctx: BaseContext, hook: string): HookContext {
     runId: ctx.runId,
     messages: ctx.messages as HookMessage[],
     modelCalls: state.usage.modelCalls,
-    hookState: state.hookState[hook],
+    // Its own: a hook named `constructor` with no state saved reads nothing inherited.
+    hookState: ownValue(state.hookState, hook),
     state: readonlyView(state, 'ctx.state') as unknown as HookRunState,
   };
 }

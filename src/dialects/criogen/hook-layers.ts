@@ -1,6 +1,6 @@
 // The criogen Hook dialect: each Hook is one layer of koagent's stacks, so its order (onStart,
 // beforeModel, beforeTool in list order; the others in reverse) is the onion's own.
-import { blame, type AssistantMessage, type GenerateResult, type Message, type Middleware, type ModelContext, type RunContext } from '../../api.js';
+import { blame, failing, type AssistantMessage, type GenerateResult, type Message, type Middleware, type ModelContext, type RunContext } from '../../api.js';
 import { hookContext, takeAction, type ActionMethod } from './hook-context.js';
 import { criogenToolLayer } from './tool-layer.js';
 import type { Hook, HookAction, SegmentOutcome } from './types.js';
@@ -97,6 +97,7 @@ function runLayer(hook: Hook, name: string, group: HookGroup, at: number): NonNu
   return async (ctx, next) => {
     group.enter(ctx, at);
     let outcome: SegmentOutcome = 'failed';
+    let inside = false;
     try {
       if (typeof hook.onStart === 'function') {
         const action = await callAction(ctx, hook, name, 'onStart');
@@ -106,9 +107,15 @@ function runLayer(hook: Hook, name: string, group: HookGroup, at: number): NonNu
           return ctx.end(action.output);
         }
       }
+      inside = true;
+      // After next(), ctx.state says how the segment ended (its status, stop reason, approvals,
+      // output, or its failure): the state onEnd is given.
       const result = await next();
       outcome = result.status === 'suspended' ? 'suspended' : 'completed';
       return result;
+    } catch (error) {
+      // What this hook threw itself fails the segment: the onEnd calls below see it so already.
+      throw inside ? error : failing(ctx, blame(error, name));
     } finally {
       // The hooks this one kept from starting (or that a layer between kept out) end too, first.
       for (const later of group.missed(ctx, at)) await endHook(ctx, later.hook, later.name, outcome);

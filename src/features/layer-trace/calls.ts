@@ -1,6 +1,7 @@
-// The outermost layers of a traced segment's model and tool stacks: each opens the call's entry
-// in the run's trace, lets the recording layers inside add theirs, and settles it (and, when the
-// run's spans record, exports its layers as spans). A sub-agent's calls go into the lead's trace.
+// The outermost layers of a traced segment's run, model and tool stacks: each opens the entry of
+// its segment or call in the run's trace, lets the recording layers inside add theirs, and
+// settles it (and, when the run's spans record, exports its layers as spans). A sub-agent's
+// segments and calls go into the lead's trace.
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { segmentOf } from '../../core/run/base-context.js';
 import type { Segment } from '../../core/run/segment.js';
@@ -11,11 +12,11 @@ import type { RunResult } from '../../core/vocabulary/result.js';
 import type { ToolOutcome } from '../../core/vocabulary/outcome.js';
 import { parentSpanOf, runSpanOf } from '../tracing.js';
 import { exportLayerSpans } from './otel.js';
-import { TRACE_STATE, traceOf, type LayerTraceRecord, type TracedCall } from './record.js';
+import { TRACE_STATE, traceOf, type LayerTraceRecord, type TracedCall, type TracedLayer, type TracedSegment } from './record.js';
 
-/** A call being traced: its entry, when it started (performance clock), how deep the layers now are. */
+/** A call (or a segment's run stack) being traced: its entry, when it started (performance clock), how deep the layers now are. */
 export interface LiveCall {
-  call: TracedCall;
+  call: { layers: TracedLayer[] };
   t0: number;
   depth: number;
   /** How many layers around the current one withhold values (`traceValues: false`). */
@@ -39,7 +40,7 @@ const targets = new WeakMap<Segment, Target>();
 const modelCounts = new WeakMap<Segment, Map<number, number>>();
 const frames = new AsyncLocalStorage<Frame>();
 
-/** The traced call `ctx` belongs to, if its call is traced. */
+/** The traced call (or segment) `ctx` belongs to, if it is traced. */
 export function liveCall(ctx: object): LiveCall | undefined {
   return live.get(ctx);
 }
@@ -55,27 +56,29 @@ function place(ctx: BaseContext): { target: Target; parentCallId?: string; agent
   let target = targets.get(segment);
   if (target === undefined) {
     const kept = traceOf(segment.state.hookState[TRACE_STATE]);
-    const record: LayerTraceRecord = { version: 1, calls: kept === undefined ? [] : [...kept.calls] };
+    const record: LayerTraceRecord = { version: 1, calls: kept === undefined ? [] : [...kept.calls], segments: [...(kept?.segments ?? [])] };
     target = { record, flush: () => segment.writer.setHookState(TRACE_STATE, record) };
     targets.set(segment, target);
   }
   return { target };
 }
 
-function open(ctx: BaseContext, id: string, kind: TracedCall['kind'], name: string, step: number): { live: LiveCall; target: Target } {
+function open(ctx: BaseContext, id: string, kind: TracedCall['kind'], name: string, step: number): { live: LiveCall & { call: TracedCall }; target: Target } {
   const { target, parentCallId, agentPath } = place(ctx);
   const call: TracedCall = { id, kind, name, step, segment: segmentOf(ctx).state.segment, startedAt: Date.now(), durationMs: 0, outcome: 'ok', layers: [] };
   if (parentCallId !== undefined) call.parentCallId = parentCallId;
   if (agentPath !== undefined) call.agentPath = agentPath;
   target.record.calls.push(call);
-  const entry: LiveCall = { call, t0: performance.now(), depth: 0 };
+  const entry = { call, t0: performance.now(), depth: 0 };
   live.set(ctx, entry);
   return { live: entry, target };
 }
 
-function close(entry: LiveCall, _target: Target, outcome: TracedCall['outcome']): void {
+const since = (t0: number) => Math.round((performance.now() - t0) * 1000) / 1000;
+
+function close(entry: LiveCall & { call: TracedCall }, _target: Target, outcome: TracedCall['outcome']): void {
   const { call } = entry;
-  call.durationMs = Math.round((performance.now() - entry.t0) * 1000) / 1000;
+  call.durationMs = since(entry.t0);
   // A user layer that returned without next() settled the call itself.
   const settledByLayer = call.layers.some((l) => l.source !== 'builtin' && l.effects.some((e) => e.kind === 'short-circuit'));
   call.outcome = outcome === 'ok' && settledByLayer ? 'short-circuit' : outcome;
@@ -138,20 +141,34 @@ function named(call: TracedCall, ctx: ModelContext): void {
 }
 
 /**
- * Around each traced segment, outermost: the segment's record is handed to its state's writer
- * once, as the segment ends (completed, suspended or failed), so a store writes the trace once a
- * segment rather than again at every step's checkpoint (which would grow with the run's square).
+ * Around each traced segment, outermost: the segment's entry records the run layers inside it
+ * (run middleware, criogen onStart/onEnd), and the segment's record is handed to its state's
+ * writer once, as the segment ends (completed, suspended or failed), so a store writes the trace
+ * once a segment rather than again at every step's checkpoint (which would grow with the run's square).
  */
 export const traceRunLayer: Layer<RunContext, RunResult> = {
   name: 'koagent:layer-trace',
   fn(ctx, next) {
     const segment = segmentOf(ctx);
-    const flush = () => targets.get(segment)?.flush();
+    const { target, parentCallId, agentPath } = place(ctx);
+    const entry: TracedSegment = { segment: segment.state.segment, startedAt: Date.now(), durationMs: 0, outcome: 'failed', firstCall: target.record.calls.length, layers: [] };
+    if (parentCallId !== undefined) entry.parentCallId = parentCallId;
+    if (agentPath !== undefined) entry.agentPath = agentPath;
+    (target.record.segments ??= []).push(entry);
+    const t0 = performance.now();
+    live.set(ctx, { call: entry, t0, depth: 0 });
+    const end = (outcome: TracedSegment['outcome']) => {
+      entry.durationMs = since(t0);
+      entry.outcome = outcome;
+      const span = runSpanOf(segment);
+      if (span?.isRecording() === true && entry.layers.length > 0) exportLayerSpans(span, entry);
+      targets.get(segment)?.flush();
+    };
     return next().then((result) => {
-      flush();
+      end(result.status);
       return result;
     }, (error: unknown) => {
-      flush();
+      end('failed');
       throw error;
     });
   },

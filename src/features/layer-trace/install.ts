@@ -4,13 +4,15 @@
 import type { ModelContext, ToolContext } from '../../core/vocabulary/contexts.js';
 import type { NamedMiddleware } from '../../core/vocabulary/middleware.js';
 import type { GenerateResult } from '../../core/vocabulary/model.js';
+import type { RunContext } from '../../core/vocabulary/contexts.js';
+import type { RunResult } from '../../core/vocabulary/result.js';
 import type { ToolOutcome } from '../../core/vocabulary/outcome.js';
 import type { StackParts } from '../../core/stacks/stacks.js';
 import type { LayerFn } from '../../core/stacks/compose.js';
 import { traceModelLayer, traceRunLayer, traceToolLayer } from './calls.js';
 import { recordedFn, recordedStep, type LayerIdentity } from './layers.js';
 
-export type { LayerIdentity } from './layers.js';
+export type { LayerIdentity, TracedPoint } from './layers.js';
 
 /** How the dialects' layers are named in the trace, by the agent that made them. */
 const identities = new WeakMap<object, LayerIdentity>();
@@ -26,11 +28,12 @@ function identityOf(mw: NamedMiddleware): LayerIdentity {
   return mw.traceValues === false ? { ...id, withholdsValues: true } : id;
 }
 
-/** The parts of a traced segment's stacks: each user layer and tool step recording its pass. */
+/** The parts of a traced segment's stacks: each user layer (run, model, tool) and tool step recording its pass. */
 export function tracedParts(parts: StackParts): StackParts {
   const layers = parts.layers.map((mw) => {
     const id = identityOf(mw);
     const traced: NamedMiddleware = { ...mw };
+    if (typeof mw.run === 'function') traced.run = recordedFn(mw.run as LayerFn<RunContext, RunResult>, id, 'run');
     if (typeof mw.model === 'function') traced.model = recordedFn(mw.model as LayerFn<ModelContext, GenerateResult>, id, 'model');
     if (typeof mw.tool === 'function') traced.tool = recordedFn(mw.tool as LayerFn<ToolContext, ToolOutcome>, id, 'tool');
     return traced;
@@ -39,7 +42,7 @@ export function tracedParts(parts: StackParts): StackParts {
   return {
     ...parts,
     layers,
-    tool: { ...tool, validate: recordedStep(tool.validate), resolve: recordedStep(tool.resolve), policy: tool.policy.map(recordedStep) },
+    tool: { ...tool, validate: recordedStep(tool.validate), resolve: recordedStep(tool.resolve), policy: tool.policy.map(recordedStep), denial: recordedStep(tool.denial) },
   };
 }
 

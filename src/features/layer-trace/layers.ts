@@ -1,14 +1,17 @@
-// The recording layers of the layer trace: each user layer's function and each of koagent's tool
-// steps wrapped to note when it was entered and left, how often it called next(), and what it
+// The recording layers of the layer trace: each user layer's function (run, model and tool) and
+// each of koagent's tool steps wrapped to note when it was entered and left, how often it called next(), and what it
 // changed. Only the stacks of a traced segment are built of these: an untraced one has none.
 import { segmentOf } from '../../core/run/base-context.js';
 import type { Layer, LayerFn } from '../../core/stacks/compose.js';
-import type { ModelContext, ToolContext } from '../../core/vocabulary/contexts.js';
+import type { ModelContext, RunContext, ToolContext } from '../../core/vocabulary/contexts.js';
 import type { Message } from '../../core/vocabulary/messages.js';
 import type { GenerateResult } from '../../core/vocabulary/model.js';
 import type { ToolOutcome } from '../../core/vocabulary/outcome.js';
+import type { RunResult } from '../../core/vocabulary/result.js';
 import { liveCall, type LiveCall } from './calls.js';
-import { bounded, jsonChanges, type JsonChange, type TracedEffect, type TracedLayer } from './record.js';
+import { bounded, decisionEffect, jsonChanges, type JsonChange, type TracedEffect, type TracedLayer } from './record.js';
+import { decisionIn } from '../../core/state/decisions.js';
+import { approvalStep } from '../../tools/approval.js';
 
 // The middleware field only the layer trace reads: declared here, on the public `Middleware`, so
 // it is the trace's own data (the entry point imports this module, so the field reaches its users).
@@ -26,20 +29,23 @@ declare module '../../core/vocabulary/middleware.js' {
 /** What a change's values read when a layer keeps them out of the trace (`traceValues: false`). */
 export const WITHHELD = '[withheld]';
 
+/** The hook point a layer is recorded at. */
+export type TracedPoint = 'run' | 'model' | 'tool';
+
 /** Who a layer is, as the trace names it: a middleware, a dialect's hooks, or koagent's own step. */
 export interface LayerIdentity {
   source: TracedLayer['source'];
   /** The layer keeps values out of its changes and those of the layers inside it (`traceValues: false`). */
   withholdsValues?: boolean;
   /** The layer's name at this call (an AgentHook layer's depends on the hooks registered now). */
-  name(point: 'model' | 'tool'): string;
+  name(point: TracedPoint): string;
   /** The dialect methods that ran, from what the layer did. */
-  hooks?(point: 'model' | 'tool', ran: { threw: boolean; nextCalls: number; approval: boolean }): string[];
+  hooks?(point: TracedPoint, ran: { threw: boolean; nextCalls: number; approval: boolean }): string[];
 }
 
 /** How a hook point's calls are compared before and after a layer. */
 interface PointDiff<C, T, S> {
-  point: 'model' | 'tool';
+  point: TracedPoint;
   before(ctx: C): S;
   rewrote(ctx: C, before: S): TracedEffect | undefined;
   returned(inner: T | undefined, out: T, layer: string): TracedEffect[];
@@ -48,13 +54,14 @@ interface PointDiff<C, T, S> {
 type Next<T> = () => Promise<T>;
 
 /** Record one layer's pass through the call `live`; `run(next)` runs the layer with the counting `next` it is given. */
-function pass<C, T, S>(live: LiveCall, ctx: C, id: LayerIdentity, diff: PointDiff<C, T, S>, run: (next: Next<T>) => Promise<T> | T, next: Next<T>): Promise<T> {
+function pass<C, T, S>(live: LiveCall, ctx: C, id: LayerIdentity, diff: PointDiff<C, T, S>, run: (next: Next<T>) => Promise<T> | T, next: Next<T>, first?: TracedEffect): Promise<T> {
   const start = performance.now();
   const layer: TracedLayer = { name: id.name(diff.point), source: id.source, depth: live.depth, inAt: round(start - live.t0), selfMs: 0, nextCalls: 0, effects: [] };
   live.call.layers.push(layer);
   // Inside a layer that withholds values, or that layer itself: its changes are recorded without them.
   const withheld = id.withholdsValues === true || (live.withholding ?? 0) > 0;
   const effect = (e: TracedEffect): TracedEffect => (withheld ? withoutValues(e) : e);
+  if (first !== undefined) layer.effects.push(effect(first));
   const before = diff.before(ctx);
   let inside = 0;
   let inner: T | undefined;
@@ -118,14 +125,14 @@ const round = (ms: number) => Math.round(ms * 1000) / 1000;
 
 /** An effect with its changes' values replaced by `[withheld]` (present ones only: added and removed stay told apart). */
 function withoutValues(effect: TracedEffect): TracedEffect {
-  if (!('changes' in effect)) return effect;
+  if (!('changes' in effect) || effect.changes === undefined) return effect;
   const changes = effect.changes.map((c): JsonChange => ({ path: c.path, ...('before' in c ? { before: WITHHELD } : {}), ...('after' in c ? { after: WITHHELD } : {}) }));
   return { ...effect, changes };
 }
 
-/** A user layer's function, recording its pass when its call is traced. */
-export function recordedFn<C extends object, T>(fn: LayerFn<C, T>, id: LayerIdentity, point: 'model' | 'tool'): LayerFn<C, T> {
-  const diff = (point === 'tool' ? toolDiff : modelDiff) as unknown as PointDiff<C, T, unknown>;
+/** A user layer's function, recording its pass when its call (or segment) is traced. */
+export function recordedFn<C extends object, T>(fn: LayerFn<C, T>, id: LayerIdentity, point: TracedPoint): LayerFn<C, T> {
+  const diff = (point === 'tool' ? toolDiff : point === 'model' ? modelDiff : runDiff) as unknown as PointDiff<C, T, unknown>;
   return function recorded(this: unknown, ctx, next) {
     const live = liveCall(ctx);
     if (live === undefined) return fn.call(this, ctx, next);
@@ -133,10 +140,28 @@ export function recordedFn<C extends object, T>(fn: LayerFn<C, T>, id: LayerIden
   };
 }
 
-/** One of koagent's tool steps, recording its pass. */
+/**
+ * One of koagent's tool steps, recording its pass. The
+ * approval step's pass on a call a human decided on says first what they decided.
+ */
 export function recordedStep(step: Layer<ToolContext, ToolOutcome>): Layer<ToolContext, ToolOutcome> {
   const id: LayerIdentity = { source: 'builtin', name: () => step.name };
-  return { ...step, fn: recordedFn(step.fn, id, 'tool') };
+  const { fn } = step;
+  const decided = step.name === approvalStep.name ? humanDecision : () => undefined;
+  return {
+    ...step,
+    fn(ctx, next) {
+      const live = liveCall(ctx);
+      if (live === undefined) return fn(ctx, next);
+      return pass(live, ctx, id, toolDiff, (counted) => fn(ctx, counted), next, decided(ctx));
+    },
+  };
+}
+
+/** What a human decided on this call, for the segment it settles in, if anything. */
+function humanDecision(ctx: ToolContext): TracedEffect | undefined {
+  const record = decisionIn(segmentOf(ctx).state, ctx.toolCallId);
+  return record === undefined ? undefined : decisionEffect(record);
 }
 
 // --- tool calls ----------------------------------------------------------------------------
@@ -218,5 +243,22 @@ const modelDiff: PointDiff<ModelContext, GenerateResult, ModelBefore> = {
     const view = (r: GenerateResult) => bounded({ message: r.message, finishReason: r.finishReason });
     const changes = jsonChanges(view(inner), view(out));
     return changes.length === 0 ? [] : [{ kind: 'replaced-reply', changes }];
+  },
+};
+
+// --- run segments --------------------------------------------------------------------------
+
+/** What a run layer's result is compared by: how the segment ended and what it answered. */
+const resultView = (result: RunResult) => bounded({ status: result.status, stopReason: result.stopReason, text: result.text, output: result.output });
+
+const runDiff: PointDiff<RunContext, RunResult, undefined> = {
+  point: 'run',
+  before: () => undefined,
+  // The run's input is the transcript's; a run layer's rewrites show in the model calls' requests.
+  rewrote: () => undefined,
+  returned(inner, out) {
+    if (inner === undefined || inner === out || typeof out !== 'object' || out === null) return [];
+    const changes = jsonChanges(resultView(inner), resultView(out));
+    return changes.length === 0 ? [] : [{ kind: 'replaced-result', changes }];
   },
 };

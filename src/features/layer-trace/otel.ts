@@ -1,11 +1,12 @@
 // A traced call's layers as OpenTelemetry spans, children of the call's span (a tool call's
-// `execute_tool`, or, for a model call, the run's span), each inside the layer around it.
+// `execute_tool`, or, for a model call and a segment's run layers, the run's span), each inside
+// the layer around it.
 import { context, SpanStatusCode, trace, type Span } from '@opentelemetry/api';
 import { enclosing, layerAttributes, layerSpanName } from './attributes.js';
-import type { TracedCall } from './record.js';
+import type { TracedLayer } from './record.js';
 
-/** Export `call`'s layers as spans under `parent`, with the times they were recorded at. */
-export function exportLayerSpans(parent: Span, call: TracedCall): void {
+/** Export the layers of `call` (or of a segment) as spans under `parent`, with the times they were recorded at. */
+export function exportLayerSpans(parent: Span, call: { startedAt: number; durationMs: number; layers: TracedLayer[] }): void {
   const tracer = trace.getTracer('koagent');
   const parents = enclosing(call);
   const spans: Span[] = [];

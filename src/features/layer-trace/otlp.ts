@@ -1,8 +1,9 @@
 // A run's layer trace as OTLP JSON (the OTLP/HTTP JSON encoding of an ExportTraceServiceRequest),
 // for any OpenTelemetry backend: one span for the run, one per call (a sub-agent's inside the
-// lead's call that ran it), one per layer inside its call's. No dependency: it runs anywhere.
-import { enclosing, layerAttributes, layerSpanName, type AttributeValue } from './attributes.js';
-import { traceOf, type TracedCall } from './record.js';
+// lead's call that ran it), one per layer inside its call's, and each segment's run layers
+// under the run (a sub-agent's under the lead's call). No dependency: it runs anywhere.
+import { decisionAttributes, decisionOf, enclosing, layerAttributes, layerSpanName, type AttributeValue } from './attributes.js';
+import { traceOf, type TracedCall, type TracedLayer } from './record.js';
 
 /**
  * An OTLP JSON attribute (`{ key, value: { stringValue } }` and its kin).
@@ -55,9 +56,11 @@ export function traceToOtlp(stateOrRecord: unknown): OtlpTraces {
   const runId = state.runId ?? 'run';
   const traceId = hex(`trace:${runId}`, 32);
   const calls = record?.calls ?? [];
+  const segments = record?.segments ?? [];
   const spans: OtlpSpan[] = [];
-  const start = Math.min(...calls.map((c) => c.startedAt), Number.POSITIVE_INFINITY);
-  const end = Math.max(...calls.map((c) => c.startedAt + c.durationMs), Number.NEGATIVE_INFINITY);
+  const timed = [...calls, ...segments];
+  const start = Math.min(...timed.map((c) => c.startedAt), Number.POSITIVE_INFINITY);
+  const end = Math.max(...timed.map((c) => c.startedAt + c.durationMs), Number.NEGATIVE_INFINITY);
   const rootId = hex(`run:${runId}`, 16);
   const now = Date.now();
   spans.push({
@@ -73,17 +76,18 @@ export function traceToOtlp(stateOrRecord: unknown): OtlpTraces {
     const parentIndex = call.parentCallId === undefined ? undefined : lastById.get(call.parentCallId);
     lastById.set(call.id, i);
     spans.push(callSpan(call, traceId, callIds[i], parentIndex === undefined ? rootId : callIds[parentIndex]));
-    const parents = enclosing(call);
-    const layerIds = call.layers.map((_, j) => hex(`layer:${runId}:${i}:${j}`, 16));
-    call.layers.forEach((layer, j) => {
-      const threw = layer.effects.find((e) => e.kind === 'threw');
-      spans.push({
-        traceId, spanId: layerIds[j], parentSpanId: parents[j] === -1 ? callIds[i] : layerIds[parents[j]], name: layerSpanName(layer), kind: 1,
-        startTimeUnixNano: nanos(call.startedAt + layer.inAt), endTimeUnixNano: nanos(call.startedAt + (layer.outAt ?? call.durationMs)),
-        attributes: attributes(layerAttributes(layer)),
-        status: threw === undefined ? { code: 0 } : { code: 2, message: threw.message },
-      });
-    });
+    spans.push(...layerSpans(call, traceId, callIds[i], (j) => `layer:${runId}:${i}:${j}`));
+  });
+  segments.forEach((segment, i) => {
+    // A sub-agent's segment ran inside the lead's call: the last call of that id before it.
+    let parent = rootId;
+    if (segment.parentCallId !== undefined) {
+      for (let c = Math.min(segment.firstCall, calls.length) - 1; c >= 0; c--) if (calls[c].id === segment.parentCallId) {
+        parent = callIds[c];
+        break;
+      }
+    }
+    spans.push(...layerSpans(segment, traceId, parent, (j) => `run-layer:${runId}:${i}:${j}`));
   });
   return {
     resourceSpans: [{
@@ -93,6 +97,21 @@ export function traceToOtlp(stateOrRecord: unknown): OtlpTraces {
   };
 }
 
+/** The spans of the layers of a call (or a segment's run layers), each inside the layer around it. */
+function layerSpans(owner: { startedAt: number; durationMs: number; layers: TracedLayer[] }, traceId: string, parentSpanId: string, key: (j: number) => string): OtlpSpan[] {
+  const parents = enclosing(owner);
+  const ids = owner.layers.map((_, j) => hex(key(j), 16));
+  return owner.layers.map((layer, j) => {
+    const threw = layer.effects.find((e) => e.kind === 'threw');
+    return {
+      traceId, spanId: ids[j], parentSpanId: parents[j] === -1 ? parentSpanId : ids[parents[j]], name: layerSpanName(layer), kind: 1,
+      startTimeUnixNano: nanos(owner.startedAt + layer.inAt), endTimeUnixNano: nanos(owner.startedAt + (layer.outAt ?? owner.durationMs)),
+      attributes: attributes(layerAttributes(layer)),
+      status: threw === undefined ? { code: 0 } : { code: 2, message: threw.message },
+    };
+  });
+}
+
 function callSpan(call: TracedCall, traceId: string, spanId: string, parentSpanId: string): OtlpSpan {
   const tool = call.kind === 'tool';
   const own: Record<string, AttributeValue> = tool
@@ -100,6 +119,8 @@ function callSpan(call: TracedCall, traceId: string, spanId: string, parentSpanI
     : { 'gen_ai.operation.name': 'chat', 'koagent.call.purpose': call.name, ...(call.model !== undefined ? { 'gen_ai.request.model': call.model } : {}), ...(call.provider !== undefined ? { 'gen_ai.provider.name': call.provider } : {}) };
   Object.assign(own, { 'koagent.call.id': call.id, 'koagent.call.step': call.step, 'koagent.call.segment': call.segment, 'koagent.call.outcome': call.outcome });
   if (call.agentPath !== undefined) own['koagent.agent.path'] = call.agentPath;
+  const decided = decisionOf(call);
+  if (decided !== undefined) Object.assign(own, decisionAttributes(decided));
   return {
     traceId, spanId, parentSpanId, name: tool ? `execute_tool ${call.name}` : `chat ${call.name}`, kind: tool ? 1 : 3,
     startTimeUnixNano: nanos(call.startedAt), endTimeUnixNano: nanos(call.startedAt + call.durationMs),

@@ -1,5 +1,6 @@
 // The layer trace's record: what the runtime writes into a run's hook state and what viewers
 // (the CLI, the studio, OTLP export) read. Plain JSON, with every copied value bounded.
+import { setOwn } from '../../core/vocabulary/json.js';
 
 /**
  * The hook state name the layer trace of a run is kept under (`state.hookState['koagent.trace']`).
@@ -17,6 +18,31 @@ export interface LayerTraceRecord {
   version: 1;
   /** In the order the calls started; a sub-agent's calls are here too, with `parentCallId`. */
   calls: TracedCall[];
+  /** Each segment's pass through the run stack, in the order they started (absent in a record written before it was kept). */
+  segments?: TracedSegment[];
+}
+
+/**
+ * One run segment's pass through the run stack: the run layers it entered (run middleware,
+ * criogen `onStart`/`onEnd`), in and out, their time, and what they did.
+ *
+ * @example for (const s of trace.segments ?? []) console.log(s.segment, s.outcome, s.layers.map((l) => l.name));
+ */
+export interface TracedSegment {
+  /** The run's segment number (1, then one more for each resume or recovery). */
+  segment: number;
+  /** Epoch milliseconds. */
+  startedAt: number;
+  durationMs: number;
+  outcome: 'completed' | 'suspended' | 'failed';
+  /** The index in `calls` of the first call made after the segment started (`calls.length` then, when it made none). */
+  firstCall: number;
+  /** A sub-agent's segment: the lead agent's tool call that ran the sub-agent. */
+  parentCallId?: string;
+  /** A sub-agent's segment: the sub-agents' names, from the lead down. */
+  agentPath?: string[];
+  /** The run layers, in the order they were entered, outermost first; `inAt`/`outAt` count from the segment's start. */
+  layers: TracedLayer[];
 }
 
 /**
@@ -58,13 +84,13 @@ export interface TracedLayer {
   /** The middleware's name; for a dialect's layer, its hook's name (AgentHooks: their names joined with `, `). */
   name: string;
   source: 'middleware' | 'agent-hook' | 'criogen' | 'builtin';
-  /** The dialect hook methods that ran inside this layer (`preToolCall`, `beforeTool` …). */
+  /** The dialect hook methods that ran inside this layer (`preToolCall`, `beforeTool`, `onStart` …). */
   hooks?: string[];
   /** How many layers enclose this one in the call (0: the outermost). */
   depth: number;
-  /** Milliseconds since the call started, when the layer was entered. */
+  /** Milliseconds since the call (for a run layer, the segment) started, when the layer was entered. */
   inAt: number;
-  /** Milliseconds since the call started, when the layer returned (absent if it threw, or never returned). */
+  /** Milliseconds since the call (or the segment) started, when the layer returned (absent if it threw, or never returned). */
   outAt?: number;
   /** Time in the layer itself, without the time inside its next(). */
   selfMs: number;
@@ -86,9 +112,42 @@ export type TracedEffect =
   | { kind: 'short-circuit' }
   | { kind: 'denied'; reason: string; by?: string }
   | { kind: 'asked-approval'; reason?: string }
+  /** The approval step, on a call a human decided on: what they decided (see `HumanDecisionEffect`). */
+  | HumanDecisionEffect
   /** `times`: the calls of next() after the first. */
   | { kind: 'next-again'; times: number }
   | { kind: 'threw'; message: string; code?: string };
+
+/**
+ * What a human decided on a call, as the approval step shows it in the segment where the call
+ * settled: approved as asked, approved with edited arguments (`changes`: from the arguments they
+ * were asked about to those they approved), or denied; with their reason, who (`actor`, when
+ * named), through which surface and when (`at`, ISO 8601).
+ *
+ * @example const edits = call.layers.flatMap((l) => l.effects).filter((e) => e.kind === 'human-decision' && e.changes !== undefined);
+ */
+export interface HumanDecisionEffect {
+  kind: 'human-decision';
+  decision: 'approved' | 'denied';
+  surface: string;
+  actor?: { id: string; name?: string };
+  reason?: string;
+  changes?: JsonChange[];
+  at: string;
+}
+
+/**
+ * The trace's view of a decision the run keeps (a `DecisionRecord` of `state.decisionLog`, typed
+ * here by its fields so the studio's page can read this module's types alone): its values
+ * bounded, an edit as changes.
+ */
+export function decisionEffect(record: Pick<HumanDecisionEffect, 'decision' | 'surface' | 'actor' | 'reason' | 'at'> & { args: unknown; editedArgs?: unknown }): HumanDecisionEffect {
+  const effect: HumanDecisionEffect = { kind: 'human-decision', decision: record.decision, surface: record.surface, at: record.at };
+  if (record.actor !== undefined) effect.actor = { ...record.actor };
+  if (record.reason !== undefined) effect.reason = bounded(record.reason) as string;
+  if (record.editedArgs !== undefined) effect.changes = jsonChanges(bounded(record.args), bounded(record.editedArgs), '/args');
+  return effect;
+}
 
 /**
  * One difference between two JSON values: `before` absent means added, `after` absent removed.
@@ -125,7 +184,7 @@ export function bounded(value: unknown, depth = 0): unknown {
       out['…'] = 'more keys';
       break;
     }
-    out[key] = bounded(item, depth + 1);
+    setOwn(out, key, bounded(item, depth + 1));
   }
   return out;
 }
@@ -144,10 +203,10 @@ function walk(before: unknown, after: unknown, path: string, changes: JsonChange
   if (changes.length >= MAX_CHANGES || before === after) return;
   if (isRecord(before) && isRecord(after)) {
     for (const key of Object.keys(before)) {
-      if (!(key in after)) changes.push({ path: `${path}/${escape(key)}`, before: before[key] });
+      if (!Object.hasOwn(after, key)) changes.push({ path: `${path}/${escape(key)}`, before: before[key] });
       else walk(before[key], after[key], `${path}/${escape(key)}`, changes);
     }
-    for (const key of Object.keys(after)) if (!(key in before)) changes.push({ path: `${path}/${escape(key)}`, after: after[key] });
+    for (const key of Object.keys(after)) if (!Object.hasOwn(before, key)) changes.push({ path: `${path}/${escape(key)}`, after: after[key] });
     return;
   }
   if (Array.isArray(before) && Array.isArray(after)) {

@@ -3,6 +3,7 @@
 // approvals, and keeps a resume's decisions under the ids they were listed under. This module
 // picks those ids, hands a sub-agent's run the decisions meant for it, keeps a failed run for a
 // retry of the call, and lets a completed one go.
+import { setOwn } from '../../core/vocabulary/json.js';
 import type { Segment } from '../../core/run/segment.js';
 import type { NestedRun } from '../../core/vocabulary/outcome.js';
 import type { ApprovalDecision, PendingApproval, RunState } from '../../core/vocabulary/state.js';
@@ -27,7 +28,11 @@ export function continuation(lead: Segment, callId: string): Continuation | unde
   const decisions: Record<string, ApprovalDecision> = { ...kept.decisions };
   for (const [listed, own] of Object.entries(kept.approvals)) {
     const decision = writer.decisionOn(listed);
-    if (decision !== undefined) decisions[own] = decision.reason === undefined ? decision.approved : { approved: decision.approved, reason: decision.reason };
+    // Who decided, and where, go along: the sub-agent's run keeps the decision as given.
+    if (decision !== undefined) {
+      const { approved, reason, actor, surface } = decision;
+      setOwn(decisions, own, { approved, ...(reason !== undefined ? { reason } : {}), ...(actor !== undefined ? { actor } : {}), ...(surface !== undefined ? { surface } : {}) });
+    }
   }
   return { state: kept.state as RunState, decisions };
 }
@@ -49,7 +54,7 @@ export function waitingRun(lead: Segment, callId: string, state: RunState, appro
     let id = `${callId}/${p.toolCallId}`;
     for (let n = 2; lead.writer.entryOf(id) !== undefined || taken.has(id); n++) id = `${callId}/${p.toolCallId}#${n}`;
     taken.add(id);
-    ids[id] = p.toolCallId;
+    setOwn(ids, id, p.toolCallId);
     return { ...p, toolCallId: id };
   });
   return { state, approvals: listed, ids };

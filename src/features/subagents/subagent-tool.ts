@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { segmentOf } from '../../core/run/base-context.js';
 import type { SubagentInfo, Tool, ToolContext } from '../../core/vocabulary/contexts.js';
 import { RunFailedError } from '../../core/vocabulary/errors.js';
+import { ownValue, setOwn } from '../../core/vocabulary/json.js';
 import { functionSchema, optionsSchema, parseOptions } from '../../core/vocabulary/options.js';
 import type { EventListener, PermissionListener } from '../../core/vocabulary/events.js';
 import type { NamedMiddleware } from '../../core/vocabulary/middleware.js';
@@ -156,6 +157,6 @@ function spent(used: Usage, before: Usage | undefined): Usage {
   if (before === undefined) return used;
   // Every counter: koagent's own and those the sub-agent's layers counted.
   const out = { ...used };
-  for (const key of Object.keys(used)) out[key] = (used[key] ?? 0) - (before[key] ?? 0);
+  for (const key of Object.keys(used)) setOwn(out, key, (used[key] ?? 0) - (ownValue(before, key) ?? 0));
   return out;
 }

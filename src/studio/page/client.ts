@@ -39,9 +39,24 @@ export interface Message {
   metadata?: Record<string, unknown>;
 }
 
+/** One human decision the run keeps (the runtime's `DecisionRecord`, as the page reads it). */
+export interface DecisionRecord {
+  toolCallId: string;
+  toolName: string;
+  decision: 'approved' | 'denied';
+  args: unknown;
+  editedArgs?: unknown;
+  reason?: string;
+  actor?: { id: string; name?: string };
+  surface: string;
+  at: string;
+  segment: number;
+  path?: string[];
+}
+
 export interface RunDetail {
   row?: RunRow;
-  state: { runId: string; agentName: string; status: string; messages: Message[]; pendingApprovals: Pending[]; usage: Record<string, number>; error?: { code: string; message: string } };
+  state: { runId: string; agentName: string; status: string; messages: Message[]; pendingApprovals: Pending[]; usage: Record<string, number>; error?: { code: string; message: string }; decisionLog?: DecisionRecord[] };
   trace: LayerTraceRecord | null;
   ledger: { id: string; entry: string; toolName?: string; idempotencyKey: string }[];
 }

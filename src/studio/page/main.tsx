@@ -19,6 +19,8 @@ function useHash(): string {
   return hash;
 }
 
+// A run's screen is keyed by its id: another run opened in the same tab starts from nothing, never
+// showing the run before under the new one's id while it loads.
 function App() {
   const hash = useHash();
   const [live, setLive] = useState(false);
@@ -37,7 +39,7 @@ function App() {
         <span class={`live ${live ? 'on' : ''}`} data-testid="live">{live ? '● live' : '○ offline'}</span>
       </header>
       <main>
-        {run ? <RunScreen runId={decodeURIComponent(run[1]!)} /> : screen === 'approvals' ? <ApprovalsScreen /> : <RunsScreen />}
+        {run ? <RunScreen key={run[1]} runId={decodeURIComponent(run[1]!)} /> : screen === 'approvals' ? <ApprovalsScreen /> : <RunsScreen />}
       </main>
     </>
   );

@@ -1,9 +1,10 @@
 // One call as the onion its layers made: each layer drawn inside the one that called it (the
 // record's `depth`), outermost first, with when it was entered and left, its own time, how often
 // it called next(), and what it did — a rewrite shown as a diff of the paths it changed.
-// koagent's own steps (source `builtin`) are drawn apart from the user's layers.
+// koagent's own steps (source `builtin`) are drawn apart from the user's layers. A segment's run
+// layers are drawn the same way, around the loop.
 import type { ComponentChildren } from 'preact';
-import type { JsonChange, TracedCall, TracedEffect, TracedLayer } from '../trace-types.ts';
+import type { JsonChange, TracedCall, TracedEffect, TracedLayer, TracedSegment } from '../trace-types.ts';
 import { ms, show } from './client.ts';
 
 const EFFECT_LABEL: Record<TracedEffect['kind'], string> = {
@@ -16,6 +17,7 @@ const EFFECT_LABEL: Record<TracedEffect['kind'], string> = {
   'asked-approval': 'asked for approval',
   'next-again': 'called next() again',
   threw: 'threw',
+  'human-decision': 'a human',
 };
 
 const SOURCE_LABEL: Record<TracedLayer['source'], string> = {
@@ -48,13 +50,21 @@ function Effect({ effect }: { effect: TracedEffect }) {
     : effect.kind === 'asked-approval' ? (effect.reason ? `: ${effect.reason}` : '')
     : effect.kind === 'next-again' ? ` (${effect.times} more time${effect.times === 1 ? '' : 's'})`
     : effect.kind === 'threw' ? `: ${effect.message}${effect.code ? ` [${effect.code}]` : ''}`
+    : effect.kind === 'human-decision' ? ` ${decisionWords(effect)}`
     : '';
   return (
     <li class={`effect ${effect.kind}`} data-effect={effect.kind}>
       <span>{EFFECT_LABEL[effect.kind]}{detail}</span>
-      {'changes' in effect && <Diff changes={effect.changes} />}
+      {'changes' in effect && effect.changes !== undefined && <Diff changes={effect.changes} />}
     </li>
   );
+}
+
+/** A human's decision in words: what, by whom (when named), through which surface, and why. */
+export function decisionWords(decision: { decision: 'approved' | 'denied'; changes?: unknown; actor?: { id: string; name?: string }; surface: string; reason?: string }): string {
+  const what = decision.decision === 'denied' ? 'denied the call' : decision.changes === undefined ? 'approved the call as asked' : 'approved the call with edited arguments';
+  const who = decision.actor === undefined ? '' : ` (${decision.actor.name === undefined ? decision.actor.id : `${decision.actor.name}, ${decision.actor.id}`})`;
+  return `${what}${who} via ${decision.surface}${decision.reason === undefined ? '' : `: ${decision.reason}`}`;
 }
 
 /** Each layer's enclosing layer (its index), or -1 for the call itself, from the layers' depths. */
@@ -78,9 +88,9 @@ function Core({ call, children }: { call: TracedCall; children?: ComponentChildr
   );
 }
 
-/** `subagent` goes inside the core that layer `coreAt` reached (the first that reached it: a next() called again reaches it again). */
-function Layer({ call, index, inside, subagent, coreAt }: { call: TracedCall; index: number; inside: number[][]; subagent?: ComponentChildren; coreAt: number }) {
-  const layer = call.layers[index]!;
+/** One layer and those inside it; `core(index)` draws what the innermost layer reached (the call's tool or model, a segment's loop). */
+function Layer({ layers, index, inside, core: drawCore }: { layers: TracedLayer[]; index: number; inside: number[][]; core: (index: number) => ComponentChildren }) {
+  const layer = layers[index]!;
   const children = inside[index + 1] ?? [];
   // A layer that called next() with no recorded layer inside it reached the tool or the model.
   const core = layer.nextCalls > 0 && children.length === 0;
@@ -92,8 +102,32 @@ function Layer({ call, index, inside, subagent, coreAt }: { call: TracedCall; in
         <span class="timing small">in {ms(layer.inAt)} · out {layer.outAt === undefined ? '—' : ms(layer.outAt)} · self {ms(layer.selfMs)} · next() ×{layer.nextCalls}</span>
       </div>
       {layer.effects.length > 0 ? <ul class="effects">{layer.effects.map((effect) => <Effect effect={effect} />)}</ul> : <div class="muted small unchanged">passed it on unchanged</div>}
-      {children.map((child) => <Layer call={call} index={child} inside={inside} subagent={subagent} coreAt={coreAt} />)}
-      {core && <Core call={call}>{index === coreAt ? subagent : null}</Core>}
+      {children.map((child) => <Layer layers={layers} index={child} inside={inside} core={drawCore} />)}
+      {core && drawCore(index)}
+    </div>
+  );
+}
+
+/** Which layers sit directly inside each (index + 1; 0: the outermost ones). */
+function nesting(layers: TracedLayer[]): number[][] {
+  const inside: number[][] = [];
+  parents(layers).forEach((parent, i) => (inside[parent + 1] ??= []).push(i));
+  return inside;
+}
+
+/** A segment's run layers (run middleware, criogen onStart/onEnd), drawn around the loop they ran. */
+export function SegmentOnion({ segment }: { segment: TracedSegment }) {
+  const inside = nesting(segment.layers);
+  const loop = () => <div class="core">the loop: the segment's model and tool calls</div>;
+  return (
+    <div class="onion" data-segment={segment.segment} data-testid="segment-onion">
+      <div class="call-head">
+        <span class="kind run">run</span> <strong>segment {segment.segment}</strong>
+        <span class="muted small"> {ms(segment.durationMs)} · </span>
+        <span class={`outcome ${segment.outcome}`}>{segment.outcome}</span>
+        {segment.agentPath && <span class="muted small"> · in {segment.agentPath.join(' › ')}</span>}
+      </div>
+      {segment.layers.length === 0 ? <p class="muted small">No run layers: the agent has no run middleware and no criogen onStart/onEnd.</p> : (inside[0] ?? []).map((i) => <Layer layers={segment.layers} index={i} inside={inside} core={loop} />)}
     </div>
   );
 }
@@ -113,8 +147,7 @@ export function subagentCalls(all: TracedCall[], index: number): number[] {
 /** The onion of the call at `index` of the run's calls, and the calls of the sub-agent it ran, nested under it. */
 export function Onion({ index, all }: { index: number; all: TracedCall[] }) {
   const call = all[index]!;
-  const inside: number[][] = [];
-  parents(call.layers).forEach((parent, i) => (inside[parent + 1] ??= []).push(i));
+  const inside = nesting(call.layers);
   const children = subagentCalls(all, index);
   const subagent = children.length > 0 && (
     <div class="subagent" data-testid="subagent-calls">
@@ -133,7 +166,7 @@ export function Onion({ index, all }: { index: number; all: TracedCall[] }) {
         <span class={`outcome ${call.outcome}`}>{call.outcome}</span>
         {call.agentPath && <span class="muted small"> · in {call.agentPath.join(' › ')}</span>}
       </div>
-      {call.layers.length === 0 ? <Core call={call}>{subagent}</Core> : (inside[0] ?? []).map((i) => <Layer call={call} index={i} inside={inside} subagent={subagent} coreAt={coreAt} />)}
+      {call.layers.length === 0 ? <Core call={call}>{subagent}</Core> : (inside[0] ?? []).map((i) => <Layer layers={call.layers} index={i} inside={inside} core={(at) => <Core call={call}>{at === coreAt ? subagent : null}</Core>} />)}
       {call.layers.length > 0 && coreAt < 0 && subagent}
     </div>
   );

@@ -1,11 +1,11 @@
-// One run: its transcript, a waterfall of its model and tool calls, the onion of the call
-// picked in it, its ledger and its exports. Fetched again whenever the event stream says the
-// run changed.
+// One run: its transcript, a timeline of its model and tool calls (one axis per segment), the
+// onion of the call or segment picked in it, its ledger and its exports. Fetched again whenever
+// the event stream says the run changed.
 import { useCallback, useEffect, useState } from 'preact/hooks';
-import type { TracedCall } from '../trace-types.ts';
 import { api, apiUrl, ms, show, when, type Message, type Part, type RunDetail } from './client.ts';
 import { useLiveRuns } from './live.ts';
-import { Onion } from './onion.tsx';
+import { decisionWords, Onion, SegmentOnion } from './onion.tsx';
+import { Timeline, type Picked } from './timeline.tsx';
 
 function PartView({ part }: { part: Part }) {
   if (part.type === 'text') return <p class="text">{part.text}</p>;
@@ -30,29 +30,10 @@ function MessageView({ message }: { message: Message }) {
   );
 }
 
-function Waterfall({ calls, picked, pick }: { calls: TracedCall[]; picked?: number; pick: (index: number) => void }) {
-  const start = Math.min(...calls.map((call) => call.startedAt));
-  const end = Math.max(...calls.map((call) => call.startedAt + call.durationMs));
-  const span = Math.max(1, end - start);
-  return (
-    <div class="waterfall" data-testid="waterfall">
-      {calls.map((call, i) => (
-        <button type="button" class={`bar-row ${picked === i ? 'picked' : ''} ${call.parentCallId === undefined ? '' : 'nested'}`} data-call={call.id} data-index={i} onClick={() => pick(i)}>
-          <span class="bar-label" style={{ paddingLeft: `${(call.agentPath?.length ?? 0) * 14}px` }}>{call.agentPath ? '↳ ' : ''}{call.kind} {call.name}</span>
-          <span class="bar-track">
-            <span class={`bar ${call.kind} ${call.outcome}`} style={{ left: `${((call.startedAt - start) / span) * 100}%`, width: `${Math.max(0.5, (call.durationMs / span) * 100)}%` }} />
-          </span>
-          <span class="bar-time">+{ms(call.startedAt - start)} · {ms(call.durationMs)}</span>
-        </button>
-      ))}
-    </div>
-  );
-}
-
 export function RunScreen({ runId }: { runId: string }) {
   const [detail, setDetail] = useState<RunDetail | undefined>();
   const [error, setError] = useState<string | undefined>();
-  const [picked, setPicked] = useState<number | undefined>();
+  const [picked, setPicked] = useState<Picked>({});
   const load = useCallback(() => api<RunDetail>(`runs/${encodeURIComponent(runId)}`).then(setDetail, (e: Error) => setError(e.message)), [runId]);
   useEffect(() => void load(), [load]);
   useLiveRuns(useCallback((changed) => void (changed.some((row) => row.runId === runId) && load()), [runId, load]));
@@ -60,8 +41,10 @@ export function RunScreen({ runId }: { runId: string }) {
   if (!detail) return <p>Loading…</p>;
   const { state, trace, ledger, row } = detail;
   const calls = trace?.calls ?? [];
+  const segments = trace?.segments ?? [];
+  const segment = picked.segment === undefined ? undefined : segments.find((s) => s.segment === picked.segment && s.parentCallId === undefined);
   // Calls are picked by position: an approved call runs again under its id, and a sub-agent's ids may repeat the lead's.
-  const chosen = picked !== undefined && picked < calls.length ? picked : calls.findIndex((call) => call.parentCallId === undefined);
+  const chosen = segment !== undefined ? -1 : picked.call !== undefined && picked.call < calls.length ? picked.call : calls.findIndex((call) => call.parentCallId === undefined);
   return (
     <section class="run" data-run={state.runId} data-status={state.status}>
       <h1>{state.agentName} <span class={`badge ${state.status}`} data-testid="run-status">{state.status}</span></h1>
@@ -78,6 +61,19 @@ export function RunScreen({ runId }: { runId: string }) {
         {trace && <a class="button" href={apiUrl(`runs/${encodeURIComponent(runId)}/otlp`)} download>Export trace (OTLP JSON)</a>}
         {state.pendingApprovals.length > 0 && <a class="button" href="#/approvals">{state.pendingApprovals.length} pending approval(s)</a>}
       </p>
+      {(state.decisionLog?.length ?? 0) > 0 && (
+        <>
+          <h2>Decisions</h2>
+          <ul class="decisions" data-testid="decisions">
+            {state.decisionLog!.map((d) => (
+              <li data-call={d.toolCallId} data-decision={d.decision}>
+                <span class="muted small">{d.at.replace('T', ' ').slice(0, 19)}</span> <code>{d.toolName}</code> <span class="muted small">{d.toolCallId}</span>: {decisionWords({ ...d, changes: d.editedArgs })}
+                {d.editedArgs !== undefined && <div class="small"><code>{show(d.args)}</code> → <code>{show(d.editedArgs)}</code></div>}
+              </li>
+            ))}
+          </ul>
+        </>
+      )}
       <div class="columns">
         <div class="column">
           <h2>Transcript</h2>
@@ -85,11 +81,11 @@ export function RunScreen({ runId }: { runId: string }) {
         </div>
         <div class="column">
           <h2>Calls</h2>
-          {calls.length === 0 ? <p class="muted">No layer trace for this run: run its agent with <code>layerTrace: true</code> to see each call's layers.</p> : (
+          {!trace ? <p class="muted">No layer trace for this run: run its agent with <code>layerTrace: true</code> to see each call's layers.</p> : (
             <>
-              <Waterfall calls={calls} picked={chosen} pick={setPicked} />
+              <Timeline calls={calls} segments={segments} picked={segment !== undefined ? { segment: segment.segment } : { call: chosen }} pick={setPicked} />
               <h2>The onion</h2>
-              {chosen >= 0 && <Onion index={chosen} all={calls} />}
+              {segment !== undefined ? <SegmentOnion segment={segment} /> : chosen >= 0 && <Onion index={chosen} all={calls} />}
             </>
           )}
           <h2>Ledger</h2>

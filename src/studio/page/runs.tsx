@@ -1,7 +1,9 @@
-// The runs: a table with filters by agent, status, session and text, kept current by the
-// event stream (a run that changes is fetched again with the list's filters).
+// The runs: a table with filters by agent, status, session and text — applied as you type, a
+// moment after the last key — kept current by the event stream (a run that changes is fetched
+// again with the list's filters).
 import { useCallback, useEffect, useState } from 'preact/hooks';
 import { api, ms, when, type RunRow } from './client.ts';
+import { useDebounced } from './debounce.ts';
 import { useLiveRuns } from './live.ts';
 
 const STATUSES = ['running', 'suspended', 'completed', 'failed'] as const;
@@ -9,27 +11,29 @@ const STATUSES = ['running', 'suspended', 'completed', 'failed'] as const;
 export function RunsScreen() {
   const [rows, setRows] = useState<RunRow[] | undefined>();
   const [error, setError] = useState<string | undefined>();
-  const [filter, setFilter] = useState({ agent: '', status: '', session: '', text: '' });
+  const [typed, setTyped] = useState({ agent: '', status: '', session: '', text: '' });
+  const filter = useDebounced(typed, 250);
   const load = useCallback(() => {
     const query = new URLSearchParams(Object.entries(filter).filter(([, value]) => value !== ''));
     api<RunRow[]>(`runs?${query}`).then((list) => (setRows(list), setError(undefined)), (e: Error) => setError(e.message));
   }, [filter]);
   useEffect(load, [load]);
   useLiveRuns(useCallback(() => load(), [load]));
-  const field = (name: keyof typeof filter) => (event: Event) => setFilter({ ...filter, [name]: (event.target as HTMLInputElement).value });
+  const field = (name: keyof typeof typed) => (event: Event) => setTyped({ ...typed, [name]: (event.target as HTMLInputElement).value });
   const agents = [...new Set((rows ?? []).map((row) => row.agentName))];
   return (
     <section>
       <h1>Runs</h1>
       <form class="filters" onSubmit={(event) => event.preventDefault()}>
-        <input placeholder="agent" aria-label="agent" list="agents" value={filter.agent} onChange={field('agent')} />
+        <input placeholder="agent" aria-label="agent" list="agents" value={typed.agent} onInput={field('agent')} />
         <datalist id="agents">{agents.map((name) => <option value={name} />)}</datalist>
-        <select aria-label="status" value={filter.status} onChange={field('status')}>
+        <select aria-label="status" value={typed.status} onChange={field('status')}>
           <option value="">any status</option>
           {STATUSES.map((status) => <option value={status}>{status}</option>)}
         </select>
-        <input placeholder="session" aria-label="session" value={filter.session} onChange={field('session')} />
-        <input placeholder="text in the run" aria-label="text" value={filter.text} onInput={field('text')} />
+        <input placeholder="session" aria-label="session" value={typed.session} onInput={field('session')} />
+        <input placeholder="text in the run" aria-label="text" value={typed.text} onInput={field('text')} />
+        <span class="muted small hint">filters as you type</span>
       </form>
       {error && <p class="error">{error}</p>}
       {rows === undefined ? <p>Loading…</p> : rows.length === 0 ? <p class="muted">No runs match.</p> : (

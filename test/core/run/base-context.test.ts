@@ -49,3 +49,14 @@ describe('contexts', () => {
     expect(segmentOf(contexts.tool)).toBe(segmentOf(contexts.run));
   });
 });
+
+describe('ctx.setHookState', () => {
+  it('keeps the name "__proto__" as an own key of state.hookState, never as its prototype', async () => {
+    const { contexts } = await contextsOfOneRun();
+    for (const ctx of Object.values(contexts)) {
+      ctx.setHookState('__proto__', { polluted: 'yes' });
+      expect(Object.getPrototypeOf(ctx.state.hookState)).toBe(Object.prototype);
+      expect(Object.getOwnPropertyDescriptor(ctx.state.hookState, '__proto__')?.value).toEqual({ polluted: 'yes' });
+    }
+  });
+});

@@ -20,11 +20,11 @@ describe('the end of a segment', () => {
   it('is written once, when the segment closes: the loop ending does not write it', async () => {
     const written = ends();
     const seen: string[] = [];
-    const watch: Middleware = { name: 'watch', async run(_ctx, next) { const result = await next(); seen.push(`${result.state.status}/${result.state.stopReason}`); return result; } };
+    const watch: Middleware = { name: 'watch', async run(ctx, next) { const result = await next(); seen.push(`${ctx.state.status}/${ctx.state.stopReason}`, `${result.state.status}`); return result; } };
     const result = await createAgent({ model: mockModel(['Done.']) }).use(watch).run('Go');
     expect(written.mock.calls).toEqual([['completed', 'final', 'Done.']]);
-    // A run layer after next() reads the result; the state says how the run ended once the segment is over.
-    expect(seen).toEqual(['running/undefined']);
+    // A run layer after next() reads the end in ctx.state; the state object itself is written when the segment is over.
+    expect(seen).toEqual(['completed/final', 'running']);
     expect(result.state).toMatchObject({ status: 'completed', stopReason: 'final', output: 'Done.' });
   });
 
@@ -86,5 +86,97 @@ describe('the end of a segment', () => {
     expect(written.mock.calls).toEqual([['suspended', 'approval', '']]);
     await agent.resume(suspended.state, { [suspended.pendingApprovals[0].toolCallId]: true });
     expect(written.mock.calls.map(([status, stopReason]) => [status, stopReason])).toEqual([['suspended', 'approval'], ['completed', 'final']]);
+  });
+});
+
+/** What a run layer reads of how the segment ends, from ctx.state. */
+function endIn(state: Readonly<RunState>) {
+  return { status: state.status, stopReason: state.stopReason, output: state.output, error: state.error, approvals: state.pendingApprovals.length };
+}
+
+describe('ctx.state in a run layer after next(): the end the segment has, before it is written', () => {
+  function deployAgent() {
+    const deploy = defineTool({ name: 'deploy', description: 'Deploys', input: z.object({ service: z.string() }), needsApproval: true, execute: () => 'deployed' });
+    return createAgent({ model: mockModel([{ toolCalls: [{ name: 'deploy', args: { service: 'api' } }, { name: 'deploy', args: { service: 'web' } }] }, 'Deployed.']), tools: [deploy] });
+  }
+
+  it('says completed, with the stop reason and output the state is then written with, to reads, `in`, keys and JSON alike', async () => {
+    const seen: unknown[] = [];
+    const watch: Middleware = {
+      name: 'watch',
+      async run(ctx, next) {
+        seen.push(endIn(ctx.state));
+        const result = await next();
+        seen.push(endIn(ctx.state), 'stopReason' in ctx.state, Object.keys(ctx.state).includes('output'), JSON.parse(JSON.stringify(ctx.state)).status, { ...ctx.state }.status);
+        return result;
+      },
+    };
+    const result = await createAgent({ model: mockModel(['Done.']) }).use(watch).run('Go');
+    expect(seen).toEqual([
+      { status: 'running', stopReason: undefined, output: undefined, error: undefined, approvals: 0 },
+      { status: 'completed', stopReason: 'final', output: 'Done.', error: undefined, approvals: 0 },
+      true, true, 'completed', 'completed',
+    ]);
+    expect(endIn(result.state)).toEqual(seen[1]);
+  });
+
+  it('says suspended, with every pending approval', async () => {
+    const seen: unknown[] = [];
+    const agent = deployAgent().use({ name: 'watch', async run(ctx, next) { const result = await next(); seen.push(endIn(ctx.state)); return result; } });
+    const paused = await agent.run('Deploy');
+    expect(seen).toEqual([{ status: 'suspended', stopReason: 'approval', output: '', error: undefined, approvals: 2 }]);
+    expect(endIn(paused.state)).toEqual(seen[0]);
+  });
+
+  it('says failed, with the error the state is then written with, in a layer that catches what next() threw', async () => {
+    const seen: unknown[] = [];
+    const outer: Middleware = { name: 'outer', async run(ctx, next) { try { return await next(); } catch (error) { seen.push(endIn(ctx.state)); throw error; } } };
+    // The inner layer throws after its next() resolved: the run blames it, and so does the state the outer one reads.
+    const inner: Middleware = { name: 'inner', async run(_ctx, next) { await next(); throw new Error('audit log full'); } };
+    const error = await createAgent({ model: mockModel(['Done.']) }).use(outer).use(inner).run('Go').catch((e: { state: RunState }) => e);
+    const failed = { code: 'hook_failed', message: 'inner failed: audit log full', layer: 'inner' };
+    expect(seen).toEqual([{ status: 'failed', stopReason: undefined, output: undefined, error: failed, approvals: 0 }]);
+    expect(endIn(error.state)).toEqual(seen[0]);
+  });
+
+  it('says how a layer inside answered without the loop, and the state is written so', async () => {
+    const seen: unknown[] = [];
+    const outer: Middleware = { name: 'outer', async run(ctx, next) { const result = await next(); seen.push(endIn(ctx.state)); return result; } };
+    const cached: Middleware = { name: 'cached', run: (ctx) => ({ runId: ctx.runId, sessionId: ctx.sessionId, status: 'completed', stopReason: 'stop:cached', text: 'cached', output: 'cached', messages: ctx.messages, usage: ctx.state.usage, pendingApprovals: [], state: ctx.state as RunState }) };
+    const result = await createAgent({ model: mockModel([]) }).use(outer).use(cached).run('x');
+    expect(seen).toEqual([{ status: 'completed', stopReason: 'stop:cached', output: undefined, error: undefined, approvals: 0 }]);
+    expect(endIn(result.state)).toEqual(seen[0]);
+  });
+
+  it('says running again inside a retry: the layers inside see no end until the loop decides anew', async () => {
+    const seen: unknown[] = [];
+    const retry: Middleware = {
+      name: 'retry',
+      async run(ctx, next) {
+        try {
+          return await next();
+        } catch {
+          seen.push(`retry after ${ctx.state.status}`);
+          return next();
+        }
+      },
+    };
+    const inner: Middleware = { name: 'inner', async run(ctx, next) { seen.push(`inner before: ${ctx.state.status}`); const result = await next(); seen.push(`inner after: ${ctx.state.status}`); return result; } };
+    const result = await createAgent({ model: mockModel([{ error: 'overloaded' }, 'Done.']) }).use(retry).use(inner).run('Go');
+    expect(result.state.status).toBe('completed');
+    expect(seen).toEqual(['inner before: running', 'retry after failed', 'inner before: running', 'inner after: completed']);
+  });
+
+  it('says running to the model layers of an output schema\'s repair turn, and the answer kept to the layers outside', async () => {
+    const seen: unknown[] = [];
+    const watch: Middleware = {
+      name: 'watch',
+      model: (ctx, next) => (seen.push(`model: ${ctx.state.status}`), next()),
+      async run(ctx, next) { const result = await next(); seen.push(endIn(ctx.state)); return result; },
+    };
+    const model = mockModel(['{"n":"one"}', '{"n":1}']);
+    const result = await createAgent({ model, output: z.object({ n: z.number() }) }).use(watch).run('A number?');
+    expect(seen).toEqual(['model: running', 'model: running', { status: 'completed', stopReason: 'final', output: { n: 1 }, error: undefined, approvals: 0 }]);
+    expect(endIn(result.state)).toEqual(seen[2]);
   });
 });

@@ -45,7 +45,7 @@ describe('resume: misuse is a clear error and runs no tool', () => {
     ['a missing decision', (s) => [s, {}], /no decision for pending call "p" \(pay\); give true, false or \{ approved, reason \} for each of: p/],
     ['no decisions at all', (s) => [s, undefined], /no decision for pending call "p"/],
     ['a decision for an unknown call', (s) => [s, { p: true, q: true }], /there is no pending approval with toolCallId "q" \(pending: p\)/],
-    ['a decision that is not true, false or { approved }', (s) => [s, { p: 'yes' }], /the decision for "p" must be true, false or \{ approved: boolean, reason\?: string \}/],
+    ['a decision that is not true, false or { approved }', (s) => [s, { p: 'yes' }], /the decision for "p" must be true, false or \{ approved: boolean, reason\?: string, args\?, actor\?, surface\? \}/],
     ['an { approved } that is not a boolean', (s) => [s, { p: { approved: 'yes' } }], /the decision for "p" must be true, false/],
     ['decisions that are not an object', (s) => [s, null], /decisions must be an object mapping each pending toolCallId to true, false or \{ approved, reason \}/],
     ['a state of another agent', (s) => [{ ...s, agentName: 'someone-else' }, { p: true }], /this state belongs to agent "someone-else", not "payer"; resume it with that agent/],
@@ -152,7 +152,8 @@ describe('resume: claimResume', () => {
     const pay = countingTool('pay', { needsApproval: true });
     const make = () => createAgent({
       name: 'payer',
-      model: mockModel([{ toolCalls: [{ id: 'p', name: 'pay', args: {} }] }, 'Paid.']),
+      // Resumable: each agent object has a fresh mock, which answers where the run stands.
+      model: mockModel([{ toolCalls: [{ id: 'p', name: 'pay', args: {} }] }, 'Paid.'], { resumable: true }),
       tools: [pay.tool],
       claimResume: async (claim) => {
         claims.push(claim);
@@ -169,6 +170,7 @@ describe('resume: claimResume', () => {
     const refused = (a.status === 'rejected' ? a : b) as PromiseRejectedResult;
     expect(refused.reason.code).toBe('invalid_resume');
     expect(refused.reason.message).toMatch(/claimResume answered false for run run_.*, segment 1: it was already resumed/);
+    expect(((a.status === 'fulfilled' ? a : b) as PromiseFulfilledResult<{ text: string }>).value.text).toBe('Paid.');
     expect(pay.runs).toHaveLength(1);
     expect(claims[0]).toEqual({ runId: first.runId, segment: 1, agentName: 'payer', sessionId: first.sessionId });
   });
@@ -220,7 +222,7 @@ describe('resume: the state is plain JSON', () => {
     expect(JSON.parse(JSON.stringify(first.state))).toStrictEqual(first.state);
     const done = await buildBankAgent({ dir, onEvent: (e) => events.push(e) }).resume(prepare(first.state), { [TRANSFER_CALL]: true });
     // Ids and times differ between the two runs; everything else must match.
-    const scrub = (value: unknown) => JSON.parse(JSON.stringify(value).replaceAll(first.runId, 'RUN').replaceAll(first.sessionId, 'SESSION').replace(/"at":\d+/g, '"at":0'));
+    const scrub = (value: unknown) => JSON.parse(JSON.stringify(value).replaceAll(first.runId, 'RUN').replaceAll(first.sessionId, 'SESSION').replace(/"at":(\d+|"[^"]*")/g, '"at":0'));
     return { paused: first.state, done: scrub(done), events: scrub(events), executions: scrub(executions(dir)) };
   };
 

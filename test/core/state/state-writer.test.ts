@@ -77,7 +77,7 @@ describe('held results', () => {
 
 describe('nested runs', () => {
   const approval = (toolCallId: string) => ({ toolCallId, toolName: 'publish', args: {} });
-  const decided = (...ids: string[]) => new Map(ids.map((id) => [id, { approval: approval(id), decision: true, approved: true }] as const));
+  const decided = (...ids: string[]) => new Map(ids.map((id) => [id, { approval: approval(id), decision: { approved: true, surface: 'api' } }] as const));
 
   it('are kept behind a call that waits with one, its approvals listed under the ids the outcome gave', () => {
     const writer = new StateWriter(newState('r', 's', identity, []));
@@ -94,9 +94,9 @@ describe('nested runs', () => {
     state.children = { c: { state: {}, approvals: { 'c/x': 'x' }, decisions: { x: false } } };
     state.pendingApprovals = [approval('c/x')];
     const writer = new StateWriter(state);
-    writer.takeDecisions(decided('c/x'));
+    writer.takeDecisions(decided('c/x'), '2030-01-02T03:04:05.000Z');
     // Routed nowhere: the nested run's tool reads them when its call runs again.
-    expect(state.decisions).toEqual({ 'c/x': { approved: true, toolName: 'publish', args: {} } });
+    expect(state.decisions).toEqual({ 'c/x': { approved: true, toolName: 'publish', args: {}, surface: 'api' } });
     expect(state.children.c).toEqual({ state: {}, approvals: { 'c/x': 'x' } });
     expect(writer.decisionOn('c/x')).toMatchObject({ approved: true });
     // Replaced (the nested run waits again): the decisions on the old record go.

@@ -4,7 +4,7 @@
 import { describe, expect, it } from 'vitest';
 import type { StatePart } from '../../../src/core/state/state-observer.js';
 import { StateWriter } from '../../../src/core/state/state-writer.js';
-import { jsonOf, plainValue, stateView, transcriptView, unwrap } from '../../../src/core/state/transcript-view.js';
+import { jsonOf, plainValue, stateView, transcriptView, unwrap, type EndingFields } from '../../../src/core/state/transcript-view.js';
 import type { Message } from '../../../src/core/vocabulary/messages.js';
 import { newState } from '../../../src/core/vocabulary/state.js';
 
@@ -201,6 +201,23 @@ describe('the state view (ctx.state)', () => {
     expect(() => view.messages.push(user('x'))).toThrow(/read-only \(ctx.state.messages\)/);
     expect(() => ((view.messages[0] as { content: string }).content = 'x')).toThrow(/read-only/);
     expect(state.messages).toHaveLength(3);
+  });
+
+  it('shows a decided end over the state\'s own fields, to reads, `in`, keys and JSON, read-only, while the state itself is unchanged', () => {
+    const { state, writer } = setup();
+    state.status = 'running';
+    let ending: EndingFields | undefined;
+    const view = stateView(state, transcriptView(writer, true), () => ending);
+    expect([view.status, 'stopReason' in view, JSON.parse(JSON.stringify(view)).stopReason]).toEqual(['running', false, undefined]);
+    ending = { status: 'completed', stopReason: 'hook_end', output: { verdict: 'ok' }, error: undefined };
+    expect([view.status, view.stopReason, view.output, 'stopReason' in view, 'error' in view]).toEqual(['completed', 'hook_end', { verdict: 'ok' }, true, false]);
+    expect(JSON.parse(JSON.stringify(view))).toMatchObject({ status: 'completed', stopReason: 'hook_end', output: { verdict: 'ok' } });
+    expect(Object.keys(view)).toContain('stopReason');
+    expect(() => (((view.output as { verdict: string }).verdict = 'changed'))).toThrow(/read-only view/);
+    expect(() => (((view as { status: string }).status = 'failed'))).toThrow(/read-only view/);
+    expect([state.status, 'stopReason' in state, state.output]).toEqual(['running', false, undefined]);
+    ending = undefined;
+    expect(view.status).toBe('running');
   });
 });
 

@@ -60,6 +60,11 @@ describe('checking a stored state', () => {
     expect(checkState(state)).toBe(state);
   });
 
+  it('accepts "__proto__", "constructor" and "prototype" as names (a hook\'s, a counter\'s) like any other', () => {
+    const state = { ...good(), hookState: JSON.parse('{"__proto__":{"calls":1},"constructor":2,"prototype":null}'), usage: { ...good().usage, ...JSON.parse('{"__proto__":3}') } };
+    expect(checkState(state)).toBe(state);
+  });
+
   it.each([
     ['not an object', () => 'state', /state is not an object/],
     ['a wrong version', () => ({ ...good(), version: 1 }), /state\.version is 1, expected 3/],
@@ -76,8 +81,9 @@ describe('checking a stored state', () => {
     ['a result held twice for one call', () => ({ ...good(), settled: [held('c1'), held('c1')] }), /state\.settled\[1\]\.toolCallId "c1" is listed twice/],
     ['usage without its counts', () => ({ ...good(), usage: {} }), /state\.usage\.inputTokens should be a number/],
     // zod passes over such a key unchecked; this one made resume throw a TypeError (found by test/core/fuzz.test.ts).
-    ['a record with a "__proto__" key', () => ({ ...good(), children: JSON.parse('{"__proto__":false}') }), /state\.children has a "__proto__" key, which is refused/],
-    ['a "__proto__" key deeper in', () => ({ ...good(), children: { c1: { state: {}, approvals: JSON.parse('{"__proto__":1}') } } }), /state\.children\.c1\.approvals has a "__proto__" key/],
+    ['a bad value under a "__proto__" key', () => ({ ...good(), children: JSON.parse('{"__proto__":false}') }), /state\.children\.__proto__ should be an object/],
+    ['a bad value under a "__proto__" key deeper in', () => ({ ...good(), children: { c1: { state: {}, approvals: JSON.parse('{"__proto__":1}') } } }), /state\.children\.c1\.approvals\.__proto__ should be a string/],
+    ['a usage counter "__proto__" that is no number', () => ({ ...good(), usage: { ...good().usage, ...JSON.parse('{"__proto__":"1"}') } }), /state\.usage\.__proto__ should be a number/],
     ['a value nested too deep to write as JSON again', () => { let deep: unknown = 1; for (let i = 0; i < 300; i++) deep = [deep]; return { ...good(), hookState: { h: deep } }; }, /state\.hookState\.h(\[0\])+ is nested deeper than 256 levels/],
   ])('rejects %s with invalid_resume naming the field', (_what, make, message) => {
     let caught: unknown;

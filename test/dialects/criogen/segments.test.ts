@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { describe, expect, it } from 'vitest';
-import { createAgent, defineTool, RunFailedError, type Hook } from '../../../src/index.js';
+import { createAgent, defineTool, RunFailedError, type Hook, type RunState } from '../../../src/index.js';
 import type { Logger } from '../../../src/types.js';
 import { mockModel } from '../../../src/testing/index.js';
 
@@ -144,5 +144,72 @@ describe('criogen onStart: { end }', () => {
     const result = await createAgent({ model: mockModel([]), hooks: [hook] }).run('Hello');
     expect(result.state.hookState).toEqual({ gate: { refused: 1 } });
     expect(result.output).toBeUndefined();
+  });
+});
+
+/** What onEnd reads of how the segment ended, from ctx.state. */
+function endOf(state: Record<string, unknown>) {
+  return { status: state.status, stopReason: state.stopReason, output: state.output, error: state.error, pendingApprovals: state.pendingApprovals };
+}
+
+/** The same fields of the state the segment left, once it is over. */
+function writtenEnd(state: RunState) {
+  return endOf(state as unknown as Record<string, unknown>);
+}
+
+describe('criogen onEnd: ctx.state is the state the segment ended with', () => {
+  it('completed: the status, stop reason and output the run state keeps, as JSON too', async () => {
+    const seen: unknown[] = [];
+    const hook: Hook = { name: 'audit', onEnd: (ctx, outcome) => void seen.push(outcome, endOf(ctx.state), JSON.parse(JSON.stringify(ctx.state)).status) };
+    const result = await createAgent({ model: mockModel(['Hi.']), hooks: [hook] }).run('Hello');
+    expect(seen).toEqual(['completed', { status: 'completed', stopReason: 'final', output: 'Hi.', error: undefined, pendingApprovals: [] }, 'completed']);
+    expect(seen[1]).toEqual(writtenEnd(result.state));
+  });
+
+  it('suspended: status suspended, stop reason approval, and every pending approval of the turn, in the model\'s order', async () => {
+    const ran: string[] = [];
+    const seen: unknown[] = [];
+    const hook: Hook = { name: 'audit', onEnd: (ctx, outcome) => void seen.push({ outcome, ...endOf(ctx.state) }) };
+    const agent = createAgent({
+      model: mockModel([{ toolCalls: [{ name: 'deploy', args: { service: 'api' } }, { name: 'count' }, { name: 'deploy', args: { service: 'web' } }] }, 'Deployed both.']),
+      tools: [deployTool(ran), countTool(ran)],
+      hooks: [hook],
+      toolConcurrency: 3,
+    });
+    const paused = await agent.run('Deploy api and web');
+    expect(paused.pendingApprovals.map((p) => p.args)).toEqual([{ service: 'api' }, { service: 'web' }]);
+    expect(seen).toEqual([{ outcome: 'suspended', ...writtenEnd(paused.state) }]);
+    expect(seen[0]).toMatchObject({ status: 'suspended', stopReason: 'approval', pendingApprovals: paused.pendingApprovals });
+    const done = await agent.resume(paused.state, Object.fromEntries(paused.pendingApprovals.map((p) => [p.toolCallId, true])));
+    expect(seen[1]).toEqual({ outcome: 'completed', ...writtenEnd(done.state) });
+    expect(seen[1]).toMatchObject({ status: 'completed', stopReason: 'final', output: 'Deployed both.', pendingApprovals: [] });
+  });
+
+  it('completed by { end } in onStart: stop reason hook_end and the output given, for the hooks outside and the ones it kept from starting', async () => {
+    const seen: unknown[] = [];
+    const watch = (name: string): Hook => ({ name, onEnd: (ctx) => void seen.push([name, ctx.state.status, ctx.state.stopReason, ctx.state.output]) });
+    const closed: Hook = { name: 'closed', onStart: () => ({ end: true, output: { open: false } }), onEnd: (ctx) => void seen.push(['closed', ctx.state.status, ctx.state.stopReason, ctx.state.output]) };
+    const result = await createAgent({ model: mockModel([]), hooks: [watch('outer'), closed, watch('never-started')] }).run('Hello');
+    const end = ['completed', 'hook_end', { open: false }];
+    expect(seen).toEqual([['never-started', ...end], ['closed', ...end], ['outer', ...end]]);
+    expect([result.state.status, result.state.stopReason, result.state.output]).toEqual(end);
+  });
+
+  it('failed when the model fails: status failed with the error the run state keeps, no stop reason', async () => {
+    const seen: unknown[] = [];
+    const hook: Hook = { name: 'audit', onEnd: (ctx, outcome) => void seen.push({ outcome, ...endOf(ctx.state) }) };
+    const error = await failure(createAgent({ model: mockModel([{ error: 'overloaded' }]), hooks: [hook] }).run('Hello'));
+    expect(seen).toEqual([{ outcome: 'failed', ...writtenEnd(error.state) }]);
+    expect(seen[0]).toMatchObject({ status: 'failed', stopReason: undefined, error: { code: 'model_error' } });
+  });
+
+  it('failed when a hook\'s onStart throws: the hook itself, the hooks outside it and those it kept from starting all see the failure it caused', async () => {
+    const seen: unknown[] = [];
+    const watch = (name: string, extra: Partial<Hook> = {}): Hook => ({ name, onEnd: (ctx, outcome) => void seen.push([name, outcome, ctx.state.status, ctx.state.error]), ...extra });
+    const hooks = [watch('outer'), watch('thrower', { onStart: () => { throw new Error('no config'); } }), watch('never-started')];
+    const error = await failure(createAgent({ model: mockModel(['Hi.']), hooks }).run('Hello'));
+    const failed = { code: 'hook_failed', message: 'thrower failed: no config', layer: 'thrower' };
+    expect(error.state.error).toEqual(failed);
+    expect(seen).toEqual([['never-started', 'failed', 'failed', failed], ['thrower', 'failed', 'failed', failed], ['outer', 'failed', 'failed', failed]]);
   });
 });

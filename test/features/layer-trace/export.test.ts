@@ -25,6 +25,15 @@ const parentOf = (span: ReadableSpan) => span.parentSpanContext?.spanId;
 const idOf = (span: ReadableSpan) => span.spanContext().spanId;
 
 describe('OpenTelemetry spans', () => {
+  it('makes each run layer of a segment a span under the run\'s span, each inside the one around it', async () => {
+    const outer: Middleware = { name: 'outer', run: (_ctx, next) => next() };
+    const inner: Middleware = { name: 'inner', run: (_ctx, next) => next() };
+    await createAgent({ name: 'greeter', model: mockModel(['Hello.']), middleware: [outer, inner], layerTrace: true }).run('Hi');
+    const run = one('invoke_agent greeter');
+    expect(parentOf(one('layer outer'))).toBe(idOf(run));
+    expect(parentOf(one('layer inner'))).toBe(idOf(one('layer outer')));
+  });
+
   it('makes each layer of a tool call a span under the call\'s span, each inside the one around it, with its effects', async () => {
     await createAgent({ name: 'finder', model: searchOnce(), tools: [search], middleware: [lang], layerTrace: true }).run('Find cats');
     const tool = one('execute_tool search');

@@ -1,7 +1,7 @@
 // Helpers of the layer-trace tests: a search tool, and the traced calls and layers of a run.
 import { z } from 'zod';
 import { defineTool, type RunResult } from '../../../src/index.js';
-import { traceOf, type TracedCall, type TracedLayer } from '../../../src/trace.js';
+import { traceOf, type TracedCall, type TracedLayer, type TracedSegment } from '../../../src/trace.js';
 
 export const search = defineTool({ name: 'search', description: 'Searches', input: z.object({ q: z.string() }), execute: async ({ q }) => `found ${q}` });
 
@@ -21,9 +21,9 @@ export function toolCall(result: RunResult | { state: unknown }, id: string): Tr
   return found[found.length - 1];
 }
 
-/** The layer named `name` of a traced call. */
-export function layer(call: TracedCall, name: string): TracedLayer {
+/** The layer named `name` of a traced call (or of a segment's run layers). */
+export function layer(call: TracedCall | TracedSegment, name: string): TracedLayer {
   const found = call.layers.find((l) => l.name === name);
-  if (found === undefined) throw new Error(`call ${call.id} has no layer ${name}: ${call.layers.map((l) => l.name).join(', ')}`);
+  if (found === undefined) throw new Error(`${'id' in call ? `call ${call.id}` : `segment ${call.segment}`} has no layer ${name}: ${call.layers.map((l) => l.name).join(', ')}`);
   return found;
 }
