@@ -116,8 +116,10 @@ export class ModelCallContext extends CallContext implements ModelContext {
       });
       call.#reply = kept;
     }
-    if (segment.listening) segment.publish({ type: 'model.done', step: call.step, purpose: 'turn', message: kept, usage: result.usage, finishReason: result.finishReason });
-    return (kept.toolCalls ?? []).map((written, i) => new ToolCall(segment, written, checked[i]));
+    if (!segment.listening) return (kept.toolCalls ?? []).map((written, i) => new ToolCall(segment, written, checked[i]));
+    segment.publish({ type: 'model.done', step: call.step, purpose: 'turn', message: kept, usage: result.usage, finishReason: result.finishReason });
+    // A listener was handed the kept reply and may have changed it: its calls are checked as it is now.
+    return (kept.toolCalls ?? []).map((written) => new ToolCall(segment, written));
   }
 
   /** The `model` stack failed: the call leaves no reply in the transcript. */

@@ -33,8 +33,10 @@ export class ToolCall implements ToolCallRecord {
   #args: Record<string, unknown> | string;
   /** Whether `#args` is this call's own object, which layers may edit (else the state's, which they may not). */
   #owned = false;
-  #view: Record<string, unknown> | undefined;
+  /** A layer set the arguments or the name since validation checked them. */
   #changed = false;
+  /** A layer was handed the arguments (`ctx.args`) since then, and may have edited them in place. */
+  #handedOut = false;
   /** What validation found: the tool, and the arguments as its schema parsed them. */
   tool: Tool | undefined = undefined;
   #parsed: unknown = undefined;
@@ -68,12 +70,13 @@ export class ToolCall implements ToolCallRecord {
   }
 
   /**
-   * The arguments as layers see them: the call's own copy, every change to which — at any
-   * depth — marks the call changed.
+   * The arguments as layers see them: the call's own copy (plain JSON, never the transcript's).
+   * A layer handed them may edit them in place, so until validation checks them again the call
+   * counts as changed.
    */
   get args(): Record<string, unknown> {
-    if (this.#view === undefined) this.#view = watched(this.#own(), () => (this.#changed = true), new WeakMap());
-    return this.#view;
+    this.#handedOut = true;
+    return this.#own();
   }
 
   /** The arguments as they are now, for koagent's own steps (no copy, no view: read, never written). */
@@ -86,7 +89,7 @@ export class ToolCall implements ToolCallRecord {
   }
 
   get changed(): boolean {
-    return this.#changed;
+    return this.#changed || this.#handedOut;
   }
 
   get policy(): PermissionRecord | undefined {
@@ -103,7 +106,6 @@ export class ToolCall implements ToolCallRecord {
     // Plain JSON of its own: a view of these arguments, or an object a layer keeps, stays the layer's.
     this.#args = copyJson(args);
     this.#owned = true;
-    this.#view = undefined;
     this.#changed = true;
   }
 
@@ -118,6 +120,7 @@ export class ToolCall implements ToolCallRecord {
     this.tool = tool;
     this.#parsed = parsed;
     this.#changed = false;
+    this.#handedOut = false;
   }
 
   decide(fields: Pick<PermissionRecord, 'decision' | 'source' | 'rule' | 'hook' | 'reason'>): void {
@@ -138,33 +141,4 @@ export class ToolCall implements ToolCallRecord {
     }
     return this.#args;
   }
-}
-
-/**
- * `target` seen through a view that calls `changed` on every change at any depth. What is
- * written in is copied as JSON, so no view (and nothing a layer keeps) ends up in the arguments.
- */
-function watched<T extends object>(target: T, changed: () => void, views: WeakMap<object, object>): T {
-  let view = views.get(target) as T | undefined;
-  if (view !== undefined) return view;
-  view = new Proxy(target, {
-    get(inner, key) {
-      const value = (inner as Record<string | symbol, unknown>)[key];
-      return typeof value === 'object' && value !== null ? watched(value, changed, views) : value;
-    },
-    set(inner, key, value) {
-      changed();
-      return Reflect.set(inner, key, typeof value === 'object' && value !== null ? copyJson(value) : value);
-    },
-    deleteProperty(inner, key) {
-      changed();
-      return Reflect.deleteProperty(inner, key);
-    },
-    defineProperty(inner, key, descriptor) {
-      changed();
-      return Reflect.defineProperty(inner, key, descriptor);
-    },
-  });
-  views.set(target, view);
-  return view;
 }

@@ -201,7 +201,8 @@ export type SideRequest = Partial<GenerateOptions> & Pick<GenerateOptions, 'mess
  * One tool call, from the reply that asked for it to its result (`ctx.call`): what the model
  * wrote, the arguments as the layers leave them, and what was decided of it. Layers change the
  * call through it — `ctx.args` and `ctx.toolName` are its arguments and name — so whether it
- * changed is a fact it knows: a changed call is checked against its tool's schema again.
+ * may have changed is a fact it knows, not a comparison: such a call is checked against its
+ * tool's schema again.
  *
  * @example tool: (ctx, next) => { if (ctx.call.args.limit === undefined) ctx.call.setArgs({ ...ctx.call.args, limit: 10 }); return next(); }
  */
@@ -211,11 +212,14 @@ export interface ToolCallRecord {
   readonly written: Readonly<AssistantToolCall>;
   /** The tool it calls now. */
   readonly name: string;
-  /** Its arguments now, as JSON (the schema's input form): a live view, every change to which counts. */
+  /** Its arguments now, as JSON (the schema's input form): the call's own copy, which a layer may edit in place. */
   readonly args: Record<string, unknown>;
   /** The arguments as the tool's schema parsed them, once validation checked the call: what the tool, its guardrails and `needsApproval` get. */
   readonly parsedArgs: unknown;
-  /** A layer renamed the call or changed its arguments since validation last checked it. */
+  /**
+   * A layer renamed the call, set its arguments, or was handed them (and so may have edited them
+   * in place) since validation last checked it: then it is checked again before it runs.
+   */
   readonly changed: boolean;
   /** The human's decision, when the call runs again after one (see `ApprovalDecision`). */
   readonly decision: { readonly approved: boolean; readonly toolName?: string; readonly args?: unknown; readonly reason?: string } | undefined;
