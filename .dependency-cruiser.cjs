@@ -46,6 +46,13 @@ module.exports = {
       to: { path: '^src/', pathNot: '^src/core/' },
     },
     {
+      name: 'the-segment-stays-in-the-core',
+      comment: 'Nothing outside the core reaches a segment: features and built-in middleware get what they need through the contexts (ctx.var, ctx.runVar, ctx.emit, ctx.call) and the declared seams (nested-run.ts, run-segment.ts), never through the segment or segmentOf.',
+      severity: 'error',
+      from: { path: '^src/', pathNot: '^src/core/' },
+      to: { path: ['^src/core/run/segment\\.ts$', '^src/core/run/base-context\\.ts$', '^src/core/run/segment-end\\.ts$', '^src/core/run/event-bus\\.ts$'] },
+    },
+    {
       name: 'durability-sits-on-the-core-and-the-store-contract',
       comment: 'src/durable (the journal, checkpoints, leases, claims, recovery) observes the core through its state writer and talks to a run store through its interface; it knows no feature, dialect or agent.',
       severity: 'error',

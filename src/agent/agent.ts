@@ -7,7 +7,7 @@ import type { Middleware, NamedMiddleware } from '../core/vocabulary/middleware.
 import { isModelProvider, type ModelProvider } from '../core/vocabulary/model.js';
 import type { RunResult } from '../core/vocabulary/result.js';
 import { nextSegment } from '../core/state/resume.js';
-import type { AgentCore } from '../core/run/segment.js';
+import type { AgentCore } from '../core/run/agent-core.js';
 import { newRunId, newState, type AgentIdentity, type ApprovalDecision, type RunState } from '../core/vocabulary/state.js';
 import { checkState } from '../core/state/state-schema.js';
 import { startingTranscript } from '../core/state/transcript-writer.js';
@@ -15,7 +15,7 @@ import type { RunStore, RunSummary } from '../stores/run-store.js';
 import type { AgentHook } from '../dialects/agent-hook/agent-hook.js';
 import type { Hook } from '../dialects/criogen/types.js';
 import type { AgentStream } from '../features/streaming/agent-stream.js';
-import { subagentTool, type ChildRunOptions, type SubagentToolOptions } from '../features/subagents/subagent-tool.js';
+import { inheritable, subagentTool, type ChildRunOptions, type SubagentToolOptions } from '../features/subagents/subagent-tool.js';
 import type { OutputOptionsOf, OutputPlan, OutputSpec } from '../features/structured-output.js';
 import { compactionMiddleware } from '../middleware/compaction-middleware.js';
 import { ToolIndex, type Toolset } from '../tools/toolset.js';
@@ -369,7 +369,7 @@ export class Agent<C = unknown, O = unknown> {
     const own = toMiddleware([...this.#toolsetLayers, ...this.#extensions]);
     // Compaction is the innermost layer, so it sees what the user's hooks and middleware added.
     if (this.#options.compaction !== undefined) own.push(compactionMiddleware(this.#options.compaction));
-    return buildAgent({ id: this.id, name: this.name, options: this.#options as AgentOptions, provider: this.#provider, tools: this.#tools, layers: [...inherited, ...own], output });
+    return buildAgent({ id: this.id, name: this.name, options: this.#options as AgentOptions, provider: this.#provider, tools: this.#tools, layers: [...inheritable(inherited), ...own], output });
   }
 
   async #segment(state: RunState, input: Message[], request: SegmentRequest, resumed: boolean): Promise<RunResult<any>> {

@@ -1,4 +1,4 @@
-import type { BaseContext, Logger, RunVariables, SubagentInfo } from '../vocabulary/contexts.js';
+import type { BaseContext, CallVariables, Logger, RunVariables, SubagentInfo } from '../vocabulary/contexts.js';
 import type { EmittedEvent } from '../vocabulary/events.js';
 import { plainJson } from '../vocabulary/json.js';
 import type { Message } from '../vocabulary/messages.js';
@@ -14,6 +14,7 @@ import type { RunState } from '../vocabulary/state.js';
  */
 export abstract class CallContext implements BaseContext {
   readonly #segment: Segment;
+  #var: CallVariables | undefined;
   readonly messages: Message[];
   signal: AbortSignal;
   readonly state: RunState;
@@ -66,6 +67,10 @@ export abstract class CallContext implements BaseContext {
 
   get runVar(): RunVariables {
     return this.#segment.runVar;
+  }
+
+  get var(): CallVariables {
+    return (this.#var ??= Object.create(null) as CallVariables);
   }
 
   setHookState(name: string, value: unknown): void {

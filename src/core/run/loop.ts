@@ -20,25 +20,25 @@ export async function runLoop(ctx: RunContext): Promise<RunResult> {
   const segment = segmentOf(ctx);
   const { state } = segment;
   // Run again (a layer sends the model back), the loop reopens how the segment ends.
-  segment.goOn();
+  segment.end.reopen();
   // The records of the reply kept last: the calls the next turn settles.
   let kept: { reply: AssistantMessage; calls: ToolCall[] } | undefined;
   for (;;) {
     // The segment failed while this loop ran on (an orphaned next()): nothing it does would count.
-    if (segment.writer.closed) return segment.finish('aborted');
+    if (segment.writer.closed) return segment.end.decide('aborted');
     const last = state.messages[state.messages.length - 1];
     if (last?.role === 'assistant') {
       const calls = last.toolCalls;
-      if (calls === undefined || calls.length === 0) return segment.finish('final');
+      if (calls === undefined || calls.length === 0) return segment.end.decide('final');
       // A turn this segment did not keep the reply of (a resume continues it) makes its records now.
       const records = kept?.reply === last ? kept.calls : calls.map((written) => new ToolCall(segment, written));
       const turn = new ToolTurn(segment, records);
       await turn.settleAll();
-      if (turn.end()) return segment.finish('approval');
+      if (turn.end()) return segment.end.decide('approval');
       continue;
     }
     const stop = segment.stopReason();
-    if (stop !== undefined) return segment.finish(stop);
+    if (stop !== undefined) return segment.end.decide(stop);
     const call = modelTurn(segment);
     let reply: GenerateResult | undefined;
     try {
@@ -48,10 +48,10 @@ export async function runLoop(ctx: RunContext): Promise<RunResult> {
     } catch (error) {
       // A stack that failed leaves no reply; a failure while keeping the reply leaves it in place.
       if (reply === undefined) ModelCallContext.drop(call);
-      if (segment.aborted) return segment.finish('aborted');
+      if (segment.cancel.aborted) return segment.end.decide('aborted');
       throw error;
     }
-    if (segment.ended !== undefined) return segment.finish('hook_end');
+    if (segment.end.requested !== undefined) return segment.end.decide('hook_end');
   }
 }
 

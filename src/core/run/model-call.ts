@@ -1,7 +1,7 @@
 import { checkedArgs } from './arguments.js';
 import { ToolCall } from './tool-call.js';
 import { CallContext, segmentOf } from './base-context.js';
-import type { CallVariables, ModelContext, SideRequest } from '../vocabulary/contexts.js';
+import type { ModelContext, SideRequest } from '../vocabulary/contexts.js';
 import { KoagentError, markProviderError } from '../vocabulary/errors.js';
 import { contentProblem } from '../vocabulary/content.js';
 import { assistantProblem, messageProblem, type AssistantMessage, type AssistantToolCall, type Message } from '../vocabulary/messages.js';
@@ -9,7 +9,8 @@ import { isModelProvider, type GenerateOptions, type GenerateResult, type ModelP
 import { copyPlain } from '../vocabulary/json.js';
 import { plainValue } from '../state/transcript-view.js';
 import { endRun } from './run-context.js';
-import type { ProviderCall, Segment } from './segment.js';
+import type { ProviderCall } from './agent-core.js';
+import type { Segment } from './segment.js';
 import type { EndReason } from '../vocabulary/state.js';
 
 const NO_USAGE = Object.freeze({ inputTokens: 0, outputTokens: 0 });
@@ -20,7 +21,6 @@ export class ModelCallContext extends CallContext implements ModelContext {
   #reply: AssistantMessage | undefined;
   /** The stack is done: a provider call still running (an orphaned `next()`) must not touch the run. */
   #closed = false;
-  #var: CallVariables | undefined;
 
   /** The model the terminal asks: the agent's, unless a layer set another. */
   provider: ModelProvider;
@@ -35,16 +35,12 @@ export class ModelCallContext extends CallContext implements ModelContext {
   }
 
   get ended(): boolean {
-    return segmentOf(this).ended !== undefined;
+    return segmentOf(this).end.requested !== undefined;
   }
 
   end(output?: unknown, reason?: EndReason): GenerateResult {
     endRun(segmentOf(this), output, reason);
     return { message: { role: 'assistant', content: '' }, usage: { ...NO_USAGE }, finishReason: 'hook_end' };
-  }
-
-  get var(): CallVariables {
-    return (this.#var ??= Object.create(null) as CallVariables);
   }
 
   generate(request: SideRequest, purpose: string): Promise<GenerateResult> {
@@ -78,7 +74,7 @@ export class ModelCallContext extends CallContext implements ModelContext {
     call.#reply = undefined;
     const { provider } = call;
     if (!isModelProvider(provider)) return Promise.reject(new TypeError('ctx.provider must be a model provider (an object with generate(request)); a layer set it to something else'));
-    return callProvider({ segment, provider, request: forProvider(call.request), purpose: call.purpose, turn: call });
+    return callProvider(segment, providerCall(segment, provider, forProvider(call.request), call.purpose, call));
   }
 
   /** Whether the turn's stack is still running (a provider call that ends after it changes nothing). */
@@ -107,7 +103,7 @@ export class ModelCallContext extends CallContext implements ModelContext {
     let kept = result.message;
     const checked: (Record<string, unknown> | string)[] = [];
     // A layer that ended the run without calling the model leaves no reply behind.
-    if (segment.ended === undefined || call.#reply !== undefined) {
+    if (segment.end.requested === undefined || call.#reply !== undefined) {
       const bounds = segment.agent.argumentBounds;
       kept = segment.writer.keepReply(call.#reply, result.message, (raw) => {
         const { kept: inTranscript, args } = checkedArgs(raw, bounds);
@@ -116,8 +112,8 @@ export class ModelCallContext extends CallContext implements ModelContext {
       });
       call.#reply = kept;
     }
-    if (!segment.listening) return (kept.toolCalls ?? []).map((written, i) => new ToolCall(segment, written, checked[i]));
-    segment.publish({ type: 'model.done', step: call.step, purpose: 'turn', message: kept, usage: result.usage, finishReason: result.finishReason });
+    if (!segment.bus.listening) return (kept.toolCalls ?? []).map((written, i) => new ToolCall(segment, written, checked[i]));
+    segment.bus.publish({ type: 'model.done', step: call.step, purpose: 'turn', message: kept, usage: result.usage, finishReason: result.finishReason });
     // A listener was handed the kept reply and may have changed it: its calls are checked as it is now.
     return (kept.toolCalls ?? []).map((written) => new ToolCall(segment, written));
   }
@@ -146,7 +142,7 @@ export function modelTurn(segment: Segment): ModelCallContext {
     signal: segment.base.signal,
   };
   const call = new ModelCallContext(segment, request, step, 'turn');
-  if (segment.listening) segment.publish({ type: 'model.start', step, purpose: 'turn' });
+  if (segment.bus.listening) segment.bus.publish({ type: 'model.start', step, purpose: 'turn' });
   return call;
 }
 
@@ -155,8 +151,8 @@ export function modelTurn(segment: Segment): ModelCallContext {
  * layers of the segment's mode), checked, and counted in the run's usage (a turn's reply also placed in the
  * transcript). What it throws is the provider's.
  */
-async function callProvider(call: ProviderCall): Promise<GenerateResult> {
-  const { segment, provider, request } = call;
+async function callProvider(segment: Segment, call: ProviderCall): Promise<GenerateResult> {
+  const { provider, request } = call;
   let result: GenerateResult;
   try {
     result = await segment.stacks.provider(call);
@@ -165,7 +161,7 @@ async function callProvider(call: ProviderCall): Promise<GenerateResult> {
     // with it, so a step asks Node's signal nothing; a layer's own signal is asked.
     const signal = request.signal;
     if (signal === segment.base.signal) {
-      if (segment.aborted) throw signal.reason;
+      if (segment.cancel.aborted) throw signal.reason;
     } else signal?.throwIfAborted();
     checkReply(result, provider);
   } catch (error) {
@@ -176,6 +172,13 @@ async function callProvider(call: ProviderCall): Promise<GenerateResult> {
   if (call.turn === undefined) segment.writer.countModelCall(result.usage);
   else ModelCallContext.replied(call.turn, result);
   return result;
+}
+
+/** The provider stack's context for one call: what its features see, and no more. */
+function providerCall(segment: Segment, provider: ModelProvider, request: GenerateOptions, purpose: string, turn: ModelContext | undefined): ProviderCall {
+  const call = { provider, request, purpose, turn, runVar: segment.runVar };
+  const { emit } = segment.base;
+  return emit === undefined ? call : { ...call, emit };
 }
 
 /**
@@ -206,9 +209,9 @@ export async function sideCall(segment: Segment, request: SideRequest, purpose: 
   if (!isModelProvider(model)) throw new TypeError('ctx.generate(request, purpose): request.provider must be a model provider (an object with generate), or left out for the agent\'s model');
   if (typeof purpose !== 'string' || purpose === '') throw new TypeError('ctx.generate(request, purpose): purpose must name what the call is for, e.g. \'compaction\' (it tags its span and events)');
   const step = segment.state.steps;
-  if (segment.listening) segment.publish({ type: 'model.start', step, purpose });
-  const result = await callProvider({ segment, provider: model, request: forProvider(Object.assign({ tools: [], signal: segment.base.signal }, rest)), purpose, turn: undefined });
-  if (segment.listening) segment.publish({ type: 'model.done', step, purpose, message: result.message, usage: result.usage, finishReason: result.finishReason });
+  if (segment.bus.listening) segment.bus.publish({ type: 'model.start', step, purpose });
+  const result = await callProvider(segment, providerCall(segment, model, forProvider(Object.assign({ tools: [], signal: segment.base.signal }, rest)), purpose, undefined));
+  if (segment.bus.listening) segment.bus.publish({ type: 'model.done', step, purpose, message: result.message, usage: result.usage, finishReason: result.finishReason });
   return result;
 }
 

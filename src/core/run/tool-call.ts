@@ -125,7 +125,7 @@ export class ToolCall implements ToolCallRecord {
 
   decide(fields: Pick<PermissionRecord, 'decision' | 'source' | 'rule' | 'hook' | 'reason'>): void {
     this.#policy = { toolName: this.#name, toolCallId: this.id, args: copyJson(this.current), ...fields };
-    this.segment.recordPermission(this.#policy, fields);
+    this.segment.bus.permission(this.#policy, fields);
   }
 
   thrown(error: unknown, by: string): ToolOutcome {

@@ -1,6 +1,6 @@
 import { isApproved } from '../state/approved-call.js';
 import { CallContext, segmentOf } from './base-context.js';
-import type { CallVariables, SideRequest, Tool, ToolContext } from '../vocabulary/contexts.js';
+import type { SideRequest, Tool, ToolContext } from '../vocabulary/contexts.js';
 import type { GenerateResult } from '../vocabulary/model.js';
 import { sideCall } from './model-call.js';
 import type { AssistantToolCall } from '../vocabulary/messages.js';
@@ -17,7 +17,6 @@ export class ToolCallContext extends CallContext implements ToolContext {
   readonly call: ToolCall;
   readonly resumedAfterApproval: boolean;
   readonly step: number;
-  #var: CallVariables | undefined;
 
   constructor(segment: Segment, call: ToolCall) {
     super(segment);
@@ -62,10 +61,6 @@ export class ToolCallContext extends CallContext implements ToolContext {
 
   get idempotencyKey(): string {
     return this.call.idempotencyKey;
-  }
-
-  get var(): CallVariables {
-    return (this.#var ??= Object.create(null) as CallVariables);
   }
 
   /** Read live: a nested run that failed in an earlier attempt of this very call is there for its retry. */

@@ -82,7 +82,7 @@ export function executeStep(ctx: ToolContext): Promise<ToolOutcome> {
   const execute = (): Promise<ToolOutcome> => {
     // Here, not as the call enters the pipeline: one `tool.start` per execution, none for a call
     // that only waits for a human (`approval.requested`) or that a layer settled.
-    if (segment.listening) segment.publish({ type: 'tool.start', toolCallId: call.id, toolName: call.written.name, args: call.written.args });
+    if (segment.bus.listening) segment.bus.publish({ type: 'tool.start', toolCallId: call.id, toolName: call.written.name, args: call.written.args });
     let value: unknown;
     try {
       value = call.tool!.execute(call.parsedArgs, ctx);

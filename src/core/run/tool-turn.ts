@@ -38,7 +38,7 @@ export class ToolTurn {
     const { nested } = outcome;
     for (const approval of nested?.approvals ?? [ownApproval(call, outcome)]) {
       pending.push({ at: i, approval });
-      if (segment.listening) segment.publish({ type: 'approval.requested', ...approval });
+      if (segment.bus.listening) segment.bus.publish({ type: 'approval.requested', ...approval });
     }
     return segment.writer.callWaits(call.id, nested);
   }
@@ -72,10 +72,10 @@ export class ToolTurn {
 function written(segment: Segment, call: AssistantToolCall, outcome: ToolOutcome, alone: boolean): Promise<void> | undefined {
   const message = toolMessage(call, outcome);
   const stepEnd = segment.writer.callSettled(call.id, message, alone);
-  if (segment.listening) {
+  if (segment.bus.listening) {
     const error = message.metadata?.error as ToolFailure | undefined;
-    if (error !== undefined) segment.publish({ type: 'tool.error', toolCallId: call.id, toolName: call.name, kind: error.kind, message: error.message, ...(error.by !== undefined ? { by: error.by } : {}) });
-    else segment.publish({ type: 'tool.done', toolCallId: call.id, toolName: call.name, result: message.content, ...replaced(outcome) });
+    if (error !== undefined) segment.bus.publish({ type: 'tool.error', toolCallId: call.id, toolName: call.name, kind: error.kind, message: error.message, ...(error.by !== undefined ? { by: error.by } : {}) });
+    else segment.bus.publish({ type: 'tool.done', toolCallId: call.id, toolName: call.name, result: message.content, ...replaced(outcome) });
   }
   return stepEnd;
 }
@@ -116,12 +116,12 @@ export function callOutcome(segment: Segment, record: ToolCall): ToolOutcome | P
   }
   const { decision } = record;
   if (decision !== undefined) {
-    segment.recordPermission(
+    segment.bus.permission(
       { toolName: decision.toolName ?? call.name, toolCallId: call.id, args: decision.args ?? call.args },
       { decision: decision.approved ? 'allow' : 'deny', source: 'approval', ...(decision.reason !== undefined ? { reason: decision.reason } : {}) },
     );
   }
-  if (segment.aborted) return toolError('aborted', 'The run was cancelled before this call ran');
+  if (segment.cancel.aborted) return toolError('aborted', 'The run was cancelled before this call ran');
   // A human said no: the approval step settles it alone, where spans and the layer trace see it.
   if (decision !== undefined && !decision.approved) return segment.stacks.denied(new ToolCallContext(segment, record));
   if (record.problem !== undefined) return toolError('validation', `Invalid arguments for ${call.name}: ${record.problem}`);

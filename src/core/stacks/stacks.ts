@@ -8,7 +8,7 @@ import type { GenerateResult } from '../vocabulary/model.js';
 import { replyProblem } from '../run/model-call.js';
 import type { ToolOutcome } from '../vocabulary/outcome.js';
 import type { RunResult } from '../vocabulary/result.js';
-import type { ProviderCall, Stacks } from '../run/segment.js';
+import type { ProviderCall, Stacks } from '../run/agent-core.js';
 
 type ToolLayer = Layer<ToolContext, ToolOutcome>;
 type Terminal<C, T> = (ctx: C) => Promise<T>;
@@ -118,11 +118,11 @@ function endWatch(inner: string | undefined): Layer<RunContext, RunResult> {
     name: 'koagent:end',
     fn(ctx, next) {
       const segment = segmentOf(ctx);
-      segment.goOn();
+      segment.end.reopen();
       return next().then(
-        (result) => (segment.answered(result), result),
+        (result) => (segment.end.answered(result), result),
         (error: unknown) => {
-          segment.failing(error, inner);
+          segment.end.failing(error, inner);
           throw error;
         },
       );

@@ -39,10 +39,21 @@ export interface Logger {
  *
  * @example declare module 'koagent' { interface RunVariables { startedAt?: number } }
  */
-export interface RunVariables {}
+export interface RunVariables {
+  /**
+   * The output the run state keeps for this segment's end, when a run layer chose another than
+   * the end's own after `next()` (structured output keeps the answer as the model wrote it,
+   * while the result carries the schema's output). Forgotten when the loop runs again.
+   */
+  [STATE_OUTPUT]?: { output: unknown };
+}
+
+/** The key of `RunVariables` for the output the run state keeps (see there). */
+export const STATE_OUTPUT: unique symbol = Symbol('koagent.stateOutput');
 
 /**
- * What layers keep for one model or tool call, in memory: `ctx.var`. Augment it to type your own.
+ * What layers keep for one call — a model call, a tool call, a segment's pass through the run
+ * stack — in memory: `ctx.var`. Augment it to type your own.
  *
  * @example declare module 'koagent' { interface CallVariables { t0?: number } }
  */
@@ -94,6 +105,13 @@ export interface BaseContext<C = unknown> {
    * @example run: async (ctx, next) => { ctx.runVar.startedAt = Date.now(); return next(); }
    */
   readonly runVar: RunVariables;
+  /**
+   * This context's own variables: one model call's, one tool call's, or (in a run context) the
+   * run stack's pass of this segment (see `CallVariables`).
+   *
+   * @example tool: async (ctx, next) => { ctx.var.t0 = performance.now(); return next(); }
+   */
+  readonly var: CallVariables;
   /**
    * Keep `value` (plain JSON) in the run state under `name` (`state.hookState[name]`): it
    * survives suspend, resume and other processes. A criogen Hook's `{ state }` is this.
@@ -170,12 +188,6 @@ export interface ModelContext<C = unknown> extends BaseContext<C> {
    * @example const { message } = await ctx.generate({ messages: [{ role: 'user', content: 'Classify: …' }] }, 'classify');
    */
   generate(request: SideRequest, purpose: string): Promise<GenerateResult>;
-  /**
-   * This model call's variables (see `CallVariables`).
-   *
-   * @example model: async (ctx, next) => { ctx.var.t0 = performance.now(); return next(); }
-   */
-  readonly var: CallVariables;
   /**
    * Make `message` this call's reply in the transcript now, in place of the one there, so the
    * code after your `next()` sees the transcript end with it. (The loop keeps the reply the
@@ -274,12 +286,6 @@ export interface ToolContext<C = unknown> extends BaseContext<C> {
    * continues it). Its state is opaque but to the tool that ran it.
    */
   readonly nested?: { readonly state: unknown };
-  /**
-   * This tool call's variables (see `CallVariables`).
-   *
-   * @example tool: async (ctx, next) => { ctx.var.t0 = performance.now(); return next(); }
-   */
-  readonly var: CallVariables;
   /**
    * Settle the call as `denied` (the model reads `reason`), recorded as a permission decision
    * of source `hook` under `by` (default: the layer that returns the outcome).

@@ -3,9 +3,7 @@
 // settles it (and, when the run's spans record, exports its layers as spans). A sub-agent's
 // segments and calls go into the lead's trace.
 import { AsyncLocalStorage } from 'node:async_hooks';
-import { segmentOf } from '../../core/run/base-context.js';
-import type { Segment } from '../../core/run/segment.js';
-import type { Layer } from '../../core/stacks/compose.js';
+import type { Layer } from '../../core/vocabulary/layer.js';
 import type { BaseContext, ModelContext, RunContext, ToolContext } from '../../core/vocabulary/contexts.js';
 import type { GenerateResult } from '../../core/vocabulary/model.js';
 import type { RunResult } from '../../core/vocabulary/result.js';
@@ -35,14 +33,28 @@ interface Frame {
   callId: string;
 }
 
-const live = new WeakMap<object, LiveCall>();
-const targets = new WeakMap<Segment, Target>();
-const modelCounts = new WeakMap<Segment, Map<number, number>>();
+// Where a traced call (or segment) keeps its entry (`ctx.var`), and a segment its record and
+// its model calls per step (`ctx.runVar`).
+const LIVE: unique symbol = Symbol('koagent.traceLive');
+const TARGET: unique symbol = Symbol('koagent.traceTarget');
+const MODEL_COUNTS: unique symbol = Symbol('koagent.traceModelCounts');
+
+declare module '../../core/vocabulary/contexts.js' {
+  interface CallVariables {
+    [LIVE]?: LiveCall;
+  }
+  interface RunVariables {
+    [TARGET]?: Target;
+    [MODEL_COUNTS]?: Map<number, number>;
+  }
+}
+
+/** Inside a traced tool call, across the async calls it makes: where a sub-agent run by it writes. */
 const frames = new AsyncLocalStorage<Frame>();
 
 /** The traced call (or segment) `ctx` belongs to, if it is traced. */
-export function liveCall(ctx: object): LiveCall | undefined {
-  return live.get(ctx);
+export function liveCall(ctx: BaseContext): LiveCall | undefined {
+  return ctx.var[LIVE];
 }
 
 /**
@@ -50,27 +62,26 @@ export function liveCall(ctx: object): LiveCall | undefined {
  * handed out before is never changed), or, in a sub-agent of a traced lead, the lead's.
  */
 function place(ctx: BaseContext): { target: Target; parentCallId?: string; agentPath?: string[] } {
-  const segment = segmentOf(ctx);
   const frame = ctx.subagent === undefined ? undefined : frames.getStore();
   if (frame !== undefined) return { target: frame.target, parentCallId: frame.callId, agentPath: ctx.subagent!.path.slice(1) };
-  let target = targets.get(segment);
+  let target = ctx.runVar[TARGET];
   if (target === undefined) {
-    const kept = traceOf(segment.state.hookState[TRACE_STATE]);
+    const kept = traceOf(ctx.state.hookState[TRACE_STATE]);
     const record: LayerTraceRecord = { version: 1, calls: kept === undefined ? [] : [...kept.calls], segments: [...(kept?.segments ?? [])] };
-    target = { record, flush: () => segment.writer.setHookState(TRACE_STATE, record) };
-    targets.set(segment, target);
+    target = { record, flush: () => ctx.setHookState(TRACE_STATE, record) };
+    ctx.runVar[TARGET] = target;
   }
   return { target };
 }
 
 function open(ctx: BaseContext, id: string, kind: TracedCall['kind'], name: string, step: number): { live: LiveCall & { call: TracedCall }; target: Target } {
   const { target, parentCallId, agentPath } = place(ctx);
-  const call: TracedCall = { id, kind, name, step, segment: segmentOf(ctx).state.segment, startedAt: Date.now(), durationMs: 0, outcome: 'ok', layers: [] };
+  const call: TracedCall = { id, kind, name, step, segment: ctx.state.segment, startedAt: Date.now(), durationMs: 0, outcome: 'ok', layers: [] };
   if (parentCallId !== undefined) call.parentCallId = parentCallId;
   if (agentPath !== undefined) call.agentPath = agentPath;
   target.record.calls.push(call);
   const entry = { call, t0: performance.now(), depth: 0 };
-  live.set(ctx, entry);
+  ctx.var[LIVE] = entry;
   return { live: entry, target };
 }
 
@@ -113,16 +124,14 @@ export const traceToolLayer: Layer<ToolContext, ToolOutcome> = {
 export const traceModelLayer: Layer<ModelContext, GenerateResult> = {
   name: 'koagent:layer-trace',
   fn(ctx, next) {
-    const segment = segmentOf(ctx);
-    let counts = modelCounts.get(segment);
-    if (counts === undefined) modelCounts.set(segment, (counts = new Map()));
+    const counts = (ctx.runVar[MODEL_COUNTS] ??= new Map());
     const n = (counts.get(ctx.step) ?? 0) + 1;
     counts.set(ctx.step, n);
     const { live: entry, target } = open(ctx, `model:${ctx.step}:${n}`, 'model', ctx.purpose, ctx.step);
     return next().then((out) => {
       named(entry.call, ctx);
       close(entry, target, 'ok');
-      const span = runSpanOf(segment);
+      const span = runSpanOf(ctx);
       if (span?.isRecording() === true) exportLayerSpans(span, entry.call);
       return out;
     }, (error: unknown) => {
@@ -149,20 +158,19 @@ function named(call: TracedCall, ctx: ModelContext): void {
 export const traceRunLayer: Layer<RunContext, RunResult> = {
   name: 'koagent:layer-trace',
   fn(ctx, next) {
-    const segment = segmentOf(ctx);
     const { target, parentCallId, agentPath } = place(ctx);
-    const entry: TracedSegment = { segment: segment.state.segment, startedAt: Date.now(), durationMs: 0, outcome: 'failed', firstCall: target.record.calls.length, layers: [] };
+    const entry: TracedSegment = { segment: ctx.state.segment, startedAt: Date.now(), durationMs: 0, outcome: 'failed', firstCall: target.record.calls.length, layers: [] };
     if (parentCallId !== undefined) entry.parentCallId = parentCallId;
     if (agentPath !== undefined) entry.agentPath = agentPath;
     (target.record.segments ??= []).push(entry);
     const t0 = performance.now();
-    live.set(ctx, { call: entry, t0, depth: 0 });
+    ctx.var[LIVE] = { call: entry, t0, depth: 0 };
     const end = (outcome: TracedSegment['outcome']) => {
       entry.durationMs = since(t0);
       entry.outcome = outcome;
-      const span = runSpanOf(segment);
+      const span = runSpanOf(ctx);
       if (span?.isRecording() === true && entry.layers.length > 0) exportLayerSpans(span, entry);
-      targets.get(segment)?.flush();
+      ctx.runVar[TARGET]?.flush();
     };
     return next().then((result) => {
       end(result.status);

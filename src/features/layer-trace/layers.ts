@@ -1,9 +1,9 @@
 // The recording layers of the layer trace: each user layer's function (run, model and tool) and
 // each of koagent's tool steps wrapped to note when it was entered and left, how often it called next(), and what it
 // changed. Only the stacks of a traced segment are built of these: an untraced one has none.
-import { segmentOf } from '../../core/run/base-context.js';
 import type { Layer, LayerFn } from '../../core/stacks/compose.js';
-import type { ModelContext, RunContext, ToolContext } from '../../core/vocabulary/contexts.js';
+import type { BaseContext, ModelContext, RunContext, ToolContext } from '../../core/vocabulary/contexts.js';
+import type { RunState } from '../../core/vocabulary/state.js';
 import type { Message } from '../../core/vocabulary/messages.js';
 import type { GenerateResult } from '../../core/vocabulary/model.js';
 import type { ToolOutcome } from '../../core/vocabulary/outcome.js';
@@ -131,7 +131,7 @@ function withoutValues(effect: TracedEffect): TracedEffect {
 }
 
 /** A user layer's function, recording its pass when its call (or segment) is traced. */
-export function recordedFn<C extends object, T>(fn: LayerFn<C, T>, id: LayerIdentity, point: TracedPoint): LayerFn<C, T> {
+export function recordedFn<C extends BaseContext, T>(fn: LayerFn<C, T>, id: LayerIdentity, point: TracedPoint): LayerFn<C, T> {
   const diff = (point === 'tool' ? toolDiff : point === 'model' ? modelDiff : runDiff) as unknown as PointDiff<C, T, unknown>;
   return function recorded(this: unknown, ctx, next) {
     const live = liveCall(ctx);
@@ -160,7 +160,7 @@ export function recordedStep(step: Layer<ToolContext, ToolOutcome>): Layer<ToolC
 
 /** What a human decided on this call, for the segment it settles in, if anything. */
 function humanDecision(ctx: ToolContext): TracedEffect | undefined {
-  const record = decisionIn(segmentOf(ctx).state, ctx.toolCallId);
+  const record = decisionIn(ctx.state as RunState, ctx.toolCallId);
   return record === undefined ? undefined : decisionEffect(record);
 }
 
@@ -218,9 +218,9 @@ function requestView(ctx: ModelContext): unknown {
   return bounded({ ...rest, tools: Array.isArray(tools) ? tools.map((t) => t.name) : tools });
 }
 
-// The state's own array, not the checked view of ctx.messages: reading it costs no trap. An edit
-// inside a message, or a swap in the middle of the transcript, keeps both ends and is not shown.
-const rawMessages = (ctx: ModelContext): readonly Message[] => segmentOf(ctx).state.messages;
+// The read-only transcript: three reads of it per layer. An edit inside a message, or a swap in
+// the middle of the transcript, keeps both ends and is not shown.
+const rawMessages = (ctx: ModelContext): readonly Message[] => ctx.state.messages;
 
 const modelDiff: PointDiff<ModelContext, GenerateResult, ModelBefore> = {
   point: 'model',
