@@ -12,7 +12,7 @@ import type { ArgumentBounds } from './arguments.js';
 
 /**
  * One provider call inside the model stack (a turn's, or a side call's): the `provider` stack's
- * context, for the features layered there (streaming, spans).
+ * context, for the features layered there.
  *
  * @example provider: [{ name: 'log', fn: (call, next) => { console.log(call.purpose); return next(); } }]
  */

@@ -88,7 +88,7 @@ export abstract class CallContext implements BaseContext {
 }
 
 /** The counts koagent keeps itself: a layer adding to them would make limits lie. */
-const OWN_COUNTS = new Set(['inputTokens', 'outputTokens', 'totalTokens', 'modelCalls', 'toolCalls', 'cachedInputTokens', 'cacheWriteInputTokens']);
+const OWN_COUNTS: ReadonlySet<string> = new Set(['inputTokens', 'outputTokens', 'totalTokens', 'modelCalls', 'toolCalls', 'cachedInputTokens', 'cacheWriteInputTokens']);
 
 /** The segment behind a context koagent created. */
 export function segmentOf(ctx: BaseContext): Segment {

@@ -20,7 +20,7 @@ export async function runLoop(ctx: RunContext): Promise<RunResult> {
   const segment = segmentOf(ctx);
   const { state } = segment;
   // Run again (a layer sends the model back), the loop reopens how the segment ends.
-  segment.end.reopen();
+  segment.end.goOn();
   // The records of the reply kept last: the calls the next turn settles.
   let kept: { reply: AssistantMessage; calls: ToolCall[] } | undefined;
   for (;;) {

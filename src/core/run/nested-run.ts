@@ -10,13 +10,13 @@ import { segmentOf } from './base-context.js';
 /**
  * The lead's run, as a tool running a nested run inside one of its calls sees it.
  *
- * @example const host = nestedRunHost(ctx); const kept = host.kept(); host.addUsage(child.usage);
+ * @example const host = nestedRunHost(ctx); const kept = host.kept(); host.addUsage(nested.usage);
  */
 export interface NestedRunHost {
   /** Who listens to the lead's run: the nested run's events and permission records go to them too. */
   readonly listeners: readonly EventListener[];
   readonly permissionListeners: readonly PermissionListener[];
-  /** The lead segment's mode: the nested run runs with the same features (streaming, tracing …). */
+  /** The lead segment's mode: the nested run runs with the same features. */
   readonly mode: number;
   /** The lead agent's layers, outermost first (a sub-agent runs those it inherits outermost). */
   readonly layers: readonly NamedMiddleware[];

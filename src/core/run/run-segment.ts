@@ -8,7 +8,7 @@ import { Segment, type SegmentOptions } from './segment.js';
 
 /** What whoever runs a segment adds around it: a store that keeps the run (see `runSegment`). */
 export interface SegmentKeeper {
-  /** Told how to cancel the segment, for when the run is taken away (a lease lost). */
+  /** Told how to cancel the segment, for when its store takes the run away. */
   watch(abort: (reason: unknown) => void): void;
   /** The segment's end is in the state: resolves once it is kept (a failed one's, if it can be). */
   finish(): Promise<void>;
@@ -41,8 +41,7 @@ export async function runSegment(core: AgentCore, state: RunState, input: Messag
     const recorded = failureRecord(failure);
     // Whatever still runs in the failed segment (an orphaned next()) may not write to its state, and is cancelled.
     segment.fail(recorded, error);
-    // Stored as failed, if the store can; if it cannot, the run stays as of its last
-    // checkpoint, and is recovered once its lease expires.
+    // Kept as failed, if the keeper can; if it cannot, the run is picked up again later as it was.
     await keeper?.finish().catch(() => undefined);
     segment.bus.publish({ type: 'run.end', status: 'failed', error: recorded });
     throw failure;

@@ -46,7 +46,7 @@ export class SegmentEnd {
   }
 
   /** Something inside the run stack runs again (a layer's `next()`, the loop): the end is open until it stops. */
-  reopen(): void {
+  goOn(): void {
     this.#open(undefined);
   }
 
@@ -107,3 +107,4 @@ export class SegmentEnd {
     return kept !== undefined ? kept.output : own;
   }
 }
+
