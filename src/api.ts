@@ -54,6 +54,7 @@ export {
 } from './core/vocabulary/content.js';
 export type { AssistantMessage, AssistantToolCall, Message, RunInput, SystemMessage, ToolMessage, UserMessage } from './core/vocabulary/messages.js';
 export { jsonOf } from './core/state/transcript-view.js';
+export { hookState, type HookState } from './core/vocabulary/hook-state.js';
 export { failing } from './core/run/run-context.js';
 export { ownValue, setOwn } from './core/vocabulary/json.js';
 export { defineMiddleware, type Middleware } from './core/vocabulary/middleware.js';
