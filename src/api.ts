@@ -58,7 +58,6 @@ export { hookState, type HookState } from './core/vocabulary/hook-state.js';
 export { failing } from './core/run/run-context.js';
 export { ownValue, setOwn } from './core/vocabulary/json.js';
 export { defineMiddleware, type Middleware } from './core/vocabulary/middleware.js';
-export { keyValuesOf, memoryKeyValues, type KeyValueSource, type KeyValueStore } from './core/vocabulary/key-values.js';
 export type { FinishReason, GenerateOptions, GenerateResult, ModelProvider, ResponseFormat, StreamPart, TokenUsage, ToolSpec } from './core/vocabulary/model.js';
 export { functionSchema, optionsSchema, parseOptions, refuseMisspellings, wholeNumberSchema, type OptionsWording } from './core/vocabulary/options.js';
 export { deny, toolError, type ToolFailure, type ToolOutcome } from './core/vocabulary/outcome.js';

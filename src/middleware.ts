@@ -22,7 +22,7 @@ export { isRetryableError, retryMiddleware, type RetryAttempt, type RetryOptions
 /** @category Middleware */
 export { timeoutMiddleware, TimeoutError, type TimeoutOptions } from './middleware/timeout-middleware.js';
 /** @category Key-value stores */
-export { keyValuesOf, memoryKeyValues, type KeyValueSource, type KeyValueStore } from './api.js';
+export { keyValuesOf, memoryKeyValues, type KeyValueSource, type KeyValueStore } from './stores/key-values.js';
 
 // The library of built-ins: one block each, in the order of docs/built-in-middleware.md.
 /** @category Middleware */

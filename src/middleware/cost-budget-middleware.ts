@@ -1,4 +1,5 @@
-import { functionSchema, keyValuesOf, optionsSchema, ownValue, setOwn, parseOptions, type GenerateResult, type KeyValueSource, type Middleware, type ModelContext, type ModelProvider, type Usage } from '../api.js';
+import { functionSchema, optionsSchema, ownValue, setOwn, parseOptions, type GenerateResult, type Middleware, type ModelContext, type ModelProvider, type Usage } from '../api.js';
+import { keyValuesOf, type KeyValueSource } from '../stores/key-values.js';
 import { z } from 'zod';
 
 /**

@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { estimateTokens, functionSchema, jsonOf, keyValuesOf, optionsSchema, parseOptions, type GenerateOptions, type GenerateResult, type KeyValueSource, type KeyValueStore, type Middleware, type ModelContext } from '../api.js';
+import { estimateTokens, functionSchema, jsonOf, optionsSchema, parseOptions, type GenerateOptions, type GenerateResult, type Middleware, type ModelContext } from '../api.js';
+import { keyValuesOf, type KeyValueSource, type KeyValueStore } from '../stores/key-values.js';
 
 // The events this layer emits, declared so that `AgentEvent` and `ctx.emit` know them.
 declare module '../api.js' {

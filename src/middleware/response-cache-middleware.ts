@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
-import { functionSchema, jsonOf, keyValuesOf, optionsSchema, parseOptions, type FinishReason, type GenerateOptions, type GenerateResult, type KeyValueSource, type Middleware, type ModelContext } from '../api.js';
+import { functionSchema, jsonOf, optionsSchema, parseOptions, type FinishReason, type GenerateOptions, type GenerateResult, type Middleware, type ModelContext } from '../api.js';
+import { keyValuesOf, type KeyValueSource } from '../stores/key-values.js';
 
 // The events this layer emits, declared so that `AgentEvent` and `ctx.emit` know them.
 declare module '../api.js' {

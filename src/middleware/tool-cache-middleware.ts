@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
-import { functionSchema, keyValuesOf, optionsSchema, parseOptions, type KeyValueSource, type Middleware, type ToolContext, type ToolOutcome } from '../api.js';
+import { functionSchema, optionsSchema, parseOptions, type Middleware, type ToolContext, type ToolOutcome } from '../api.js';
+import { keyValuesOf, type KeyValueSource } from '../stores/key-values.js';
 
 // The events this layer emits, declared so that `AgentEvent` and `ctx.emit` know them.
 declare module '../api.js' {

@@ -1,6 +1,7 @@
 // Tool-call limits: per tool and overall, per run (hook state) and per session (a key-value
 // store). Past a limit the call does not run; the model reads why, or the run ends.
-import { hookState, keyValuesOf, ownValue, setOwn, optionsSchema, parseOptions, toolError, wholeNumberSchema, type GenerateResult, type KeyValueSource, type Middleware, type ModelContext, type ToolContext, type ToolOutcome } from '../api.js';
+import { hookState, ownValue, setOwn, optionsSchema, parseOptions, toolError, wholeNumberSchema, type GenerateResult, type Middleware, type ModelContext, type ToolContext, type ToolOutcome } from '../api.js';
+import { keyValuesOf, type KeyValueSource } from '../stores/key-values.js';
 import { z } from 'zod';
 
 // The events this layer emits, declared so that `AgentEvent` and `ctx.emit` know them.

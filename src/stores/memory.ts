@@ -1,4 +1,4 @@
-import { memoryKeyValues, type KeyValueStore } from '../core/vocabulary/key-values.js';
+import { memoryKeyValues, type KeyValueStore } from './key-values.js';
 import type { Checkpoint } from './run-store.js';
 import type { LedgerEntry, RunState } from '../core/vocabulary/state.js';
 import { applyToRow, assembleState, filterStatuses, leaseLost, partsOf, rowOf, stillRunning, summaryOf, type RunRow } from './records.js';

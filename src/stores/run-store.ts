@@ -1,7 +1,7 @@
 // The contract between the agent and a run store. koagent ships three: memoryStore() (tests),
 // sqliteStore() from koagent/sqlite (the embedded default) and postgresStore() from
 // koagent/postgres (many processes and machines). See docs/durable-runs.md.
-import type { KeyValueStore } from '../core/vocabulary/key-values.js';
+import type { KeyValueStore } from './key-values.js';
 import type { LedgerEntry, PendingApproval, RunState, RunStatus, StopReason } from '../core/vocabulary/state.js';
 
 declare module '../core/vocabulary/errors.js' {

@@ -2,7 +2,7 @@ import { contentProblem, estimateTokens, textOf, type AssistantContentPart, type
 import type { AssistantMessage, Message, AssistantToolCall } from '../core/vocabulary/messages.js';
 import type { GenerateOptions, GenerateResult, ModelProvider, StreamPart, TokenUsage } from '../core/vocabulary/model.js';
 import { optionsSchema, parseOptions } from '../core/vocabulary/options.js';
-import { replyParts } from '../core/vocabulary/reply-parts.js';
+import { replyParts } from '../features/streaming/reply-assembler.js';
 import { z } from 'zod';
 
 /**

@@ -14,9 +14,13 @@ export interface OptionsWording {
   aliases?: Record<string, string>;
 }
 
-/** Where an options schema carries its wording (a key no one else reads, kept off its enumeration). */
+/**
+ * Where an options schema carries its wording: in its definition, under a key no one else reads,
+ * which zod copies into the schema a refinement makes of it.
+ */
 const WORDS: unique symbol = Symbol('koagent.optionsWording');
-const wordsOf = (schema: z.ZodObject): OptionsWording => (schema as unknown as { [WORDS]?: OptionsWording })[WORDS] ?? {};
+type Worded = { [WORDS]?: OptionsWording };
+const wordsOf = (schema: z.ZodObject): OptionsWording => (schema._zod.def as Worded)[WORDS] ?? {};
 
 /**
  * A strict object schema of options: unknown keys are refused, with `words` for the message.
@@ -25,7 +29,7 @@ const wordsOf = (schema: z.ZodObject): OptionsWording => (schema as unknown as {
  */
 export function optionsSchema<T extends z.ZodRawShape>(shape: T, words: OptionsWording = {}): z.ZodObject<T, z.core.$strict> {
   const schema = z.strictObject(shape);
-  Object.defineProperty(schema, WORDS, { value: words });
+  (schema._zod.def as Worded)[WORDS] = words;
   return schema;
 }
 

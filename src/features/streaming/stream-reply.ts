@@ -5,7 +5,7 @@ import type { Layer } from '../../core/vocabulary/layer.js';
 import type { ModelContext } from '../../core/vocabulary/contexts.js';
 import type { AssistantMessage } from '../../core/vocabulary/messages.js';
 import type { FinishReason, GenerateResult, TokenUsage } from '../../core/vocabulary/model.js';
-import { ReplyAssembler } from '../../core/vocabulary/reply-parts.js';
+import { ReplyAssembler } from './reply-assembler.js';
 import type { NamedMiddleware } from '../../core/vocabulary/middleware.js';
 import type { ProviderCall } from '../../core/run/agent-core.js';
 import { providerName } from '../../core/run/model-call.js';

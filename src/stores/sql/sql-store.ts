@@ -3,7 +3,7 @@ import type { RunState } from '../../core/vocabulary/state.js';
 import { parseFilter, retentionStatuses } from '../store-options.js';
 import type { ClaimedRun, ClaimOutcome, ClaimRequest, CreateOutcome, Lease, NewRun, QuarantinedRun, RetentionPolicy, RunFilter, RunStore, RunSummary, StoreStats } from '../run-store.js';
 import { deleteRun, deleteSession, PRUNE_BATCH, pruneBatch } from './delete-ops.js';
-import type { KeyValueStore } from '../../core/vocabulary/key-values.js';
+import type { KeyValueStore } from '../key-values.js';
 import { SqlKeyValues } from './kv-ops.js';
 import type { Dialect, Op } from './query.js';
 import { listRuns, loadRun, sessionHead } from './read-ops.js';
