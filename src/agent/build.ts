@@ -1,6 +1,6 @@
 // The agent's build step: the one place that turns options into the core's parts and wires each
 // feature in as layers of the stacks (or stop conditions), so the core itself knows none of them.
-import { DEFAULT_ARGUMENT_BOUNDS } from '../core/run/arguments.js';
+import { DEFAULT_ARGUMENT_BOUNDS } from '../core/run/tool-call.js';
 import type { Layer } from '../core/vocabulary/layer.js';
 import type { InterruptPolicy, ModelContext, RunContext, Tool, ToolContext } from '../core/vocabulary/contexts.js';
 import type { NamedMiddleware } from '../core/vocabulary/middleware.js';

@@ -1,5 +1,5 @@
 import { approvalBreach, humanDenial } from '../core/state/approved-call.js';
-import type { Layer } from '../core/stacks/compose.js';
+import type { Layer } from '../core/vocabulary/layer.js';
 import type { ToolContext } from '../core/vocabulary/contexts.js';
 import { copyJson } from '../core/vocabulary/json.js';
 import { toolError, type ToolOutcome } from '../core/vocabulary/outcome.js';

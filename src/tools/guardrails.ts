@@ -1,4 +1,4 @@
-import type { Layer } from '../core/stacks/compose.js';
+import type { Layer } from '../core/vocabulary/layer.js';
 import type { GuardrailVerdict, ToolContext } from '../core/vocabulary/contexts.js';
 import { toolError, type ToolOutcome } from '../core/vocabulary/outcome.js';
 

@@ -1,4 +1,4 @@
-import type { Layer } from '../core/stacks/compose.js';
+import type { Layer } from '../core/vocabulary/layer.js';
 import { contentProblem } from '../core/vocabulary/content.js';
 import type { ToolContext } from '../core/vocabulary/contexts.js';
 import { describe } from '../core/vocabulary/errors.js';

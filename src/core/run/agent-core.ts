@@ -8,8 +8,14 @@ import type { ToolOutcome } from '../vocabulary/outcome.js';
 import type { RunResult } from '../vocabulary/result.js';
 import type { StopCondition } from '../vocabulary/state.js';
 import type { ToolExceptionPolicy } from '../vocabulary/tool-exception.js';
-import type { ArgumentBounds } from './arguments.js';
 
+/** How deep and how large a model's arguments for one call may be (the agent's `toolArguments`). */
+export interface ArgumentBounds {
+  maxDepth: number;
+  maxBytes: number;
+}
+
+/** 64 levels of nesting and 1 MiB of JSON: far past any real call, short of what breaks a run. */
 /**
  * One provider call inside the model stack (a turn's, or a side call's): the `provider` stack's
  * context, for the features layered there.

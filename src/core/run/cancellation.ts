@@ -18,7 +18,8 @@ export function linkSignal(outer: AbortSignal | undefined, abort: (reason: unkno
  */
 export class Cancellation {
   readonly #controller = new AbortController();
-  #aborted = false;
+  /** Read on every step: a field, not the signal (cheaper to ask); set only by `abort`. */
+  readonly aborted: boolean = false;
   readonly #unlink: () => void;
 
   constructor(outer: AbortSignal | undefined) {
@@ -30,14 +31,9 @@ export class Cancellation {
     return this.#controller.signal;
   }
 
-  /** Read on every step (a flag, not the signal: cheaper to ask). */
-  get aborted(): boolean {
-    return this.#aborted;
-  }
-
   abort(reason: unknown): void {
-    if (this.#aborted) return;
-    this.#aborted = true;
+    if (this.aborted) return;
+    (this as { aborted: boolean }).aborted = true;
     this.#controller.abort(reason);
   }
 

@@ -1,5 +1,4 @@
-import { checkedArgs } from './arguments.js';
-import { ToolCall } from './tool-call.js';
+import { checkedArgs, ToolCall } from './tool-call.js';
 import { CallContext, segmentOf } from './base-context.js';
 import type { ModelContext, SideRequest } from '../vocabulary/contexts.js';
 import { KoagentError, markProviderError } from '../vocabulary/errors.js';

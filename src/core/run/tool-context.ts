@@ -23,7 +23,7 @@ export class ToolCallContext extends CallContext implements ToolContext {
     this.call = call;
     call.context = this;
     // A call whose nested run paused runs again to continue it, after a human decided: a re-fire too.
-    this.resumedAfterApproval = isApproved(call.decision) || segment.writer.nestedRun(call.id) !== undefined;
+    this.resumedAfterApproval = (call.decision !== undefined && isApproved(call.decision)) || segment.writer.nestedRun(call.id) !== undefined;
     this.step = segment.state.steps;
   }
 

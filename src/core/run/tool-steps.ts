@@ -7,10 +7,9 @@ import type { Tool, ToolContext } from '../vocabulary/contexts.js';
 import { describe, markOwnError } from '../vocabulary/errors.js';
 import { toolError, type NestedRun, type ToolOutcome } from '../vocabulary/outcome.js';
 import { ToolError } from '../vocabulary/tool-error.js';
-import { argsObject } from './arguments.js';
 import { segmentOf } from './base-context.js';
 import type { ToolCallContext } from './tool-context.js';
-import type { Execution, ToolCall } from './tool-call.js';
+import { argsObject, type Execution, type ToolCall } from './tool-call.js';
 
 type ToolStep = Layer<ToolContext, ToolOutcome>;
 

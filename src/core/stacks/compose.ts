@@ -2,18 +2,17 @@ import koaCompose from 'koa-compose';
 import { blame, KoagentError } from '../vocabulary/errors.js';
 import type { Layer, Next, ReturnCheck } from '../vocabulary/layer.js';
 
-export type { Layer, LayerFn, Next, ReturnCheck } from '../vocabulary/layer.js';
-
 type Dispatch<C, T> = (ctx: C) => Promise<T>;
 
 /**
- * Layers around a terminal, built once per stack; koa-compose dispatches. Each layer (a user's, a
- * dialect's, koagent's own) is wrapped once with its name for blame (what its own code throws is
- * its; an error passing through keeps its origin), its return check, and re-entry: `next()` again
- * once the last one settled runs the rest of the stack again; while it is pending, it is refused.
+ * Layers around a terminal, built once per stack; koa-compose dispatches. Each layer (anyone's) is
+ * wrapped once with its name for blame (what its own code throws is its), its return check, and
+ * re-entry: `next()` again once the last one settled runs the rest again (while pending: refused).
  */
 export function compose<C, T>(layers: readonly Layer<C, T>[], terminal: Dispatch<C, T>): Dispatch<C, T> {
-  // The rest of the stack after each layer, composed the first time a layer calls next() again.
+  // No layers: the terminal alone (a sync throw rejects, as with koa-compose). With layers, the rest
+  // of the stack after each is composed the first time it calls next() again.
+  if (layers.length === 0) return (ctx) => { try { return terminal(ctx); } catch (error) { return Promise.reject(error); } };
   const rests: Dispatch<C, T>[] = [];
   const dispatch = (from: number) => koaCompose(chain.slice(from)) as unknown as Dispatch<C, T>;
   const chain: koaCompose.Middleware<C>[] = layers.map((layer, i) => wrap(layer, () => (rests[i] ??= dispatch(i + 1))));

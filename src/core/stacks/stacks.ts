@@ -1,4 +1,5 @@
-import { compose, type Layer, type LayerFn, type ReturnCheck } from './compose.js';
+import { compose } from './compose.js';
+import type { Layer, LayerFn, ReturnCheck } from '../vocabulary/layer.js';
 import type { ProviderCall, Stacks } from '../run/agent-core.js';
 import { checkModel, checkRun, checkTool } from '../run/layer-returns.js';
 import { endWatched } from '../run/end-watch.js';

@@ -1,7 +1,7 @@
 // The recording layers of the layer trace: each user layer's function (run, model and tool) and
 // each of koagent's tool steps wrapped to note when it was entered and left, how often it called next(), and what it
 // changed. Only the stacks of a traced segment are built of these: an untraced one has none.
-import type { Layer, LayerFn } from '../../core/stacks/compose.js';
+import type { Layer, LayerFn } from '../../core/vocabulary/layer.js';
 import type { BaseContext, ModelContext, RunContext, ToolContext } from '../../core/vocabulary/contexts.js';
 import type { RunState } from '../../core/vocabulary/state.js';
 import type { Message } from '../../core/vocabulary/messages.js';

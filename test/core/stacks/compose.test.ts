@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { compose, type Layer, type ReturnCheck } from '../../../src/core/stacks/compose.js';
+import { compose } from '../../../src/core/stacks/compose.js';
+import type { Layer, ReturnCheck } from '../../../src/core/vocabulary/layer.js';
 import { errorOrigin, KoagentError } from '../../../src/core/vocabulary/errors.js';
 
 type Ctx = { log: string[] };
