@@ -60,7 +60,7 @@ export { deny, toolError, ToolError, type Tool, type ToolOutcome } from './api.j
 // Middleware: writing one, and the four built-ins most agents use (also on koagent/middleware,
 // their home; the root keeps them for the programs that import them from here).
 /** @category Middleware */
-export { defineMiddleware, type Middleware, type ModelContext, type RunContext, type ToolContext } from './api.js';
+export { defineMiddleware, hookState, type HookState, type Middleware, type ModelContext, type RunContext, type ToolContext } from './api.js';
 /** @category Middleware */
 export { compactionMiddleware, type CompactionOptions } from './middleware/compaction-middleware.js';
 /** @category Middleware */

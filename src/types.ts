@@ -46,7 +46,7 @@ export type { RetryAttempt } from './middleware/retry-middleware.js';
 
 // Contexts and what they are given.
 /** @category Middleware */
-export type { BaseContext, Logger, SideRequest, SubagentInfo } from './api.js';
+export type { BaseContext, CallVariables, Logger, RunVariables, SideRequest, SubagentInfo, ToolCallRecord } from './api.js';
 /** @category Agent */
 export type { EmittedEvent, EventListener, MiddlewareEvents, PermissionDecision, PermissionListener, PermissionRecord } from './api.js';
 

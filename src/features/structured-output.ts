@@ -210,6 +210,7 @@ const JUDGED: unique symbol = Symbol('koagent.judged');
 
 declare module '../core/vocabulary/contexts.js' {
   interface RunVariables {
+    /** @internal koagent's own (its key is not exported). */
     [JUDGED]?: RunResult;
   }
 }

@@ -37,7 +37,7 @@ export interface Logger {
  * `ctx.runVar`. Augment it to type your own (a value that must survive the segment belongs in
  * `ctx.setHookState`).
  *
- * @example declare module 'koagent' { interface RunVariables { startedAt?: number } }
+ * @example declare module 'koagent/types' { interface RunVariables { startedAt?: number } }
  */
 export interface RunVariables {
   /**
@@ -55,7 +55,7 @@ export const STATE_OUTPUT: unique symbol = Symbol('koagent.stateOutput');
  * What layers keep for one call — a model call, a tool call, a segment's pass through the run
  * stack — in memory: `ctx.var`. Augment it to type your own.
  *
- * @example declare module 'koagent' { interface CallVariables { t0?: number } }
+ * @example declare module 'koagent/types' { interface CallVariables { t0?: number } }
  */
 export interface CallVariables {}
 

@@ -23,6 +23,7 @@ export type ToolCallHookContext = ToolContext;
  * @example preGenerate(ctx: GenerateHookContext) { ctx.request.temperature = 0; }
  */
 export type GenerateHookContext = ModelContext & {
+  /** A side model call on `provider` (`undefined`: the agent's model), as `ctx.generate` with `request.provider`. */
   generate(provider: ModelProvider | undefined, request: SideRequest, purpose: string): Promise<GenerateResult>;
 };
 

@@ -41,10 +41,13 @@ const MODEL_COUNTS: unique symbol = Symbol('koagent.traceModelCounts');
 
 declare module '../../core/vocabulary/contexts.js' {
   interface CallVariables {
+    /** @internal koagent's own (its key is not exported). */
     [LIVE]?: LiveCall;
   }
   interface RunVariables {
+    /** @internal koagent's own (its key is not exported). */
     [TARGET]?: Target;
+    /** @internal koagent's own (its key is not exported). */
     [MODEL_COUNTS]?: Map<number, number>;
   }
 }
