@@ -1,10 +1,10 @@
 /**
- * Test helpers: `mockModel`, a scripted provider, and `openAiCompatibleServer`, a scripted Chat
+ * Test helpers: `mockModel`, a scripted provider, and `openaiCompatibleServer`, a scripted Chat
  * Completions server on loopback for agents on `openai()`.
  *
  * @example
  * ```ts
- * import { mockModel, openAiCompatibleServer } from 'koagent/testing';
+ * import { mockModel, openaiCompatibleServer } from 'koagent/testing';
  * ```
  *
  * @packageDocumentation
@@ -14,9 +14,9 @@
 export { mockModel, type MockCall, type MockModel, type MockModelOptions, type MockReasoning, type MockReply, type MockToolCall } from './mock-model.js';
 /** @category Testing */
 export {
-  openAiCompatibleServer,
-  type OpenAiCompatibleServer,
-  type OpenAiCompatibleServerOptions,
+  openaiCompatibleServer,
+  type OpenAICompatibleServer,
+  type OpenAICompatibleServerOptions,
   type ReceivedRequest,
   type ScriptedReply,
   type ScriptedResponse,

@@ -27,7 +27,7 @@ describe('a tool\'s output schema', () => {
     const events: AgentEvent[] = [];
     const result = await createAgent({ model: callOnce('sum'), tools: [sum] }).run('Sum', { onEvent: (e) => events.push(e) });
     expect(toolMessage(result.messages)?.content).toMatch(/sum returned a result that does not fit its output schema.*total/s);
-    expect(events.find((e) => e.type === 'tool.error')).toMatchObject({ kind: 'execution', toolName: 'sum' });
+    expect(events.find((e) => e.type === 'tool.error')).toMatchObject({ error: { kind: 'execution' }, toolName: 'sum' });
   });
 });
 

@@ -144,7 +144,7 @@ describe('permissions: deny', () => {
     expect(answer.content).toBe('Error (denied): The shell is disabled here');
     expect(answer.metadata?.error).toEqual({ kind: 'denied', message: 'The shell is disabled here', by: 'rule:no-shell' });
     expect(model.calls[1].messages.at(-1)).toEqual(answer);
-    expect(log.of('tool.error')).toEqual([expect.objectContaining({ toolCallId: 's', toolName: 'shell', kind: 'denied', message: 'The shell is disabled here', by: 'rule:no-shell' })]);
+    expect(log.of('tool.error')).toEqual([expect.objectContaining({ toolCallId: 's', toolName: 'shell', error: { kind: 'denied', message: 'The shell is disabled here', by: 'rule:no-shell' } })]);
     expect(result.text).toBe('Done.');
   });
 

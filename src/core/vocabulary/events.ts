@@ -1,7 +1,7 @@
 import type { ToolContentPart } from './content.js';
 import type { AssistantMessage } from './messages.js';
 import type { FinishReason, TokenUsage } from './model.js';
-import type { ToolErrorKind } from './tool-error.js';
+import type { ToolFailure } from './outcome.js';
 import type { RunStatus, StopReason } from './state.js';
 
 /**
@@ -65,7 +65,7 @@ type MiddlewareEvent = { [T in MiddlewareEventType]: { type: T } & MiddlewareEve
  * declared in `MiddlewareEvents`. Events watch a run; they cannot change it. They carry what the
  * model sees, never a value a layer replaced.
  *
- * @example onEvent: (e) => { if (e.type === 'tool.error') console.warn(e.toolName, e.kind, e.message); }
+ * @example onEvent: (e) => { if (e.type === 'tool.error') console.warn(e.toolName, e.error.kind, e.error.message); }
  */
 export type AgentEvent = EventBase &
   (
@@ -75,7 +75,7 @@ export type AgentEvent = EventBase &
     | { type: 'model.done'; step: number; purpose: string; message: AssistantMessage; usage: TokenUsage; finishReason: FinishReason }
     | { type: 'tool.start'; toolCallId: string; toolName: string; args: unknown }
     | { type: 'tool.done'; toolCallId: string; toolName: string; /** What the model reads: text, or parts. */ result: string | ToolContentPart[]; replacedBy?: string; replacedByHook?: string }
-    | { type: 'tool.error'; toolCallId: string; toolName: string; kind: ToolErrorKind; message: string; /** The layer, rule, guardrail or `approval` that settled it, when known. */ by?: string }
+    | { type: 'tool.error'; toolCallId: string; toolName: string; /** As the call's outcome carries it: `by`, the layer, rule, guardrail or `approval` that settled it, when known. */ error: ToolFailure }
     | { type: 'approval.requested'; toolCallId: string; toolName: string; args: unknown; reason?: string; path?: string[] }
     | { type: 'model.retry'; step: number; attempt: number; delayMs: number; fromRetryAfter: boolean; message: string }
     | ({ type: 'permission.decision' } & PermissionRecord)

@@ -91,7 +91,7 @@ function close(entry: LiveCall & { call: TracedCall }, _target: Target, outcome:
   const { call } = entry;
   call.durationMs = since(entry.t0);
   // A user layer that returned without next() settled the call itself.
-  const settledByLayer = call.layers.some((l) => l.source !== 'builtin' && l.effects.some((e) => e.kind === 'short-circuit'));
+  const settledByLayer = call.layers.some((l) => l.source !== 'builtin' && l.effects.some((e) => e.type === 'short-circuit'));
   call.outcome = outcome === 'ok' && settledByLayer ? 'short-circuit' : outcome;
 }
 

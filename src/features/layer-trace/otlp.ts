@@ -102,7 +102,7 @@ function layerSpans(owner: { startedAt: number; durationMs: number; layers: Trac
   const parents = enclosing(owner);
   const ids = owner.layers.map((_, j) => hex(key(j), 16));
   return owner.layers.map((layer, j) => {
-    const threw = layer.effects.find((e) => e.kind === 'threw');
+    const threw = layer.effects.find((e) => e.type === 'threw');
     return {
       traceId, spanId: ids[j], parentSpanId: parents[j] === -1 ? parentSpanId : ids[parents[j]], name: layerSpanName(layer), kind: 1,
       startTimeUnixNano: nanos(owner.startedAt + layer.inAt), endTimeUnixNano: nanos(owner.startedAt + (layer.outAt ?? owner.durationMs)),

@@ -80,7 +80,7 @@ describe('preToolCall outcomes', () => {
       onPermissionDecision: (record) => void records.push(record), onEvent: log.onEvent,
     }).run('go');
     expect(records).toEqual([{ toolName: 'search', toolCallId: 'c1', args: { query: 'q' }, decision: 'deny', source: 'hook', hook: 'no-search', reason: 'Searching is off today' }]);
-    expect(log.ofType('tool.error')).toMatchObject([{ toolCallId: 'c1', toolName: 'search', kind: 'denied', message: 'Searching is off today' }]);
+    expect(log.ofType('tool.error')).toMatchObject([{ toolCallId: 'c1', toolName: 'search', error: { kind: 'denied', message: 'Searching is off today' } }]);
     expect(log.ofType('permission.decision')).toHaveLength(1);
   });
 

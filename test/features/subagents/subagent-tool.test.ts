@@ -349,7 +349,7 @@ describe('approval inside a sub-agent', () => {
     const again = publishing(log);
     const researcher = createAgent({ name: 'researcher', instructions: 'You research.', model: mockModel(again.researcherScript.slice(1)), tools: [again.publish] });
     const lead = createAgent({ name: 'lead', model: mockModel(again.leadScript.slice(1)), tools: [researcher.asTool({ description: 'Researches a topic' })], store });
-    const [recovered] = await lead.recover();
+    const [recovered] = await lead.runs.recover();
     expect(recovered.result).toMatchObject({ status: 'completed', text: 'All done.' });
     expect(log).toEqual(['Otters']);
     expect(recovered.result!.state.children).toEqual({});
