@@ -13,6 +13,8 @@ import type { SegmentRequest } from './run-segment.js';
  * (it needs a store; default: the agent's own session).
  *
  * @example await agent.send('And tomorrow?', { sessionId: `user-\${user.id}` });
+ *
+ * @inline
  */
 export type SendOptions<C = unknown> = RunCallOptions<C>;
 
@@ -22,6 +24,8 @@ export type SendOptions<C = unknown> = RunCallOptions<C>;
  * all, or `contextFor(state)` per run.
  *
  * @example await agent.runs.recover({ limit: 10, contextFor: async (state) => ({ userId: await owner(state.sessionId) }) });
+ *
+ * @inline
  */
 export interface RecoverOptions<C = unknown> extends Omit<RunCallOptions<C>, 'sessionId'> {
   /** Recover at most this many runs in this call (default: every one there is). */
@@ -58,6 +62,8 @@ export interface RecoverBegun<C> {
  * agent's), and how many runs at most (default 100).
  *
  * @example await agent.runs.pendingApprovals({ limit: 20 });
+ *
+ * @inline
  */
 export interface PendingApprovalsOptions {
   store?: RunStore;
@@ -70,6 +76,8 @@ export interface PendingApprovalsOptions {
  * version's), and the store (default: the agent's).
  *
  * @example await agent.runs.adopt({ filter: { status: 'failed' } });
+ *
+ * @inline
  */
 export interface AdoptRunsOptions {
   filter?: AdoptFilter;

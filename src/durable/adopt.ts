@@ -13,6 +13,8 @@ import { storeCall } from './durable-run.js';
  * agent's name) that belong to another version of it, by session and status.
  *
  * @example await agent.runs.adopt({ filter: { agentName: 'teller-old', status: 'suspended' } });
+ *
+ * @inline
  */
 export interface AdoptFilter {
   /** The name the runs were stored under (default: this agent's); another name renames them. */

@@ -11,14 +11,6 @@
  * @module koagent/testing
  */
 /** @category Testing */
-export { mockModel, type MockCall, type MockModel, type MockModelOptions, type MockReasoning, type MockReply, type MockToolCall } from './mock-model.js';
+export { mockModel, type MockModel, type MockReply, type MockToolCall } from './mock-model.js';
 /** @category Testing */
-export {
-  openaiCompatibleServer,
-  type OpenAICompatibleServer,
-  type OpenAICompatibleServerOptions,
-  type ReceivedRequest,
-  type ScriptedReply,
-  type ScriptedResponse,
-  type ScriptedToolCall,
-} from './openai-compatible-server.js';
+export { openaiCompatibleServer, type OpenAICompatibleServer, type ScriptedResponse } from './openai-compatible-server.js';

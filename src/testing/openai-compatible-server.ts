@@ -41,6 +41,8 @@ export type ScriptedResponse =
  * One request the server received.
  *
  * @example expect(server.requests[0].body.messages.at(-1)).toMatchObject({ role: 'user' });
+ *
+ * @inline
  */
 export interface ReceivedRequest {
   method: string;
@@ -75,6 +77,8 @@ export interface OpenAICompatibleServer {
  * The options of {@link openaiCompatibleServer}.
  *
  * @example const options: OpenAICompatibleServerOptions = { responses: [{ reply: { text: 'Hi' } }] };
+ *
+ * @inline
  */
 export interface OpenAICompatibleServerOptions {
   /** The script: the first request gets the first response, and so on. */

@@ -18,6 +18,8 @@ export interface ScriptedToolCall {
  * What the model says in one scripted reply of an `openaiCompatibleServer`.
  *
  * @example const reply: ScriptedReply = { reasoning: 'The user greets me.', text: 'Hello!', usage: { prompt_tokens: 12, completion_tokens: 3 } };
+ *
+ * @inline
  */
 export interface ScriptedReply {
   text?: string;

@@ -26,6 +26,8 @@ export interface VersionedAgent {
  * What a worker counts: jobs by how they ended.
  *
  * @example const { segments, recovered, dead } = worker.counts;
+ *
+ * @inline
  */
 export interface WorkerCounts {
   /** Segments run to their end (completed, suspended or failed as the run's own outcome). */

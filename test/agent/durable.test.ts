@@ -5,7 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { createAgent, defineTool, KoagentError, memoryStore, RunFailedError, type GenerateResult, type Message, type ModelProvider, type ToolContext } from '../../src/index.js';
-import type { InterruptPolicy } from '../../src/types.js';
+import type { InterruptPolicy } from '../../src/core/vocabulary/contexts.js';
 import type { RunStore } from '../../src/store.js';
 import { mockModel } from '../../src/testing/index.js';
 import { mortal, overriding, settle, testClock } from '../support/durable.js';

@@ -9,7 +9,8 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createAgent, defineTool, openai, type AgentEvent } from '../../src/index.js';
-import { estimateRequest, memoryKeyValues, rateLimitMiddleware, retryMiddleware, type RateLimitOptions, type RateLimitWait } from '../../src/middleware.js';
+import { estimateRequest, type RateLimitOptions, type RateLimitWait } from '../../src/middleware/rate-limit-middleware.js';
+import { memoryKeyValues, rateLimitMiddleware, retryMiddleware } from '../../src/middleware.js';
 import { sqliteStore } from '../../src/sqlite.js';
 import { mockModel, openaiCompatibleServer } from '../../src/testing/index.js';
 

@@ -2,7 +2,8 @@
 // typed ProviderError (or the run's abort), the retry middleware recovers what is retryable,
 // and a failed run's state resumes once the server is back.
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { createAgent, openai, ProviderError, retryMiddleware, RunFailedError } from '../../src/index.js';
+import { createAgent, openai, ProviderError, RunFailedError } from '../../src/index.js';
+import { retryMiddleware } from '../../src/middleware.js';
 import type { StreamPart } from '../../src/types.js';
 import type { OpenAICompatibleServer } from '../../src/testing/index.js';
 import { add, rejection, runFailure } from '../support/core.js';

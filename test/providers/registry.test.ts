@@ -3,7 +3,7 @@ import { inspect } from 'node:util';
 // the environment; a bad string, an unknown prefix or a missing key fails there, saying what to set.
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { createAgent, registerModelPrefix, resolveModel, type ModelProvider } from '../../src/index.js';
-import type { OpenAIChatModel } from '../../src/types.js';
+import type { OpenAIChatModel } from '../../src/providers/openai.js';
 import { modelPrefixes } from '../../src/providers/registry.js';
 import { openaiCompatibleServer, type OpenAICompatibleServer } from '../../src/testing/index.js';
 

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { createAgent, defineTool, memoryStore, type GenerateOptions } from '../../src/index.js';
 import type { ToolMessage } from '../../src/types.js';
-import { MEDIA_TOKENS } from '../../src/media.js';
+import { MEDIA_TOKENS } from '../../src/core/vocabulary/content.js';
 import { mockModel } from '../../src/testing/index.js';
 import { add, runFailure } from '../support/core.js';
 import { mortal, settle, testClock } from '../support/durable.js';

@@ -2,7 +2,8 @@
 // what the model reads of it — the result as JSON, or what toModelOutput makes of it (text or parts).
 import { z } from 'zod';
 import { describe, expect, it, expectTypeOf } from 'vitest';
-import { createAgent, defineTool, type AgentEvent, type AgentHook, type Hook, type Middleware, type ToolOutcome } from '../../src/index.js';
+import { createAgent, defineTool, type AgentEvent, type Middleware, type ToolOutcome } from '../../src/index.js';
+import type { AgentHook, Hook } from '../../src/hooks.js';
 import { mockModel } from '../../src/testing/index.js';
 
 const png = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==';

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { createAgent, defineTool, deny, type AgentOptions } from '../../src/index.js';
-import type { PermissionRecord, PermissionsOption } from '../../src/types.js';
+import type { PermissionRecord } from '../../src/types.js';
+import type { PermissionsOption } from '../../src/tools/permissions.js';
 import { mockModel, type MockToolCall } from '../../src/testing/index.js';
 import { answerTo, countingTool, eventLog } from '../fixtures/counting-tools.js';
 

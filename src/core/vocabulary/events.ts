@@ -8,6 +8,8 @@ import type { RunStatus, StopReason } from './state.js';
  * What a permission rule, a hook or a human decided about one call.
  *
  * @example const decision: PermissionDecision = 'ask';
+ *
+ * @inline
  */
 export type PermissionDecision = 'allow' | 'deny' | 'ask';
 
@@ -105,5 +107,7 @@ export type EmittedEvent<T extends string = string> = { type: T } & EmittedField
  * Watches a run's events (`onEvent`). One that throws or rejects is logged, and the run goes on.
  *
  * @example const log: EventListener = (e) => console.log(e.at, e.type);
+ *
+ * @inline
  */
 export type EventListener = (event: AgentEvent) => void;

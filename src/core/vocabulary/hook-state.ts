@@ -10,11 +10,18 @@ import { copyJson } from './json.js';
  * @example const counts = hookState('call-counter', () => ({ calls: 0 })); tool: (ctx, next) => { counts.set(ctx, { calls: counts.get(ctx).calls + 1 }); return next(); }
  */
 export interface HookState<S> {
+  /** This layer's state in the run of `ctx`: a copy to read (`initial()` until one was set). */
   get(ctx: BaseContext): S;
+  /** Keep `value` (plain JSON) as this layer's state in the run of `ctx`. */
   set(ctx: BaseContext, value: S): void;
 }
 
-/** The state under `name` for each run, `initial()` until a layer sets it (see `HookState`). */
+/**
+ * A layer's own state in each run, kept under `state.hookState[name]`: `initial()` until the
+ * layer sets it (see `HookState`).
+ *
+ * @example const seen = hookState('seen-tools', () => ({ names: [] as string[] }));
+ */
 export function hookState<S>(name: string, initial: () => S): HookState<S> {
   if (typeof name !== 'string' || name === '') throw new TypeError('hookState(name, initial): name must be a non-empty string (it keys the value in state.hookState)');
   if (typeof initial !== 'function') throw new TypeError(`hookState(${JSON.stringify(name)}, initial): initial must be a function giving the state a run starts with`);

@@ -41,10 +41,13 @@ const MODEL_COUNTS: unique symbol = Symbol('koagent.traceModelCounts');
 
 declare module '../../core/vocabulary/contexts.js' {
   interface CallVariables {
+    /** @internal koagent's own slot. */
     [LIVE]?: LiveCall;
   }
   interface RunVariables {
+    /** @internal koagent's own slot. */
     [TARGET]?: Target;
+    /** @internal koagent's own slot. */
     [MODEL_COUNTS]?: Map<number, number>;
   }
 }

@@ -9,6 +9,8 @@ import { traceOf, type TracedCall, type TracedLayer } from './record.js';
  * An OTLP JSON attribute (`{ key, value: { stringValue } }` and its kin).
  *
  * @example const attribute: OtlpAttribute = { key: 'koagent.layer.name', value: { stringValue: 'redact' } };
+ *
+ * @inline
  */
 export interface OtlpAttribute {
   key: string;
@@ -19,6 +21,8 @@ export interface OtlpAttribute {
  * One span as OTLP JSON encodes it: ids in hex, times as nanosecond strings, kind and status code as numbers.
  *
  * @example const names = otlp.resourceSpans[0].scopeSpans[0].spans.map((s: OtlpSpan) => s.name);
+ *
+ * @inline
  */
 export interface OtlpSpan {
   traceId: string;

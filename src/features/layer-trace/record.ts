@@ -125,6 +125,8 @@ export type TracedEffect =
  * named), through which surface and when (`at`, ISO 8601).
  *
  * @example const edits = call.layers.flatMap((l) => l.effects).filter((e) => e.type === 'human-decision' && e.changes !== undefined);
+ *
+ * @inline
  */
 export interface HumanDecisionEffect {
   type: 'human-decision';

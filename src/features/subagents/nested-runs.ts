@@ -43,6 +43,7 @@ const LISTED: unique symbol = Symbol('koagent.listedApprovals');
 
 declare module '../../core/vocabulary/contexts.js' {
   interface RunVariables {
+    /** @internal koagent's own slot. */
     [LISTED]?: Set<string>;
   }
 }

@@ -1,7 +1,8 @@
 // The AgentHook dialect around tool calls: the context preToolCall and postToolCall get, and
 // what each of their outcomes does. Test names quote the seed (000_…txt) or DESIGN.md §3.
 import { describe, expect, it } from 'vitest';
-import { createAgent, type AgentHook, type ToolCallHookContext, type ToolCallHookResult, type ToolContext } from '../../../src/index.js';
+import { createAgent, type ToolContext } from '../../../src/index.js';
+import type { AgentHook, ToolCallHookContext, ToolCallHookResult } from '../../../src/hooks.js';
 import type { PermissionRecord } from '../../../src/types.js';
 import { mockModel } from '../../../src/testing/index.js';
 import { brokenTool, callTool, eventLog, searchTool, toolResults } from './fixtures.js';

@@ -1,7 +1,8 @@
 // The layer trace records what each layer did to a call: rewrites (with the change), replaced
 // results and replies, short-circuits, denials, approval requests, next() again and throws.
 import { describe, expect, it } from 'vitest';
-import { createAgent, deny, ProviderError, retryMiddleware, type Middleware } from '../../../src/index.js';
+import { createAgent, deny, ProviderError, type Middleware } from '../../../src/index.js';
+import { retryMiddleware } from '../../../src/middleware.js';
 import { mockModel } from '../../../src/testing/index.js';
 import { callsOf, deploy, layer, search, toolCall } from './support.js';
 

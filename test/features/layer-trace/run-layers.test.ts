@@ -2,7 +2,8 @@
 // (criogen onStart/onEnd, run middleware), in and out, their time, and what they did — kept per
 // segment across an approval, a sub-agent's in the lead's trace, and exported as spans.
 import { describe, expect, it } from 'vitest';
-import { createAgent, memoryStore, type Hook, type Middleware } from '../../../src/index.js';
+import { createAgent, memoryStore, type Middleware } from '../../../src/index.js';
+import type { Hook } from '../../../src/hooks.js';
 import { mockModel } from '../../../src/testing/index.js';
 import { traceOf, traceToOtlp, type TracedSegment } from '../../../src/trace.js';
 import { deploy, layer, search } from './support.js';

@@ -3,7 +3,8 @@
 // usage and events flow up to the lead, and an approval pause inside it pauses the lead.
 import { z } from 'zod';
 import { describe, expect, it } from 'vitest';
-import { createAgent, defineTool, memoryStore, type AgentEvent, type AgentHook, type Hook, type Middleware, type RunState } from '../../../src/index.js';
+import { createAgent, defineTool, memoryStore, type AgentEvent, type Middleware, type RunState } from '../../../src/index.js';
+import type { AgentHook, Hook } from '../../../src/hooks.js';
 import type { SubagentInfo } from '../../../src/types.js';
 import { mockModel, type MockReply } from '../../../src/testing/index.js';
 import { mapText } from '../../../src/core/vocabulary/content.js';
