@@ -113,7 +113,7 @@ module.exports = {
       comment: 'index.ts, types.ts, hooks.ts and the other entry points only re-export; no module of koagent imports them.',
       severity: 'error',
       from: { path: '^src/', pathNot: '^src/cli/' },
-      to: { path: '^src/(index|types|hooks|store|option-checks|media|sqlite|postgres|worker|middleware|studio|sandbox|trace)\\.ts$' },
+      to: { path: '^src/(index|types|hooks|store|sqlite|postgres|worker|middleware|studio|sandbox|trace)\\.ts$' },
     },
     {
       name: 'stores-build-on-the-core',

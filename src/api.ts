@@ -3,8 +3,9 @@
 // this module (a dependency rule checks it), so "adapters over the one stack" holds literally:
 // whatever they need, every user's middleware has too. The entry points choose from it: the
 // package root the names everyday code uses, `koagent/types` the other types,
-// `koagent/option-checks` the options helpers, `koagent/media` the media helpers and
-// `koagent/store` the ledger's types. Three names here are on no entry point: `blame`, with which
+// `koagent/middleware` the options helpers and `koagent/store` the ledger's types. The media
+// helpers and the token estimate are for the built-ins and providers only, on no entry point;
+// so are these: `blame`, with which
 // the dialects report the user's hook that threw rather than their own layer (a user's own
 // layer is named by the run itself), `failing`, with which a dialect's run layer lets its hooks
 // see the segment failing with what a hook threw before the layer rethrows it (a user's layer

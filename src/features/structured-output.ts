@@ -19,6 +19,8 @@ import { ToolError } from '../core/vocabulary/tool-error.js';
  * `agent.run(input, { output })`; a bare zod schema means `{ schema }`.
  *
  * @example createAgent({ model, output: { schema: z.object({ city: z.string(), celsius: z.number() }), repairs: 1 } })
+ *
+ * @inline
  */
 export interface OutputOptions<O = unknown> {
   /** What the final answer must fit; `result.output` is the schema's output for it. */
@@ -48,6 +50,8 @@ export type OutputSpec<O = unknown> = z.ZodType<O> | OutputOptions<O>;
  * `OutputOptions` around the schema `S`, for the overloads that type `result.output` as `z.output<S>`.
  *
  * @example const spec: OutputOptionsOf<typeof Verdict> = { schema: Verdict, mode: 'tool' };
+ *
+ * @inline
  */
 export type OutputOptionsOf<S extends z.ZodType> = Omit<OutputOptions<z.output<S>>, 'schema'> & { schema: S };
 
@@ -210,7 +214,7 @@ const JUDGED: unique symbol = Symbol('koagent.judged');
 
 declare module '../core/vocabulary/contexts.js' {
   interface RunVariables {
-    /** @internal koagent's own (its key is not exported). */
+    /** @internal koagent's own slot. */
     [JUDGED]?: RunResult;
   }
 }

@@ -21,11 +21,11 @@ const TOOL_SPAN: unique symbol = Symbol('koagent.toolSpan');
 
 declare module '../core/vocabulary/contexts.js' {
   interface RunVariables {
-    /** @internal koagent's own (its key is not exported). */
+    /** @internal koagent's own slot. */
     [RUN_SPAN]?: Span;
   }
   interface CallVariables {
-    /** @internal koagent's own (its key is not exported). */
+    /** @internal koagent's own slot. */
     [TOOL_SPAN]?: Span;
   }
 }

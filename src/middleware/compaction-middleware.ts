@@ -6,6 +6,8 @@ import { z } from 'zod';
  * `estimateTokens` does (four characters of text a token, an image or a file as `MEDIA_TOKENS`).
  *
  * @example createAgent({ model, compaction: { maxMessages: 40, keepRecent: 10 } })
+ *
+ * @inline
  */
 export interface CompactionOptions {
   /** Compact before a model call when the transcript has more messages than this. */

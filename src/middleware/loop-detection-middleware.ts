@@ -18,6 +18,8 @@ declare module '../api.js' {
  * with the same arguments, key order aside (`{ a: 1, b: 2 }` is `{ b: 2, a: 1 }`).
  *
  * @example loopDetectionMiddleware({ window: 12, repeats: 3, oscillation: { maxPeriod: 3 }, onLoop: 'warn', maxWarnings: 2 })
+ *
+ * @inline
  */
 export interface LoopDetectionOptions {
   /** How many of the most recent tool calls are looked at (default 10). */

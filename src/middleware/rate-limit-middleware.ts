@@ -13,6 +13,8 @@ declare module '../api.js' {
  * Why a call waits, and for how long: what `onWait` and the `rate-limit.wait` event get.
  *
  * @example rateLimitMiddleware({ requestsPerMinute: 60, onWait: ({ key, reason, waitMs }) => log.info(`${key}: waiting ${waitMs} ms (${reason})`) })
+ *
+ * @inline
  */
 export interface RateLimitWait {
   /** The limited key (by default the provider's `name/modelId`). */
@@ -28,6 +30,8 @@ export interface RateLimitWait {
  * it still lies within the last `windowMs`.
  *
  * @example rateLimitMiddleware({ requestsPerMinute: 500, tokensPerMinute: 200_000, store: await postgresStore({ connectionString }) })
+ *
+ * @inline
  */
 export interface RateLimitOptions {
   /** Model calls per window and key (default: no limit). */

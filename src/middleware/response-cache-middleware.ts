@@ -14,6 +14,8 @@ declare module '../api.js' {
  * Options of `responseCacheMiddleware`.
  *
  * @example responseCacheMiddleware({ ttlMs: 10 * 60_000, store: sqliteStore({ path: 'runs.db' }), scope: (ctx) => ctx.sessionId })
+ *
+ * @inline
  */
 export interface ResponseCacheOptions {
   /** Where replies are kept: a key-value store or a run store (default: this instance's memory). A SQLite or PostgreSQL store shares them between processes. */

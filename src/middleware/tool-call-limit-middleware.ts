@@ -16,6 +16,8 @@ declare module '../api.js' {
  * not named in `byTool` is bounded by `total` only.
  *
  * @example const caps: ToolCallCaps = { total: 20, byTool: { search: 3, fetch_page: 10 } };
+ *
+ * @inline
  */
 export interface ToolCallCaps {
   /** Calls of any tool. */
@@ -33,6 +35,8 @@ export interface ToolCallCaps {
  * is checked against the limits then, so an approval never takes a run past its limit.
  *
  * @example toolCallLimitMiddleware({ perRun: { byTool: { search: 3 } }, perSession: { total: 200, ttlMs: 86_400_000 }, onLimit: 'error' })
+ *
+ * @inline
  */
 export interface ToolCallLimitOptions {
   /** Caps over one run (all its segments: suspend and resume do not reset them). */

@@ -5,6 +5,8 @@ import { functionSchema, optionsSchema, ownValue, parseOptions, textOf, type Mid
  * Produces an emulated tool's result from its (checked) arguments, in place of running it.
  *
  * @example const emulate: ToolEmulator = (args, ctx) => (ctx.toolName === 'get_weather' ? { forecast: 'sunny' } : undefined);
+ *
+ * @inline
  */
 export type ToolEmulator = (args: any, ctx: ToolContext) => unknown;
 
@@ -13,6 +15,8 @@ export type ToolEmulator = (args: any, ctx: ToolContext) => unknown;
  * function (one for all, or one per tool), else a side model call.
  *
  * @example toolEmulatorMiddleware({ tools: ['send_email'], emulate: () => ({ sent: true }) })
+ *
+ * @inline
  */
 export interface ToolEmulatorOptions {
   /** The tools to emulate, by name, or `'all'` (default). The others run for real. */

@@ -13,6 +13,8 @@ declare module '../api.js' {
  * always kept, and from how many tools on it is worth asking at all.
  *
  * @example toolSelectorMiddleware({ model: cheapModel, maxTools: 5, alwaysInclude: ['search'] })
+ *
+ * @inline
  */
 export interface ToolSelectorOptions {
   /** The model that picks the tools (default: the agent's). A small, cheap one is usually enough. */

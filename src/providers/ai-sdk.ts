@@ -23,9 +23,6 @@ import { ReplyAssembler } from '../features/streaming/reply-assembler.js';
 import { callOptions, type AiSdkCallOptions, type PromptTarget } from './ai-sdk-prompt.js';
 import { parseArguments } from './openai-wire.js';
 
-/** @category Providers */
-export type { AiSdkCallOptions, AiSdkPromptMessage } from './ai-sdk-prompt.js';
-
 // The specification's own shapes spell absent values `T | undefined`: so do these, or a real
 // model would not fit them in a program compiled with `exactOptionalPropertyTypes`.
 type V2Usage = { inputTokens?: number | undefined; outputTokens?: number | undefined; cachedInputTokens?: number | undefined };

@@ -13,6 +13,8 @@ export const OPENAI_BASE_URL = 'https://api.openai.com/v1';
  * Options of `openai()`. Only `model` is required when `OPENAI_API_KEY` is set.
  *
  * @example openai({ model: 'llama3.2', baseURL: 'http://localhost:11434/v1', maxTokensField: 'max_tokens' })
+ *
+ * @inline
  */
 export interface OpenAIProviderOptions {
   /** The model id the server knows, e.g. `gpt-5-mini`. */

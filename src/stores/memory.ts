@@ -10,6 +10,8 @@ import type { ClaimedRun, ClaimOutcome, ClaimRequest, CreateOutcome, Lease, NewR
  * Options of `memoryStore`.
  *
  * @example memoryStore({ leaseMs: 200, now: () => clock.now })
+ *
+ * @inline
  */
 export interface MemoryStoreOptions {
   /** How long a lease lasts unless renewed (default 30 s). */

@@ -15,6 +15,8 @@ import { SqlStore, type SqlRunner } from './sql/sql-store.js';
  * pool of yours), and the store's own settings.
  *
  * @example await postgresStore({ connectionString: process.env.DATABASE_URL, leaseMs: 20_000 })
+ *
+ * @inline
  */
 export interface PostgresStoreOptions {
   /** e.g. `postgres://user:password@host:5432/db`. */
@@ -36,6 +38,8 @@ export interface PostgresStoreOptions {
  * Settings of a `pg.Pool`, handed to pg as they are (pg checks them); the common ones are typed.
  *
  * @example postgresStore({ poolConfig: { host: 'db', database: 'runs', max: 10, ssl: true } })
+ *
+ * @inline
  */
 export interface PostgresPoolConfig {
   connectionString?: string | undefined;
@@ -64,6 +68,8 @@ export interface PostgresPool {
  * One connection taken from a `PostgresPool` (a `pg.PoolClient`), as the store uses it.
  *
  * @example const client = await pool.connect(); try { await client.query('SELECT 1'); } finally { client.release(); }
+ *
+ * @inline
  */
 export interface PostgresClient {
   /** Run a statement: its text with `$1`, `$2` … and their values, or a named (prepared) statement. */

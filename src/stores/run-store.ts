@@ -164,7 +164,7 @@ export interface StoreStats {
  * Where durable runs live: `createAgent({ store })`. Each step of a run is one checkpoint
  * (one transaction) holding only what the step changed; the ledger is write-ahead (a call is
  * stored `running` before its tool is entered); one worker at a time holds a run's lease, and
- * a run whose worker died is claimed by `agent.recover()` once its lease expired.
+ * a run whose worker died is claimed by `agent.runs.recover()` once its lease expired.
  *
  * Every method is safe to call from many processes at once (for the SQLite store: processes
  * on one machine sharing one file; for PostgreSQL: any number of machines).

@@ -14,6 +14,8 @@ import { SqlStore, type SqlRunner, type WriteOptions } from './sql/sql-store.js'
  * Options of `sqliteStore`.
  *
  * @example sqliteStore({ path: './data/runs.db', leaseMs: 15_000, retention: { olderThanMs: 7 * 86_400_000 } })
+ *
+ * @inline
  */
 export interface SqliteStoreOptions {
   /** The database file (created if missing). Every process that shares runs opens the same file. */

@@ -42,6 +42,8 @@ export interface DecisionRequest {
  * (`createClient` of `koagent/worker` is one), so a free worker runs the next segment.
  *
  * @example await startStudio({ store: client.store, queue: client });
+ *
+ * @inline
  */
 export interface StudioQueue {
   /** Queue the run's resume with these decisions; throws (a TypeError) when the run was answered already. */

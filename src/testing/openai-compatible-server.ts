@@ -41,6 +41,8 @@ export type ScriptedResponse =
  * One request the server received.
  *
  * @example expect(server.requests[0].body.messages.at(-1)).toMatchObject({ role: 'user' });
+ *
+ * @inline
  */
 export interface ReceivedRequest {
   method: string;
@@ -56,7 +58,7 @@ export interface ReceivedRequest {
  *
  * @example const model = openai({ model: 'gpt-5-mini', baseURL: server.baseURL, apiKey: 'sk-test' });
  */
-export interface OpenAiCompatibleServer {
+export interface OpenAICompatibleServer {
   /** The API root to give as `baseURL` (`http://127.0.0.1:<port>/v1`). */
   readonly baseURL: string;
   /** Every request received so far, in order. */
@@ -72,11 +74,13 @@ export interface OpenAiCompatibleServer {
 }
 
 /**
- * The options of {@link openAiCompatibleServer}.
+ * The options of {@link openaiCompatibleServer}.
  *
- * @example const options: OpenAiCompatibleServerOptions = { responses: [{ reply: { text: 'Hi' } }] };
+ * @example const options: OpenAICompatibleServerOptions = { responses: [{ reply: { text: 'Hi' } }] };
+ *
+ * @inline
  */
-export interface OpenAiCompatibleServerOptions {
+export interface OpenAICompatibleServerOptions {
   /** The script: the first request gets the first response, and so on. */
   responses: ScriptedResponse[];
 }
@@ -88,7 +92,7 @@ export interface OpenAiCompatibleServerOptions {
  * message says so, so a test never hangs on a missing response.
  *
  * @example
- * const server = await openAiCompatibleServer({ responses: [
+ * const server = await openaiCompatibleServer({ responses: [
  *   { reply: { toolCalls: [{ name: 'get_weather', arguments: { city: 'Paris' } }] } },
  *   { reply: { text: 'Sunny in Paris.' } },
  * ] });
@@ -96,8 +100,8 @@ export interface OpenAiCompatibleServerOptions {
  * await agent.run('Weather in Paris?');
  * await server.close();
  */
-export async function openAiCompatibleServer(options: OpenAiCompatibleServerOptions): Promise<OpenAiCompatibleServer> {
-  if (!Array.isArray(options?.responses)) throw new TypeError('openAiCompatibleServer(options): options.responses must be an array of responses, e.g. { responses: [{ reply: { text: "Hi" } }] }');
+export async function openaiCompatibleServer(options: OpenAICompatibleServerOptions): Promise<OpenAICompatibleServer> {
+  if (!Array.isArray(options?.responses)) throw new TypeError('openaiCompatibleServer(options): options.responses must be an array of responses, e.g. { responses: [{ reply: { text: "Hi" } }] }');
   const script = [...options.responses];
   const requests: ReceivedRequest[] = [];
   const waiters: Array<{ count: number; resolve: () => void }> = [];
@@ -124,7 +128,7 @@ export async function openAiCompatibleServer(options: OpenAiCompatibleServerOpti
     });
     const response = script[number - 1];
     try {
-      if (response === undefined) return sendJson(res, 500, errorBody(`openAiCompatibleServer: no response scripted for request ${number}; add one to responses (or push it)`));
+      if (response === undefined) return sendJson(res, 500, errorBody(`openaiCompatibleServer: no response scripted for request ${number}; add one to responses (or push it)`));
       await answer(res, response, number, body, () => gone);
     } catch (error) {
       if (!res.headersSent) sendJson(res, 500, errorBody(error instanceof Error ? error.message : String(error)));

@@ -35,6 +35,8 @@ export interface PermissionRule {
  * The agent's `permissions` option: rules, or `{ rules, default }` (the default is `allow`).
  *
  * @example createAgent({ model, tools, permissions: { rules: [{ tool: 'read_*', decision: 'allow' }], default: 'ask' } })
+ *
+ * @inline
  */
 export type PermissionsOption = PermissionRule[] | { rules: PermissionRule[]; default?: PermissionDecision };
 

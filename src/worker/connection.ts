@@ -9,6 +9,8 @@ import type { PostgresPool } from '../stores/postgres.js';
  * A pool the queue can use: a `pg.Pool` (the store's `PostgresPool`, with `query`).
  *
  * @example await createClient({ pool: new pg.Pool({ connectionString: process.env.DATABASE_URL, max: 20 }) })
+ *
+ * @inline
  */
 export interface QueuePool extends PostgresPool {
   /** Run one statement on a connection of the pool. */

@@ -28,6 +28,8 @@ export interface QueueConnection {
  * Options of `createWorker`.
  *
  * @example await createWorker({ connectionString, agents: [teller], version: '2', concurrency: 8, limits: { teller: { concurrency: 20, perTenant: 5 } } })
+ *
+ * @inline
  */
 export interface WorkerOptions extends QueueConnection {
   /** The agents this worker runs, each with its version (default: the worker's `version`). */
@@ -151,6 +153,8 @@ const RETRIED = new Set(['model_error', 'store_error']);
  * Options of `createClient`.
  *
  * @example const client = await createClient({ connectionString: process.env.DATABASE_URL });
+ *
+ * @inline
  */
 export interface ClientOptions extends QueueConnection {}
 

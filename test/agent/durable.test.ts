@@ -5,7 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { createAgent, defineTool, KoagentError, memoryStore, RunFailedError, type GenerateResult, type Message, type ModelProvider, type ToolContext } from '../../src/index.js';
-import type { InterruptPolicy } from '../../src/types.js';
+import type { InterruptPolicy } from '../../src/core/vocabulary/contexts.js';
 import type { RunStore } from '../../src/store.js';
 import { mockModel } from '../../src/testing/index.js';
 import { mortal, overriding, settle, testClock } from '../support/durable.js';
@@ -81,9 +81,9 @@ async function crashAndRecover(options: { idempotent?: boolean; onInterrupted?: 
   expect(stored.status).toBe('running');
   // B cannot take the run while A's lease holds.
   const b = teller(store, charge(ledger, tool));
-  expect(await b.recover()).toEqual([]);
+  expect(await b.runs.recover()).toEqual([]);
   clock.advance(1001);
-  const recovered = await b.recover();
+  const recovered = await b.runs.recover();
   return { store, ledger, b, recovered, runId: stored.runId };
 }
 
@@ -145,10 +145,10 @@ describe('a durable run', () => {
   });
 });
 
-describe('agent.recover()', () => {
+describe('agent.runs.recover()', () => {
   it('continues a run whose worker died after a tool call was done, without running it again', async () => {
     const { store, ledger } = await diedAfterTheCall();
-    const [recovered] = await teller(store, charge(ledger)).recover();
+    const [recovered] = await teller(store, charge(ledger)).runs.recover();
     expect(recovered.result).toMatchObject({ status: 'completed', text: 'Result: {"charged":30}' });
     expect(ledger.executions).toHaveLength(1);
     expect(recovered.result!.state.segment).toBe(2);
@@ -172,7 +172,7 @@ describe('agent.recover()', () => {
   it("asks a human about a call found running when its tool says 'ask', and runs it again only if approved", async () => {
     const { store, ledger, b, recovered, runId } = await crashAndRecover({ onInterrupted: 'ask' });
     expect(recovered[0].result).toMatchObject({ status: 'suspended', stopReason: 'approval' });
-    const [waiting] = await b.pendingApprovals();
+    const [waiting] = await b.runs.pendingApprovals();
     expect(waiting.runId).toBe(runId);
     expect(waiting.pendingApprovals).toEqual([{ toolCallId: 'c1', toolName: 'charge', args: { amount: 30 }, reason: `This call had started when the run was interrupted and may have taken effect (idempotency key ${runId}:c1); approve to run it again, deny to tell the model it did not complete` }]);
     expect((await store.loadRun(runId))!.ledger).toEqual([{ id: 'c1', entry: 'pending' }]);
@@ -205,7 +205,7 @@ describe('agent.recover()', () => {
         return claimed;
       },
     });
-    const [recovered] = await createAgent({ name: 'teller', model: cashier(), tools: [charge(ledger, { idempotent: true })], store: edited, toolArguments: { maxBytes: 1_000 } }).recover();
+    const [recovered] = await createAgent({ name: 'teller', model: cashier(), tools: [charge(ledger, { idempotent: true })], store: edited, toolArguments: { maxBytes: 1_000 } }).runs.recover();
     expect(ledger.executions).toHaveLength(1);
     expect(recovered.result!.messages.find((m) => m.role === 'tool')?.metadata?.error).toEqual({ kind: 'validation', message: 'Invalid arguments for charge: the arguments are larger than the 1000 bytes of JSON allowed' });
   });
@@ -215,16 +215,16 @@ describe('agent.recover()', () => {
     // The next version of the agent has one more tool: its calls may mean other things.
     const refund = defineTool({ name: 'refund', description: 'Refund', execute: () => 'refunded' });
     const v2 = createAgent({ name: 'teller', model: cashier(), tools: [charge(ledger), refund], store });
-    const [refused] = await v2.recover();
+    const [refused] = await v2.runs.recover();
     expect(refused.error).toBeInstanceOf(RunFailedError);
     expect(refused.error!.code).toBe('invalid_resume');
-    expect(refused.error!.message).toMatch(/is not continued, and is stored as failed: it was started by a version of this agent with other tools .*agent\.resume\(agent\.adoptState\(/);
+    expect(refused.error!.message).toMatch(/is not continued, and is stored as failed: it was started by a version of this agent with other tools .*agent\.resume\(agent\.runs\.adoptState\(/);
     // Stored as failed: it is not claimed again.
-    expect(await v2.recover()).toEqual([]);
+    expect(await v2.runs.recover()).toEqual([]);
     const stored = (await store.loadRun(refused.runId))!;
     expect(stored).toMatchObject({ status: 'failed', error: { code: 'invalid_resume' } });
-    await expect(v2.resume(refused.runId)).rejects.toThrow(/belongs to another agent named "teller" \(other tools.*agent\.adoptState\(state\)/);
-    const result = await v2.resume(v2.adoptState(stored));
+    await expect(v2.resume(refused.runId)).rejects.toThrow(/belongs to another agent named "teller" \(other tools.*agent\.runs\.adoptState\(state\)/);
+    const result = await v2.resume(v2.runs.adoptState(stored));
     expect(result).toMatchObject({ status: 'completed', text: 'Result: {"charged":30}' });
     expect(ledger.executions).toHaveLength(1);
     // The stored run is v2's now.
@@ -260,16 +260,16 @@ describe('agent.recover()', () => {
     state.messages = [...state.messages, { role: 'user', content: 5 } as never];
     await store.createRun({ state, owner: 'a worker that died' });
     clock.advance(1001);
-    const [refused] = await agent.recover();
+    const [refused] = await agent.runs.recover();
     expect(refused).toMatchObject({ runId: 'run_bad', error: { code: 'invalid_resume' } });
     expect(refused.error!.message).toMatch(/its stored state does not pass the checks of resume \(resume\(state\): state\.messages\[4\]/);
     expect((await store.loadRun('run_bad'))!.status).toBe('failed');
   });
 
   it('finds nothing to do when no run is left behind, and needs a store', async () => {
-    expect(await teller(memoryStore(), charge(new Ledger())).recover()).toEqual([]);
-    await expect(createAgent({ model: cashier() }).recover()).rejects.toThrow('agent.recover() needs a run store: createAgent({ store }) with memoryStore(), sqliteStore() from koagent/sqlite or postgresStore() from koagent/postgres, or { store } in this call\'s options');
-    await expect(teller(memoryStore(), charge(new Ledger())).recover({ limit: 0 })).rejects.toThrow('agent.recover(options): limit must be a whole number ≥ 1 or Infinity (got 0)');
+    expect(await teller(memoryStore(), charge(new Ledger())).runs.recover()).toEqual([]);
+    await expect(createAgent({ model: cashier() }).runs.recover()).rejects.toThrow('agent.runs.recover() needs a run store: createAgent({ store }) with memoryStore(), sqliteStore() from koagent/sqlite or postgresStore() from koagent/postgres, or { store } in this call\'s options');
+    await expect(teller(memoryStore(), charge(new Ledger())).runs.recover({ limit: 0 })).rejects.toThrow('agent.runs.recover(options): limit must be a whole number ≥ 1 or Infinity (got 0)');
   });
 });
 
@@ -298,7 +298,7 @@ describe('the lease', () => {
     const stalled = createAgent({ name: 'teller', model: cashier(), tools: [slow], store: overriding(store, { renew: async () => true }) }).run('Charge me');
     await settle();
     clock.advance(1001);
-    const [recovered] = await teller(store, charge(ledger, { idempotent: true })).recover();
+    const [recovered] = await teller(store, charge(ledger, { idempotent: true })).runs.recover();
     expect(recovered.result!.status).toBe('completed');
     release();
     const failure = await stalled.catch((e: unknown) => e);
@@ -318,7 +318,7 @@ describe('the lease', () => {
     await settle();
     clock.advance(61);
     // Another worker takes the run over (its recovery reruns nothing: the call is reported).
-    const takeover = teller(store, charge(ledger)).recover();
+    const takeover = teller(store, charge(ledger)).runs.recover();
     const failure = await first.catch((e: unknown) => e);
     expect(KoagentError.is(failure) && failure.code).toBe('lease_lost');
     expect((failure as Error).message).toMatch(/its lease was lost while the segment ran/);

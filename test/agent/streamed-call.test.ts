@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { createAgent, defineTool, mapText, memoryStore, openai, type AgentEvent, type Message, type ModelProvider, type RunResult } from '../../src/index.js';
 import { mockModel } from '../../src/testing/index.js';
-import type { OpenAiCompatibleServer as ChatServer } from '../../src/testing/index.js';
+import type { OpenAICompatibleServer as ChatServer } from '../../src/testing/index.js';
 import { chatServerPerTest } from '../support/chat-server.js';
 import { mortal, settle, testClock } from '../support/durable.js';
 
@@ -77,7 +77,7 @@ describe('{ stream: true }: every kind of segment asks the model with stream=tru
     await settle();
     expect(dying.dead).toBe(true);
     clock.advance(1001);
-    const { events, result } = await drain(createAgent({ name: 'teller', model: model(s), tools: [add], store }).recover({ stream: true }));
+    const { events, result } = await drain(createAgent({ name: 'teller', model: model(s), tools: [add], store }).runs.recover({ stream: true }));
     expect(s.requests.map((r) => r.body.stream)).toEqual([true]);
     expect(result).toHaveLength(1);
     expect(result[0].result).toMatchObject({ status: 'completed', text: 'Recovered, and paid.' });

@@ -62,10 +62,10 @@ async function killThenRecover(kind: 'sqlite' | 'postgres', where: string, open:
     expect(stored.messages).toEqual(live.slice(0, 4).map((m, i) => (i === 3 ? { ...m, metadata: undefined } : m)).map(withoutUndefined));
     // The lease of the dead worker expires; another process recovers the run.
     const agent = buildEditingAgent({ store });
-    let recoveredRuns = await agent.recover();
+    let recoveredRuns = await agent.runs.recover();
     for (let waited = 0; recoveredRuns.length === 0 && waited < 10_000; waited += 100) {
       await new Promise((resolve) => setTimeout(resolve, 100));
-      recoveredRuns = await agent.recover();
+      recoveredRuns = await agent.runs.recover();
     }
     const [recovered] = recoveredRuns;
     expect(recovered.error).toBeUndefined();

@@ -12,7 +12,8 @@ import { ElicitRequestSchema, type ElicitResult } from '@modelcontextprotocol/sd
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { createAgent, type Agent } from '../../src/index.js';
-import { serveMcp, type McpAgentServer, type McpServeOptions } from '../../src/mcp/index.js';
+import { serveMcp, type McpAgentServer } from '../../src/mcp/index.js';
+import type { McpServeOptions } from '../../src/mcp/server.js';
 import { mockModel, type MockReply } from '../../src/testing/index.js';
 import { childProcesses } from '../fixtures/mcp-servers.js';
 import { buildTeller } from '../fixtures/mcp-teller.js';

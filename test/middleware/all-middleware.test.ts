@@ -27,7 +27,7 @@ function documentedOrder(): string[] {
 }
 
 const names = (call: TracedCall | undefined) => call?.layers.map((layer) => layer.name) ?? [];
-const effectsOf = (call: TracedCall | undefined, layer: string) => call?.layers.filter((l) => l.name === layer).flatMap((l) => l.effects.map((e) => e.kind)) ?? [];
+const effectsOf = (call: TracedCall | undefined, layer: string) => call?.layers.filter((l) => l.name === layer).flatMap((l) => l.effects.map((e) => e.type)) ?? [];
 
 describe('all the built-in middleware on one agent', () => {
   let built: ReturnType<typeof buildAllMiddlewareAgent>;

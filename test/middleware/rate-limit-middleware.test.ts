@@ -9,9 +9,10 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createAgent, defineTool, openai, type AgentEvent } from '../../src/index.js';
-import { estimateRequest, memoryKeyValues, rateLimitMiddleware, retryMiddleware, type RateLimitOptions, type RateLimitWait } from '../../src/middleware.js';
+import { estimateRequest, type RateLimitOptions, type RateLimitWait } from '../../src/middleware/rate-limit-middleware.js';
+import { memoryKeyValues, rateLimitMiddleware, retryMiddleware } from '../../src/middleware.js';
 import { sqliteStore } from '../../src/sqlite.js';
-import { mockModel, openAiCompatibleServer } from '../../src/testing/index.js';
+import { mockModel, openaiCompatibleServer } from '../../src/testing/index.js';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '../..');
 const dir = mkdtempSync(join(tmpdir(), 'koagent-rate-'));
@@ -150,7 +151,7 @@ describe('rateLimitMiddleware: shared counters', () => {
 
 describe('rateLimitMiddleware: learning from 429', () => {
   it('pauses the provider for every run until the Retry-After of a 429 from the real openai provider', async () => {
-    const server = await openAiCompatibleServer({
+    const server = await openaiCompatibleServer({
       responses: [
         { status: 429, body: { error: { message: 'Rate limit reached', type: 'requests' } }, headers: { 'retry-after-ms': '1500' } },
         { reply: { text: 'hello' } },

@@ -7,7 +7,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it, vi } from 'vitest';
 import { createAgent, defineTool, type AgentEvent, type GenerateOptions, type GenerateResult, type ModelProvider } from '../../src/index.js';
-import { memoryKeyValues, requestKey, responseCacheMiddleware } from '../../src/middleware.js';
+import { memoryKeyValues, responseCacheMiddleware } from '../../src/middleware.js';
+import { requestKey } from '../../src/middleware/response-cache-middleware.js';
 import { RequestKeys } from '../../src/middleware/response-cache-middleware.js';
 import { sqliteStore } from '../../src/sqlite.js';
 

@@ -2,15 +2,16 @@
 // typed ProviderError (or the run's abort), the retry middleware recovers what is retryable,
 // and a failed run's state resumes once the server is back.
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { createAgent, openai, ProviderError, retryMiddleware, RunFailedError } from '../../src/index.js';
+import { createAgent, openai, ProviderError, RunFailedError } from '../../src/index.js';
+import { retryMiddleware } from '../../src/middleware.js';
 import type { StreamPart } from '../../src/types.js';
-import type { OpenAiCompatibleServer } from '../../src/testing/index.js';
+import type { OpenAICompatibleServer } from '../../src/testing/index.js';
 import { add, rejection, runFailure } from '../support/core.js';
 import { chatServerPerTest, collectParts } from '../support/chat-server.js';
 
 const serve = chatServerPerTest();
 
-const model = (s: OpenAiCompatibleServer) => openai({ model: 'gpt-5-mini', baseURL: s.baseURL, apiKey: 'sk-test' });
+const model = (s: OpenAICompatibleServer) => openai({ model: 'gpt-5-mini', baseURL: s.baseURL, apiKey: 'sk-test' });
 const ask = { messages: [{ role: 'user' as const, content: 'Hi' }], tools: [] };
 const openaiError = (message: string, type: string, code: string | null) => ({ error: { message, type, param: null, code } });
 

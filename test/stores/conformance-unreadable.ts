@@ -38,7 +38,7 @@ export function unreadableConformance(kind: string, make: (options: { leaseMs?: 
       const { store, exec, close } = await make({ leaseMs: 30 });
       const warnings: string[] = [];
       const agent = createAgent({ name: 'teller', model: model(), store, logger: { warn: (message: string) => void warnings.push(message) } });
-      const adopt = (state: RunState) => agent.adoptState(state);
+      const adopt = (state: RunState) => agent.runs.adoptState(state);
       await died(store, adopt, 'run_bad');
       await died(store, adopt, 'run_good');
       // Cut short, as a write torn by hand or by a damaged disk would leave it.
@@ -48,14 +48,14 @@ export function unreadableConformance(kind: string, make: (options: { leaseMs?: 
       expect(loaded.code).toBe('corrupt_run');
       expect(loaded.message).toMatch(/^run run_bad cannot be read: table koagent_messages, row \(run_id 'run_bad', seq 1\), column message is not JSON \(.+\)/);
 
-      const recovered = await agent.recover();
+      const recovered = await agent.runs.recover();
       expect(recovered.map((r) => [r.runId, r.result?.status ?? r.error?.code])).toEqual([['run_bad', 'corrupt_run'], ['run_good', 'completed']]);
       expect(recovered[0].error!.message).toMatch(/run run_bad cannot be read: table koagent_messages, row \(run_id 'run_bad', seq 1\), column message is not JSON .*Recovery stored the run failed and went on/);
       const [bad] = await store.listRuns({ agentName: 'teller', status: 'failed' });
       expect(bad).toMatchObject({ runId: 'run_bad', status: 'failed', leaseExpiresAt: 0, error: { code: 'corrupt_run' } });
-      expect(warnings).toEqual([expect.stringMatching(/^koagent: agent.recover\(\): run run_bad cannot be read: /)]);
+      expect(warnings).toEqual([expect.stringMatching(/^koagent: agent.runs.recover\(\): run run_bad cannot be read: /)]);
       // Quarantined: no later recovery meets it again.
-      expect(await agent.recover()).toEqual([]);
+      expect(await agent.runs.recover()).toEqual([]);
       // And finished, as any failed run: retention deletes it with the others once it is old enough.
       await sleep(5);
       expect(await store.prune({ olderThanMs: 1 })).toBe(2);

@@ -142,7 +142,7 @@ describe('approvals', () => {
       reason: 'Round it down', actor: { id: 'u_17', name: 'Grace' }, surface: 'studio', at: expect.stringMatching(/^\d{4}-/), segment: 2,
     }]);
     const ran = detail.trace.calls.filter((call) => call.id === 'call_refund').at(-1)!;
-    expect(ran.layers.find((l) => l.name === 'koagent:approval')!.effects).toEqual([expect.objectContaining({ kind: 'human-decision', decision: 'approved', surface: 'studio', changes: [{ path: '/args/amount', before: 42.5, after: 40 }] })]);
+    expect(ran.layers.find((l) => l.name === 'koagent:approval')!.effects).toEqual([expect.objectContaining({ type: 'human-decision', decision: 'approved', surface: 'studio', changes: [{ path: '/args/amount', before: 42.5, after: 40 }] })]);
     // The export carries it, since it is in the state.
     expect(((await (await api(`runs/${state.runId}/export`)).json()) as RunState).decisionLog).toEqual(detail.state.decisionLog);
   });

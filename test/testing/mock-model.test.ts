@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { createAgent, defineTool, memoryStore, type GenerateOptions } from '../../src/index.js';
 import type { ToolMessage } from '../../src/types.js';
-import { MEDIA_TOKENS } from '../../src/media.js';
+import { MEDIA_TOKENS } from '../../src/core/vocabulary/content.js';
 import { mockModel } from '../../src/testing/index.js';
 import { add, runFailure } from '../support/core.js';
 import { mortal, settle, testClock } from '../support/durable.js';
@@ -170,7 +170,7 @@ describe('resumable: replies picked by the transcript', () => {
     await settle();
     clock.advance(1001);
     const fresh = mockModel(script(), { resumable: true });
-    const [recovered] = await createAgent({ name: 'adder', model: fresh, tools: [dyingAdd], store }).recover();
+    const [recovered] = await createAgent({ name: 'adder', model: fresh, tools: [dyingAdd], store }).runs.recover();
     expect(recovered.result!.output).toBe('The sum is 3.');
     expect(sums).toEqual([3, 3]);
     // The new worker's model was asked once, with the run's transcript so far; a plain mock would have asked for the tool again.

@@ -1,28 +1,28 @@
-// openAiCompatibleServer: a scripted Chat Completions server on loopback, as a user's tests use
+// openaiCompatibleServer: a scripted Chat Completions server on loopback, as a user's tests use
 // it — through openai() and an agent — and as the wire shows it (fetch).
 import ts from 'typescript';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { z } from 'zod';
 import { createAgent, defineTool, openai, ProviderError } from '../../src/index.js';
-import { openAiCompatibleServer, type OpenAiCompatibleServer, type ScriptedResponse } from '../../src/testing/index.js';
+import { openaiCompatibleServer, type OpenAICompatibleServer, type ScriptedResponse } from '../../src/testing/index.js';
 import { rejection } from '../support/core.js';
 
-let server: OpenAiCompatibleServer | undefined;
+let server: OpenAICompatibleServer | undefined;
 afterEach(async () => {
   await server?.close();
   server = undefined;
 });
 
-const start = async (...responses: ScriptedResponse[]) => (server = await openAiCompatibleServer({ responses }));
-const modelOn = (s: OpenAiCompatibleServer) => openai({ model: 'gpt-5-mini', baseURL: s.baseURL, apiKey: 'sk-test' });
+const start = async (...responses: ScriptedResponse[]) => (server = await openaiCompatibleServer({ responses }));
+const modelOn = (s: OpenAICompatibleServer) => openai({ model: 'gpt-5-mini', baseURL: s.baseURL, apiKey: 'sk-test' });
 const weather = defineTool({
   name: 'get_weather',
   description: 'The forecast for a city',
   input: z.object({ city: z.string() }),
   execute: ({ city }) => ({ city, forecast: 'sunny' }),
 });
-const post = (s: OpenAiCompatibleServer, body: object) => fetch(`${s.baseURL}/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+const post = (s: OpenAICompatibleServer, body: object) => fetch(`${s.baseURL}/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
 
 describe('scripted replies', () => {
   it('answers each request with the next reply, as a chat.completion', async () => {
@@ -98,7 +98,7 @@ describe('failures a test can script', () => {
     const s = await start();
     const response = await post(s, { messages: [] });
     expect(response.status).toBe(500);
-    expect(((await response.json()) as any).error.message).toBe('openAiCompatibleServer: no response scripted for request 1; add one to responses (or push it)');
+    expect(((await response.json()) as any).error.message).toBe('openaiCompatibleServer: no response scripted for request 1; add one to responses (or push it)');
   });
 
   it('answers a splitInside that is not in the stream with a 500 that names it, and keeps serving', async () => {

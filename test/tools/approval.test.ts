@@ -150,7 +150,7 @@ describe('resume decisions', () => {
     expect(answer.content).toBe('Error (denied): A human denied this call');
     expect(answer.metadata?.error).toEqual({ kind: 'denied', message: 'A human denied this call', by: 'approval' });
     expect(model.calls[1].messages.at(-1)).toEqual(answer);
-    expect(log.of('tool.error')).toEqual([expect.objectContaining({ toolCallId: 'p', kind: 'denied', by: 'approval' })]);
+    expect(log.of('tool.error')).toEqual([expect.objectContaining({ toolCallId: 'p', error: expect.objectContaining({ kind: 'denied', by: 'approval' }) })]);
     expect(done.text).toBe('All done.');
   });
 

@@ -21,7 +21,7 @@ describe('input guardrails', () => {
     const answer = answerTo(result.messages, 'c');
     expect(answer.content).toBe('Error (guardrail): Paths under /root are off limits');
     expect(answer.metadata?.error).toEqual({ kind: 'guardrail', message: 'Paths under /root are off limits', by: 'noRoot' });
-    expect(log.of('tool.error')).toEqual([expect.objectContaining({ kind: 'guardrail', by: 'noRoot' })]);
+    expect(log.of('tool.error')).toEqual([expect.objectContaining({ error: expect.objectContaining({ kind: 'guardrail', by: 'noRoot' }) })]);
     expect(model.calls[1].messages.at(-1)).toEqual(answer);
     expect(result.text).toBe('Done.');
   });

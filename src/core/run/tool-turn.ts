@@ -74,7 +74,7 @@ function written(segment: Segment, call: AssistantToolCall, outcome: ToolOutcome
   const stepEnd = segment.writer.callSettled(call.id, message, alone);
   if (segment.bus.listening) {
     const error = message.metadata?.error as ToolFailure | undefined;
-    if (error !== undefined) segment.bus.publish({ type: 'tool.error', toolCallId: call.id, toolName: call.name, kind: error.kind, message: error.message, ...(error.by !== undefined ? { by: error.by } : {}) });
+    if (error !== undefined) segment.bus.publish({ type: 'tool.error', toolCallId: call.id, toolName: call.name, error: { ...error } });
     else segment.bus.publish({ type: 'tool.done', toolCallId: call.id, toolName: call.name, result: message.content, ...replaced(outcome) });
   }
   return stepEnd;

@@ -44,6 +44,8 @@ export interface RunVariables {
    * The output the run state keeps for this segment's end, when a run layer chose another than
    * the end's own after `next()` (structured output keeps the answer as the model wrote it,
    * while the result carries the schema's output). Forgotten when the loop runs again.
+   *
+   * @internal
    */
   [STATE_OUTPUT]?: { output: unknown };
 }
@@ -306,6 +308,8 @@ export interface ToolContext<C = unknown> extends BaseContext<C> {
  * A guardrail's verdict: `{ block: reason }` stops the call; anything else lets it through.
  *
  * @example const verdict: GuardrailVerdict = { block: 'The amount is over the limit' };
+ *
+ * @inline
  */
 export type GuardrailVerdict = { block: string } | void | undefined | null | boolean;
 
@@ -328,6 +332,8 @@ export type OutputGuardrail<I = any, R = unknown> = (result: R, args: I, ctx: To
  * guarantees: permission rules can match on them (`{ annotations: { destructiveHint: true }, decision: 'ask' }`).
  *
  * @example defineTool({ name: 'rm', description: 'Delete a file', annotations: { destructiveHint: true }, input, execute })
+ *
+ * @inline
  */
 export interface ToolAnnotations {
   /** A human-readable title. */
@@ -379,5 +385,7 @@ export interface Tool<S extends z.ZodType = z.ZodType, R = unknown, C = any> {
  * `'ask'`: suspend the run and let a human decide whether it runs again.
  *
  * @example defineTool({ name: 'wire', description: 'Send money', onInterrupted: 'ask', execute: wire })
+ *
+ * @inline
  */
 export type InterruptPolicy = 'rerun' | 'report' | 'ask';

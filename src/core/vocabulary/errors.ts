@@ -8,6 +8,8 @@ const MARK = Symbol.for('koagent.error');
  * adds its codes where it is written, by declaration merging (the run stores do).
  *
  * @example const code: keyof ErrorCodes = 'hook_failed';
+ *
+ * @inline
  */
 export interface ErrorCodes {
   hook_failed: true;

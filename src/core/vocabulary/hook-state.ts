@@ -10,16 +10,17 @@ import { copyJson } from './json.js';
  * @example const counts = hookState('call-counter', () => ({ calls: 0 })); tool: (ctx, next) => { counts.set(ctx, { calls: counts.get(ctx).calls + 1 }); return next(); }
  */
 export interface HookState<S> {
-  /** This run's state (a copy the layer may read; `initial()` until some layer set it). */
+  /** This layer's state in the run of `ctx`: a copy to read (`initial()` until one was set). */
   get(ctx: BaseContext): S;
-  /** Keep `value` (plain JSON) as this run's state: stored with the run, seen by later `get`s. */
+  /** Keep `value` (plain JSON) as this layer's state in the run of `ctx`. */
   set(ctx: BaseContext, value: S): void;
 }
 
 /**
- * The state under `name` for each run, `initial()` until a layer sets it (see `HookState`).
+ * A layer's own state in each run, kept under `state.hookState[name]`: `initial()` until the
+ * layer sets it (see `HookState`).
  *
- * @example const seen = hookState('seen-tools', () => [] as string[]); tool: (ctx, next) => { seen.set(ctx, [...seen.get(ctx), ctx.toolName]); return next(); }
+ * @example const seen = hookState('seen-tools', () => ({ names: [] as string[] }));
  */
 export function hookState<S>(name: string, initial: () => S): HookState<S> {
   if (typeof name !== 'string' || name === '') throw new TypeError('hookState(name, initial): name must be a non-empty string (it keys the value in state.hookState)');

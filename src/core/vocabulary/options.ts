@@ -8,6 +8,8 @@ import { ownValue } from './json.js';
  * limit'`), and keys people write by mistake for another (`systemPrompt` → `instructions`).
  *
  * @example optionsSchema({ ttlMs: z.number().optional() }, { noun: 'a cache option', aliases: { ttl: 'ttlMs' } })
+ *
+ * @inline
  */
 export interface OptionsWording {
   noun?: string;

@@ -7,6 +7,8 @@ import { KoagentError } from './errors.js';
  * inside a reply it had started to stream).
  *
  * @example if (ProviderError.is(error) && error.kind === 'network') scheduleRetry();
+ *
+ * @inline
  */
 export type ProviderErrorKind = 'http' | 'network' | 'malformed' | 'stream';
 
@@ -14,6 +16,8 @@ export type ProviderErrorKind = 'http' | 'network' | 'malformed' | 'stream';
  * The fields of a `ProviderError`; `message` is built from them.
  *
  * @example throw new ProviderError({ provider: 'acme', kind: 'http', status: 503, providerMessage: 'overloaded', retryable: true });
+ *
+ * @inline
  */
 export interface ProviderErrorDetails {
   /** The provider's `name` (e.g. `openai`), and the model id when there is one. */

@@ -23,7 +23,7 @@ export type ToolCallHookContext = ToolContext;
  * @example preGenerate(ctx: GenerateHookContext) { ctx.request.temperature = 0; }
  */
 export type GenerateHookContext = ModelContext & {
-  /** A side model call on `provider` (`undefined`: the agent's model), as `ctx.generate` with `request.provider`. */
+  /** A side model call counted in the run's usage and limits: `provider` (default: the agent's model) given `request`, for `purpose`. */
   generate(provider: ModelProvider | undefined, request: SideRequest, purpose: string): Promise<GenerateResult>;
 };
 

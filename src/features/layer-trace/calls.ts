@@ -41,13 +41,13 @@ const MODEL_COUNTS: unique symbol = Symbol('koagent.traceModelCounts');
 
 declare module '../../core/vocabulary/contexts.js' {
   interface CallVariables {
-    /** @internal koagent's own (its key is not exported). */
+    /** @internal koagent's own slot. */
     [LIVE]?: LiveCall;
   }
   interface RunVariables {
-    /** @internal koagent's own (its key is not exported). */
+    /** @internal koagent's own slot. */
     [TARGET]?: Target;
-    /** @internal koagent's own (its key is not exported). */
+    /** @internal koagent's own slot. */
     [MODEL_COUNTS]?: Map<number, number>;
   }
 }
@@ -94,7 +94,7 @@ function close(entry: LiveCall & { call: TracedCall }, _target: Target, outcome:
   const { call } = entry;
   call.durationMs = since(entry.t0);
   // A user layer that returned without next() settled the call itself.
-  const settledByLayer = call.layers.some((l) => l.source !== 'builtin' && l.effects.some((e) => e.kind === 'short-circuit'));
+  const settledByLayer = call.layers.some((l) => l.source !== 'builtin' && l.effects.some((e) => e.type === 'short-circuit'));
   call.outcome = outcome === 'ok' && settledByLayer ? 'short-circuit' : outcome;
 }
 

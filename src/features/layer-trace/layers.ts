@@ -92,7 +92,7 @@ function pass<C, T, S>(live: LiveCall, ctx: C, id: LayerIdentity, diff: PointDif
     const end = performance.now();
     layer.selfMs = round(end - start - inside);
     if (!threw) layer.outAt = round(end - live.t0);
-    if (layer.nextCalls > 1) layer.effects.push({ kind: 'next-again', times: layer.nextCalls - 1 });
+    if (layer.nextCalls > 1) layer.effects.push({ type: 'next-again', times: layer.nextCalls - 1 });
     const hooks = id.hooks?.(diff.point, { threw, nextCalls: layer.nextCalls, approval });
     if (hooks !== undefined) layer.hooks = hooks;
   };
@@ -103,7 +103,7 @@ function pass<C, T, S>(live: LiveCall, ctx: C, id: LayerIdentity, diff: PointDif
     return Promise.reject(failed(layer, error, finish));
   }
   return Promise.resolve(returned).then((out) => {
-    if (layer.nextCalls === 0) layer.effects.push({ kind: 'short-circuit' });
+    if (layer.nextCalls === 0) layer.effects.push({ type: 'short-circuit' });
     layer.effects.push(...diff.returned(inner, out, layer.name).map(effect));
     finish(false, (out as { requiresApproval?: boolean } | undefined)?.requiresApproval === true);
     return out;
@@ -114,7 +114,7 @@ function pass<C, T, S>(live: LiveCall, ctx: C, id: LayerIdentity, diff: PointDif
 
 function failed(layer: TracedLayer, error: unknown, finish: (threw: boolean, approval: boolean) => void): unknown {
   const e = error as { message?: unknown; code?: unknown } | undefined;
-  const effect: TracedEffect = { kind: 'threw', message: bounded(typeof e?.message === 'string' ? e.message : String(error)) as string };
+  const effect: TracedEffect = { type: 'threw', message: bounded(typeof e?.message === 'string' ? e.message : String(error)) as string };
   if (typeof e?.code === 'string') effect.code = e.code;
   layer.effects.push(effect);
   finish(true, false);
@@ -177,21 +177,21 @@ const toolDiff: PointDiff<ToolContext, ToolOutcome, ToolBefore> = {
   rewrote(ctx, before) {
     const changes: JsonChange[] = ctx.toolName === before.name ? [] : [{ path: '/toolName', before: before.name, after: ctx.toolName }];
     changes.push(...jsonChanges(before.args, bounded(ctx.args), '/args'));
-    return changes.length === 0 ? undefined : { kind: 'rewrote-args', changes };
+    return changes.length === 0 ? undefined : { type: 'rewrote-args', changes };
   },
   returned(inner, out, layer) {
     if (inner === out || typeof out !== 'object' || out === null) return [];
     const error = out.error;
     if (error?.kind === 'denied' && !(inner?.error?.kind === 'denied' && inner.error.message === error.message)) {
-      return [{ kind: 'denied', reason: bounded(error.message) as string, by: error.by ?? layer }];
+      return [{ type: 'denied', reason: bounded(error.message) as string, by: error.by ?? layer }];
     }
     if (out.requiresApproval === true && inner?.requiresApproval !== true) {
       const reason = out.approval?.reason;
-      return [reason === undefined ? { kind: 'asked-approval' } : { kind: 'asked-approval', reason }];
+      return [reason === undefined ? { type: 'asked-approval' } : { type: 'asked-approval', reason }];
     }
     if (inner === undefined) return [];
     const changes = jsonChanges(outcomeView(inner), outcomeView(out));
-    return changes.length === 0 ? [] : [{ kind: 'replaced-result', changes }];
+    return changes.length === 0 ? [] : [{ type: 'replaced-result', changes }];
   },
 };
 
@@ -236,13 +236,13 @@ const modelDiff: PointDiff<ModelContext, GenerateResult, ModelBefore> = {
       if (appended) for (let i = before.length; i < now.length && changes.length < 40; i++) changes.push({ path: `/messages/${i}`, after: bounded(now[i]) });
       else changes.push({ path: '/messages', before: `${before.length} messages`, after: `${now.length} messages` }, ...(now[0] === before.first ? [] : [{ path: '/messages/0', before: bounded(before.first), after: bounded(now[0]) }]));
     }
-    return changes.length === 0 ? undefined : { kind: 'rewrote-request', changes };
+    return changes.length === 0 ? undefined : { type: 'rewrote-request', changes };
   },
   returned(inner, out) {
     if (inner === undefined || inner === out || typeof out !== 'object' || out === null) return [];
     const view = (r: GenerateResult) => bounded({ message: r.message, finishReason: r.finishReason });
     const changes = jsonChanges(view(inner), view(out));
-    return changes.length === 0 ? [] : [{ kind: 'replaced-reply', changes }];
+    return changes.length === 0 ? [] : [{ type: 'replaced-reply', changes }];
   },
 };
 
@@ -259,6 +259,6 @@ const runDiff: PointDiff<RunContext, RunResult, undefined> = {
   returned(inner, out) {
     if (inner === undefined || inner === out || typeof out !== 'object' || out === null) return [];
     const changes = jsonChanges(resultView(inner), resultView(out));
-    return changes.length === 0 ? [] : [{ kind: 'replaced-result', changes }];
+    return changes.length === 0 ? [] : [{ type: 'replaced-result', changes }];
   },
 };

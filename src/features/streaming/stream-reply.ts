@@ -39,7 +39,7 @@ const SHOWN: unique symbol = Symbol('koagent.shown');
 
 declare module '../../core/vocabulary/contexts.js' {
   interface CallVariables {
-    /** @internal koagent's own (its key is not exported). */
+    /** @internal koagent's own slot. */
     [SHOWN]?: Shown;
   }
 }

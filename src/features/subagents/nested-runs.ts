@@ -43,7 +43,7 @@ const LISTED: unique symbol = Symbol('koagent.listedApprovals');
 
 declare module '../../core/vocabulary/contexts.js' {
   interface RunVariables {
-    /** @internal koagent's own (its key is not exported). */
+    /** @internal koagent's own slot. */
     [LISTED]?: Set<string>;
   }
 }

@@ -31,6 +31,8 @@ export function scopeProblem(scope: unknown): string | undefined {
  * How an agent appears as another agent's tool.
  *
  * @example researcher.asTool({ name: 'research', description: 'Researches a topic and reports back' })
+ *
+ * @inline
  */
 export interface SubagentToolOptions<C = unknown> {
   /** The tool's name (default: the agent's name). */

@@ -343,7 +343,7 @@ describe('resume: a state is resumed only by the agent it belongs to', () => {
     const stranger = createAgent({ model: mockModel(['I ran it.']) });
     const error = await rejection(stranger.resume(result.state, { c1: true }));
     expect(KoagentError.is(error) && error.code).toBe('invalid_resume');
-    expect(error.message).toMatch(/this state belongs to another agent named "agent" \(other tools .*\); resume it with the agent that ran it, or take it over on purpose with agent\.adoptState\(state\)/);
+    expect(error.message).toMatch(/this state belongs to another agent named "agent" \(other tools .*\); resume it with the agent that ran it, or take it over on purpose with agent\.runs\.adoptState\(state\)/);
   });
 
   it('refuses an agent with the same name and tools but another id', async () => {
@@ -356,7 +356,7 @@ describe('resume: a state is resumed only by the agent it belongs to', () => {
     const { result } = await paused();
     const { tool, removed } = rm();
     const successor = createAgent({ name: 'janitor', model: mockModel(['Cleaned.']), tools: [tool] });
-    const adopted = successor.adoptState(result.state);
+    const adopted = successor.runs.adoptState(result.state);
     expect(adopted).toMatchObject({ agentName: 'janitor', agentId: 'janitor', runId: result.runId });
     expect(result.state.agentName).toBe('agent');
     const done = await successor.resume(adopted, { c1: true });
@@ -365,6 +365,6 @@ describe('resume: a state is resumed only by the agent it belongs to', () => {
   });
 
   it('adoptState checks the state whole first', () => {
-    expect(() => createAgent({ model: mockModel([]) }).adoptState({ version: 3 } as never)).toThrow(/state\.runId should be a string/);
+    expect(() => createAgent({ model: mockModel([]) }).runs.adoptState({ version: 3 } as never)).toThrow(/state\.runId should be a string/);
   });
 });

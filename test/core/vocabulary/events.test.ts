@@ -19,7 +19,7 @@ const summary = (events: AgentEvent[]) => events.map((e) => {
     case 'model.done': return `model.done ${e.step} ${e.finishReason}`;
     case 'tool.start': return `tool.start ${e.toolCallId}`;
     case 'tool.done': return `tool.done ${e.toolCallId}${e.replacedBy ? ` replacedBy=${e.replacedBy}` : ''}`;
-    case 'tool.error': return `tool.error ${e.toolCallId} ${e.kind}`;
+    case 'tool.error': return `tool.error ${e.toolCallId} ${e.error.kind}`;
     case 'approval.requested': return `approval.requested ${e.toolCallId}`;
     case 'permission.decision': return `permission.decision ${e.toolCallId} ${e.decision}/${e.source}`;
     default: return e.type;
@@ -112,11 +112,11 @@ describe('events: tool outcomes', () => {
     ];
     const { agent, log } = watched([strict, boom, guarded.tool, denied.tool], [{ toolCalls: calls }, 'ok'], { permissions: [{ tool: 'denied', decision: 'deny' }], toolConcurrency: 1 });
     const result = await agent.run('go');
-    expect(log.of('tool.error').map((e) => [e.toolCallId, e.kind])).toEqual([['v', 'validation'], ['nf', 'not_found'], ['e', 'execution'], ['g', 'guardrail'], ['d', 'denied']]);
+    expect(log.of('tool.error').map((e) => [e.toolCallId, e.error.kind])).toEqual([['v', 'validation'], ['nf', 'not_found'], ['e', 'execution'], ['g', 'guardrail'], ['d', 'denied']]);
     // tool.start says a tool is entered: only the one that ran (and threw) started.
     expect(log.of('tool.start').map((e) => e.toolCallId)).toEqual(['e']);
     for (const event of log.of('tool.error')) {
-      expect(answerTo(result.messages, event.toolCallId).content).toBe(`Error (${event.kind}): ${event.message}`);
+      expect(answerTo(result.messages, event.toolCallId).content).toBe(`Error (${event.error.kind}): ${event.error.message}`);
     }
   });
 });

@@ -5,7 +5,8 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
-import { createAgent, RunFailedError, type Hook, type HookContext, type RunState } from '../../../src/index.js';
+import { createAgent, RunFailedError, type RunState } from '../../../src/index.js';
+import type { Hook, HookContext } from '../../../src/hooks.js';
 import { mockModel } from '../../../src/testing/index.js';
 import { buildDeployAgent, type Sightings } from '../../fixtures/criogen-agent.js';
 

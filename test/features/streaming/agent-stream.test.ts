@@ -6,7 +6,8 @@ import { getEventListeners } from 'node:events';
 import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { createAgent, defineTool, RunFailedError, type AgentEvent, type Hook } from '../../../src/index.js';
+import { createAgent, defineTool, RunFailedError, type AgentEvent } from '../../../src/index.js';
+import type { Hook } from '../../../src/hooks.js';
 import { mockModel } from '../../../src/testing/index.js';
 import { add } from '../../support/core.js';
 

@@ -3,7 +3,8 @@
 // usage and events flow up to the lead, and an approval pause inside it pauses the lead.
 import { z } from 'zod';
 import { describe, expect, it } from 'vitest';
-import { createAgent, defineTool, memoryStore, type AgentEvent, type AgentHook, type Hook, type Middleware, type RunState } from '../../../src/index.js';
+import { createAgent, defineTool, memoryStore, type AgentEvent, type Middleware, type RunState } from '../../../src/index.js';
+import type { AgentHook, Hook } from '../../../src/hooks.js';
 import type { SubagentInfo } from '../../../src/types.js';
 import { mockModel, type MockReply } from '../../../src/testing/index.js';
 import { mapText } from '../../../src/core/vocabulary/content.js';
@@ -349,7 +350,7 @@ describe('approval inside a sub-agent', () => {
     const again = publishing(log);
     const researcher = createAgent({ name: 'researcher', instructions: 'You research.', model: mockModel(again.researcherScript.slice(1)), tools: [again.publish] });
     const lead = createAgent({ name: 'lead', model: mockModel(again.leadScript.slice(1)), tools: [researcher.asTool({ description: 'Researches a topic' })], store });
-    const [recovered] = await lead.recover();
+    const [recovered] = await lead.runs.recover();
     expect(recovered.result).toMatchObject({ status: 'completed', text: 'All done.' });
     expect(log).toEqual(['Otters']);
     expect(recovered.result!.state.children).toEqual({});
