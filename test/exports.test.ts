@@ -109,6 +109,14 @@ describe('the package root', () => {
     expect(exported.koagent.length).toBe(ROOT_VALUES.length + ROOT_TYPES.length);
     expect(exported.koagent.length).toBeLessThanOrEqual(70);
   });
+
+  it('leaves openAiCompatibleServer on koagent/testing only: nothing the root imports reaches node:http or src/testing/', () => {
+    const program = ts.createProgram([`${root}src/index.ts`], { module: ts.ModuleKind.NodeNext, moduleResolution: ts.ModuleResolutionKind.NodeNext, target: ts.ScriptTarget.ES2022, noEmit: true, skipLibCheck: true, types: [] });
+    const ours = program.getSourceFiles().filter((f) => f.fileName.startsWith(`${root}src/`));
+    expect(ours.map((f) => f.fileName.slice(root.length)).filter((f) => f.startsWith('src/testing/'))).toEqual([]);
+    expect(ours.filter((f) => /from '(node:)?https?'/.test(f.text)).map((f) => f.fileName.slice(root.length))).toEqual([]);
+    expect(ours.length).toBeGreaterThan(20);
+  }, 60_000);
 });
 
 describe('the other entry points', () => {

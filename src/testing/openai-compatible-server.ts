@@ -65,6 +65,8 @@ export interface OpenAiCompatibleServer {
   received(count: number): Promise<void>;
   /** How many requests' clients went away before the server finished answering. */
   readonly disconnects: number;
+  /** Resolves once `count` requests' clients in all went away before the server finished answering. */
+  disconnected(count: number): Promise<void>;
   /** Add responses to the end of the script (a server that comes back, a second run). */
   push(...responses: ScriptedResponse[]): void;
   /** Stop the server, dropping any open connection. */
@@ -101,6 +103,7 @@ export async function openAiCompatibleServer(options: OpenAiCompatibleServerOpti
   const script = [...options.responses];
   const requests: ReceivedRequest[] = [];
   const waiters: Array<{ count: number; resolve: () => void }> = [];
+  const goneWaiters: Array<{ count: number; resolve: () => void }> = [];
   let disconnects = 0;
   const server = createServer(async (req, res) => {
     const chunks: Buffer[] = [];
@@ -120,6 +123,7 @@ export async function openAiCompatibleServer(options: OpenAiCompatibleServerOpti
       if (!res.writableFinished) {
         gone = true;
         disconnects++;
+        for (let i = goneWaiters.length - 1; i >= 0; i--) if (disconnects >= goneWaiters[i].count) goneWaiters.splice(i, 1)[0].resolve();
       }
     });
     const response = script[number - 1];
@@ -140,6 +144,7 @@ export async function openAiCompatibleServer(options: OpenAiCompatibleServerOpti
       return disconnects;
     },
     received: (count) => (requests.length >= count ? Promise.resolve() : new Promise((resolve) => waiters.push({ count, resolve }))),
+    disconnected: (count) => (disconnects >= count ? Promise.resolve() : new Promise((resolve) => goneWaiters.push({ count, resolve }))),
     push: (...more) => void script.push(...more),
     close: () => new Promise((resolve) => {
       server.closeAllConnections();

@@ -9,6 +9,7 @@ import type { OpenAiCompatibleServer as ChatServer } from '../../src/testing/ind
 import { chatServerPerTest } from '../support/chat-server.js';
 import { mortal } from '../support/durable.js';
 import { manualClock } from '../support/clock.js';
+import { heldStream } from '../support/core.js';
 
 const server = chatServerPerTest();
 const model = (s: ChatServer) => openai({ model: 'gpt-5-mini', baseURL: s.baseURL, apiKey: 'sk-test' });
@@ -150,7 +151,7 @@ describe('a streamed resume keeps the stream rules of agent.stream()', () => {
   });
 
   it('breaking out of a streamed resume cancels it: the segment ends aborted, once', async () => {
-    const agent = createAgent({ model: mockModel([{ toolCalls: [{ id: 'p', name: 'pay', args: { to: 'Alice' } }] }, 'a b c d e f g h'], { deltaLatencyMs: 5 }), tools: [pay] });
+    const agent = createAgent({ model: heldStream(mockModel([{ toolCalls: [{ id: 'p', name: 'pay', args: { to: 'Alice' } }] }, 'a b c d e f g h'])), tools: [pay] });
     const first = await agent.run('Pay Alice');
     const ends: AgentEvent[] = [];
     const stream = agent.resume(first.state, { p: true }, { stream: true, onEvent: (e) => void (e.type === 'run.end' && ends.push(e)) });

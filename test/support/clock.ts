@@ -1,7 +1,7 @@
 // A clock the test moves by hand, for the stores, the durable runs and the worker (their `clock`
 // option): leases expire, and lease renewals and recovery's waits fall due, when the test says
 // so, not after a real wait.
-import type { Clock } from '../../src/store.js';
+import { systemClock, type Clock } from '../../src/store.js';
 import { nextTurn } from './waits.js';
 
 /** A clock of `manualClock()`: a `Clock`, and the hands that move it. */
@@ -72,4 +72,15 @@ export function manualClock(start = 1_800_000_000_000): ManualClock {
       return new Promise((resolve) => told.push(resolve));
     },
   };
+}
+
+/**
+ * The real clock, `ms` ahead of it (behind, for a negative `ms`), its timers the system's: for a
+ * store shared with a process that goes by the real clock, when the test needs the two to
+ * disagree (a lease already out by one of them) rather than to wait for time to pass.
+ *
+ * @example const recovering = sqliteStore({ path, clock: offsetClock(60_000) }); // the dead worker's lease is out by it
+ */
+export function offsetClock(ms: number): Clock {
+  return { ...systemClock, now: () => Date.now() + ms };
 }

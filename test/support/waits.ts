@@ -1,7 +1,7 @@
 // How tests wait: on an event (a promise a hook, a listener or a gate resolves) wherever there
 // is one. The two helpers here are for the rest: a turn of the event loop, and a bounded poll of
 // a state that no event tells of (a row another process writes). The sleep check
-// (test/tests.test.ts) allows timers in this file only.
+// (test/test-hygiene.test.ts) allows their timers.
 
 /** One turn of the event loop: every promise reaction queued so far has run. No time passes. */
 export function nextTurn(): Promise<void> {
