@@ -54,10 +54,10 @@ module.exports = {
     },
     {
       name: 'durability-sits-on-the-core-and-the-store-contract',
-      comment: 'src/durable (the journal, checkpoints, leases, claims, recovery) observes the core through its state writer and talks to a run store through its interface; it knows no feature, dialect or agent.',
+      comment: 'src/durable (the journal, checkpoints, leases, claims, recovery) observes the core through its state writer and talks to a run store through its interface (and goes by the store\'s clock); it knows no feature, dialect or agent.',
       severity: 'error',
       from: { path: '^src/durable/' },
-      to: { path: '^src/', pathNot: ['^src/core/', '^src/durable/', '^src/stores/run-store\\.ts$'] },
+      to: { path: '^src/', pathNot: ['^src/core/', '^src/durable/', '^src/stores/run-store\\.ts$', '^src/stores/clock\\.ts$'] },
     },
     {
       name: 'the-core-below-the-stacks-never-imports-them',
@@ -169,7 +169,7 @@ module.exports = {
       comment: 'src/worker (the client and the worker on pg-boss) runs segments through the Agent class and the run store interface, like any application; it knows no step, feature or dialect.',
       severity: 'error',
       from: { path: '^src/worker/' },
-      to: { path: '^src/', pathNot: ['^src/worker/', '^src/core/vocabulary/', '^src/agent/agent\\.ts$', '^src/stores/(run-store|postgres)\\.ts$'] },
+      to: { path: '^src/', pathNot: ['^src/worker/', '^src/core/vocabulary/', '^src/agent/agent\\.ts$', '^src/stores/(run-store|postgres|clock)\\.ts$'] },
     },
     {
       name: 'only-the-worker-knows-the-queue',

@@ -58,9 +58,9 @@ const DECIDED: Record<string, { values: string[]; types: string[] }> = {
     ],
   },
   'koagent/store': {
-    values: [],
+    values: ['systemClock'],
     types: [
-      'Checkpoint', 'CheckpointCall', 'ClaimOutcome', 'ClaimRequest', 'ClaimedRun', 'CreateOutcome',
+      'Checkpoint', 'CheckpointCall', 'ClaimOutcome', 'ClaimRequest', 'ClaimedRun', 'Clock', 'CreateOutcome',
       'Lease', 'LedgerCall', 'LedgerEntry', 'NewRun', 'QuarantinedRun', 'RetentionPolicy', 'RunFilter',
       'RunStore', 'StoreStats',
     ],
@@ -180,6 +180,14 @@ describe('the decided surface', () => {
     expect(count('koagent')).toBeLessThanOrEqual(40);
     expect(Object.keys(DECIDED).reduce((sum, entry) => sum + count(entry), 0)).toBeLessThanOrEqual(200);
   });
+
+  it('leaves openaiCompatibleServer on koagent/testing only: nothing the root imports reaches node:http or src/testing/', () => {
+    const program = ts.createProgram([`${root}src/index.ts`], { module: ts.ModuleKind.NodeNext, moduleResolution: ts.ModuleResolutionKind.NodeNext, target: ts.ScriptTarget.ES2022, noEmit: true, skipLibCheck: true, types: [] });
+    const ours = program.getSourceFiles().filter((f) => f.fileName.startsWith(`${root}src/`));
+    expect(ours.map((f) => f.fileName.slice(root.length)).filter((f) => f.startsWith('src/testing/'))).toEqual([]);
+    expect(ours.filter((f) => /from '(node:)?https?'/.test(f.text)).map((f) => f.fileName.slice(root.length))).toEqual([]);
+    expect(ours.length).toBeGreaterThan(20);
+  }, 60_000);
 
   it('gives each name one entry point', () => {
     const seen = new Map<string, string>();

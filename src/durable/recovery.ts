@@ -6,6 +6,7 @@ import type { RunResult } from '../core/vocabulary/result.js';
 import { checkState } from '../core/state/state-schema.js';
 import type { AgentIdentity, RunState } from '../core/vocabulary/state.js';
 import type { RunStore } from '../stores/run-store.js';
+import { checkedClock, systemClock, type Clock } from '../stores/clock.js';
 import { DurableRun, storeCall } from './durable-run.js';
 
 /**
@@ -77,7 +78,8 @@ export async function recoverRuns(store: RunStore, agent: AgentIdentity, owner: 
     const still = waited === undefined ? leased : leased.filter((run) => waited!.get(run.runId) === run.claimableAt);
     waited = new Map(still.map((run) => [run.runId, run.claimableAt]));
     if (still.length === 0) return recovered;
-    await pause(untilClaimable(store, still), how.signal);
+    const clock = checkedClock(store.clock ?? systemClock, `the clock of the ${store.kind} store`);
+    await pause(clock, untilClaimable(store, clock, still), how.signal);
   }
 }
 
@@ -122,25 +124,26 @@ export async function leasedRuns(store: RunStore, agentName: string, limit: numb
 
 /**
  * How long to wait for the first of `runs` to become claimable. The store's clock may not be
- * this host's: never longer than one lease (no lease outlasts that without a renewal), and
+ * this host's (a database's): never longer than one lease (no lease outlasts that without a renewal), and
  * never so short that a clock behind the store's makes this spin.
  */
-function untilClaimable(store: RunStore, runs: RecoverableRun[]): number {
+function untilClaimable(store: RunStore, clock: Clock, runs: RecoverableRun[]): number {
   const first = Math.min(...runs.map((run) => run.claimableAt));
   const slack = Math.max(10, Math.floor(store.leaseMs / 20));
-  return Math.min(store.leaseMs, Math.max(0, first - Date.now())) + slack;
+  return Math.min(store.leaseMs, Math.max(0, first - clock.now())) + slack;
 }
 
-/** Wait `ms`, or less if `signal` aborts. */
-function pause(ms: number, signal: AbortSignal | undefined): Promise<void> {
+/** Wait `ms` by `clock`, or less if `signal` aborts. */
+function pause(clock: Clock, ms: number, signal: AbortSignal | undefined): Promise<void> {
   return new Promise((resolve) => {
     if (signal?.aborted === true) return resolve();
+    let cancel: (() => void) | undefined;
     const done = () => {
-      clearTimeout(timer);
+      cancel?.();
       signal?.removeEventListener('abort', done);
       resolve();
     };
-    const timer = setTimeout(done, ms);
+    cancel = clock.setTimer(ms, done);
     signal?.addEventListener('abort', done, { once: true });
   });
 }

@@ -2,6 +2,7 @@
 // sqliteStore() from koagent/sqlite (the embedded default) and postgresStore() from
 // koagent/postgres (many processes and machines). See docs/durable-runs.md.
 import type { KeyValueStore } from './key-values.js';
+import type { Clock } from './clock.js';
 import type { LedgerEntry, PendingApproval, RunState, RunStatus, StopReason } from '../core/vocabulary/state.js';
 
 declare module '../core/vocabulary/errors.js' {
@@ -177,6 +178,12 @@ export interface RunStore {
   /** How long a lease lasts unless renewed, in milliseconds; a running segment renews it every third of that. */
   readonly leaseMs: number;
   readonly stats: StoreStats;
+  /**
+   * The clock the store's leases go by (its `clock` option): a running segment renews its lease
+   * on this clock's timers, and `recover({ wait: true })` waits on them. Optional for stores of
+   * your own (then the system clock).
+   */
+  readonly clock?: Clock;
   /**
    * What layers keep across runs (caches, rate limits, a session's counts), in the store's own
    * database so every process that opens it shares them. Optional for stores of your own.

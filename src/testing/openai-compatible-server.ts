@@ -67,6 +67,8 @@ export interface OpenAICompatibleServer {
   received(count: number): Promise<void>;
   /** How many requests' clients went away before the server finished answering. */
   readonly disconnects: number;
+  /** Resolves once `count` requests' clients in all went away before the server finished answering. */
+  disconnected(count: number): Promise<void>;
   /** Add responses to the end of the script (a server that comes back, a second run). */
   push(...responses: ScriptedResponse[]): void;
   /** Stop the server, dropping any open connection. */
@@ -105,6 +107,7 @@ export async function openaiCompatibleServer(options: OpenAICompatibleServerOpti
   const script = [...options.responses];
   const requests: ReceivedRequest[] = [];
   const waiters: Array<{ count: number; resolve: () => void }> = [];
+  const goneWaiters: Array<{ count: number; resolve: () => void }> = [];
   let disconnects = 0;
   const server = createServer(async (req, res) => {
     const chunks: Buffer[] = [];
@@ -124,6 +127,7 @@ export async function openaiCompatibleServer(options: OpenAICompatibleServerOpti
       if (!res.writableFinished) {
         gone = true;
         disconnects++;
+        for (let i = goneWaiters.length - 1; i >= 0; i--) if (disconnects >= goneWaiters[i].count) goneWaiters.splice(i, 1)[0].resolve();
       }
     });
     const response = script[number - 1];
@@ -144,6 +148,7 @@ export async function openaiCompatibleServer(options: OpenAICompatibleServerOpti
       return disconnects;
     },
     received: (count) => (requests.length >= count ? Promise.resolve() : new Promise((resolve) => waiters.push({ count, resolve }))),
+    disconnected: (count) => (disconnects >= count ? Promise.resolve() : new Promise((resolve) => goneWaiters.push({ count, resolve }))),
     push: (...more) => void script.push(...more),
     close: () => new Promise((resolve) => {
       server.closeAllConnections();

@@ -5,7 +5,8 @@ import { z } from 'zod';
 import { createAgent, defineTool, memoryStore, type ModelProvider, type ToolContext } from '../../src/index.js';
 import type { RunStore } from '../../src/store.js';
 import { mockModel } from '../../src/testing/index.js';
-import { mortal, settle, testClock } from '../support/durable.js';
+import { mortal } from '../support/durable.js';
+import { manualClock } from '../support/clock.js';
 
 interface App {
   userId: string;
@@ -31,15 +32,14 @@ function model(die?: () => void): ModelProvider {
 const contextSchema = z.object({ userId: z.string() });
 
 /** A run of `options` started by a worker that died after its tool call: its store and clock. */
-async function abandoned(options: { output?: z.ZodType } = {}): Promise<{ store: RunStore; advance(ms: number): void }> {
-  const clock = testClock();
-  const store = memoryStore({ leaseMs: 1000, now: clock.now });
+async function abandoned(options: { output?: z.ZodType } = {}): Promise<{ store: RunStore; advance(ms: number): Promise<void> }> {
+  const clock = manualClock();
+  const store = memoryStore({ leaseMs: 1000, clock });
   const a = mortal(store);
   const agent = createAgent<App>({ name: 'me', model: model(() => a.die()), tools: [whoami], contextSchema, store: a.store });
   void agent.run('Who am I?', { context: { userId: 'alice' }, ...(options.output ? { output: options.output } : {}) });
-  await settle();
-  expect(a.dead).toBe(true);
-  clock.advance(1001);
+  await a.died;
+  await clock.advance(1001);
   return { store, advance: clock.advance };
 }
 

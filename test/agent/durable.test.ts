@@ -8,7 +8,10 @@ import { createAgent, defineTool, KoagentError, memoryStore, RunFailedError, typ
 import type { InterruptPolicy } from '../../src/core/vocabulary/contexts.js';
 import type { RunStore } from '../../src/store.js';
 import { mockModel } from '../../src/testing/index.js';
-import { mortal, overriding, settle, testClock } from '../support/durable.js';
+import { mortal, overriding } from '../support/durable.js';
+import { manualClock } from '../support/clock.js';
+import { gate } from '../support/core.js';
+import { nextTurn } from '../support/waits.js';
 
 /** A model that reads the transcript: asks to charge 30 until a result came, then reports it. */
 function cashier(): ModelProvider {
@@ -52,15 +55,15 @@ const teller = (store: RunStore, tool: ReturnType<typeof charge>) => createAgent
  * and a lease that has since expired: the store holds a run for recovery to continue.
  */
 async function diedAfterTheCall(): Promise<{ store: RunStore; ledger: Ledger }> {
-  const clock = testClock();
-  const store = memoryStore({ leaseMs: 1000, now: clock.now });
+  const clock = manualClock();
+  const store = memoryStore({ leaseMs: 1000, clock });
   const ledger = new Ledger();
   const a = mortal(store);
   let turns = 0;
   const dying: ModelProvider = { name: 'dying', generate: (request) => (++turns === 2 ? (a.die(), new Promise(() => undefined)) : cashier().generate(request)) };
   void createAgent({ name: 'teller', model: dying, tools: [charge(ledger)], store: a.store }).run('Charge me');
-  await settle();
-  clock.advance(1001);
+  await a.died;
+  await clock.advance(1001);
   return { store, ledger };
 }
 
@@ -69,20 +72,19 @@ async function diedAfterTheCall(): Promise<{ store: RunStore; ledger: Ledger }> 
  * recovers it once A's lease expired. Returns what B got and the effects.
  */
 async function crashAndRecover(options: { idempotent?: boolean; onInterrupted?: InterruptPolicy; dieAfterTool?: boolean } = {}) {
-  const clock = testClock();
-  const store = memoryStore({ leaseMs: 1000, now: clock.now });
+  const clock = manualClock();
+  const store = memoryStore({ leaseMs: 1000, clock });
   const ledger = new Ledger();
   const a = mortal(store);
   const tool = { idempotent: options.idempotent, onInterrupted: options.onInterrupted };
   void teller(a.store, charge(ledger, { ...tool, during: () => (options.dieAfterTool ? a.die() : (a.die(), new Promise(() => undefined))) })).run('Charge me');
-  await settle();
-  expect(a.dead).toBe(true);
+  await a.died;
   const stored = (await store.listRuns())[0];
   expect(stored.status).toBe('running');
   // B cannot take the run while A's lease holds.
   const b = teller(store, charge(ledger, tool));
   expect(await b.runs.recover()).toEqual([]);
-  clock.advance(1001);
+  await clock.advance(1001);
   const recovered = await b.runs.recover();
   return { store, ledger, b, recovered, runId: stored.runId };
 }
@@ -119,8 +121,8 @@ describe('a durable run', () => {
 
   it('asks the model again only once the settled call is stored', async () => {
     const inner = memoryStore();
-    // Every checkpoint lands a little later, as over a network.
-    const store = overriding(inner, { checkpoint: (...args) => new Promise((resolve) => setTimeout(resolve, 5)).then(() => inner.checkpoint(...args)) });
+    // Every checkpoint lands a turn of the event loop later, as over a network.
+    const store = overriding(inner, { checkpoint: (...args) => nextTurn().then(() => inner.checkpoint(...args)) });
     const seen: unknown[] = [];
     const watching: ModelProvider = {
       name: 'watching',
@@ -189,13 +191,13 @@ describe('agent.runs.recover()', () => {
   });
 
   it('checks the arguments of a call it reruns against the bounds, as the stored state holds them', async () => {
-    const clock = testClock();
-    const store = memoryStore({ leaseMs: 1000, now: clock.now });
+    const clock = manualClock();
+    const store = memoryStore({ leaseMs: 1000, clock });
     const ledger = new Ledger();
     const a = mortal(store);
     void teller(a.store, charge(ledger, { idempotent: true, during: () => (a.die(), new Promise(() => undefined)) })).run('Charge me');
-    await settle();
-    clock.advance(1001);
+    await a.died;
+    await clock.advance(1001);
     // A stored state is JSON anyone with access to the store can edit: its arguments are the model's again.
     const edited = overriding(store, {
       claimExpired: async (agentName, owner) => {
@@ -253,13 +255,13 @@ describe('agent.runs.recover()', () => {
   });
 
   it('leaves a run whose stored state does not pass the checks of resume failed, naming what is wrong', async () => {
-    const clock = testClock();
-    const store = memoryStore({ leaseMs: 1000, now: clock.now });
+    const clock = manualClock();
+    const store = memoryStore({ leaseMs: 1000, clock });
     const agent = teller(store, charge(new Ledger()));
     const state = { ...(await agent.run('Charge me')).state, runId: 'run_bad', status: 'running' as const };
     state.messages = [...state.messages, { role: 'user', content: 5 } as never];
     await store.createRun({ state, owner: 'a worker that died' });
-    clock.advance(1001);
+    await clock.advance(1001);
     const [refused] = await agent.runs.recover();
     expect(refused).toMatchObject({ runId: 'run_bad', error: { code: 'invalid_resume' } });
     expect(refused.error!.message).toMatch(/its stored state does not pass the checks of resume \(resume\(state\): state\.messages\[4\]/);
@@ -288,16 +290,37 @@ describe('the lease', () => {
     expect(owners[0]).toMatch(new RegExp(`:${process.pid}:`));
   });
 
+  it("is renewed every third of it, on its store's clock, while the segment runs: however far that clock moves, no other worker takes the run", async () => {
+    const clock = manualClock();
+    const store = memoryStore({ leaseMs: 1000, clock });
+    const entered = gate();
+    let release: () => void = () => undefined;
+    const slow = charge(new Ledger(), { during: () => new Promise<void>((resolve) => (release = resolve, entered.open())) });
+    const running = teller(store, slow).run('Charge me');
+    await entered.promise;
+    const start = clock.now();
+    expect(clock.timers).toBe(1);
+    await clock.advance(10_000);
+    // Renewed every 333 ms: the 30th renewal, at 9 990 ms, holds it until 10 990 ms.
+    expect((await store.listRuns())[0].leaseExpiresAt).toBe(start + 9990 + 1000);
+    expect(await teller(store, charge(new Ledger())).runs.recover()).toEqual([]);
+    release();
+    expect((await running).status).toBe('completed');
+    // The segment over, its renewals stop.
+    expect(clock.timers).toBe(0);
+  });
+
   it('stops a worker that lost it: another worker finishes the run, the first writes and runs nothing more', async () => {
-    const clock = testClock();
-    const store = memoryStore({ leaseMs: 1000, now: clock.now });
+    const clock = manualClock();
+    const store = memoryStore({ leaseMs: 1000, clock });
     const ledger = new Ledger();
     let release: () => void = () => undefined;
+    const entered = gate();
     // A's tool stalls (a long GC pause, a blocked event loop): A cannot renew in time.
-    const slow = charge(ledger, { idempotent: true, during: () => new Promise<void>((resolve) => (release = resolve)) });
+    const slow = charge(ledger, { idempotent: true, during: () => new Promise<void>((resolve) => (release = resolve, entered.open())) });
     const stalled = createAgent({ name: 'teller', model: cashier(), tools: [slow], store: overriding(store, { renew: async () => true }) }).run('Charge me');
-    await settle();
-    clock.advance(1001);
+    await entered.promise;
+    await clock.advance(1001);
     const [recovered] = await teller(store, charge(ledger, { idempotent: true })).runs.recover();
     expect(recovered.result!.status).toBe('completed');
     release();
@@ -309,17 +332,24 @@ describe('the lease', () => {
   });
 
   it('cancels the segment when a renewal finds the lease lost, and the run fails with lease_lost', async () => {
-    const clock = testClock();
-    const store = memoryStore({ leaseMs: 60, now: clock.now });
+    const clock = manualClock();
+    const store = memoryStore({ leaseMs: 60, clock });
     const ledger = new Ledger();
     const cancelled: unknown[] = [];
-    const waitForCancel = charge(ledger, { during: (ctx) => new Promise((_, reject) => ctx.signal.addEventListener('abort', () => (cancelled.push(ctx.signal.reason), reject(ctx.signal.reason)))) });
-    const first = teller(store, waitForCancel).run('Charge me');
-    await settle();
-    clock.advance(61);
-    // Another worker takes the run over (its recovery reruns nothing: the call is reported).
-    const takeover = teller(store, charge(ledger)).runs.recover();
-    const failure = await first.catch((e: unknown) => e);
+    const entered = gate();
+    const waitForCancel = charge(ledger, { during: (ctx) => new Promise((_, reject) => (entered.open(), ctx.signal.addEventListener('abort', () => (cancelled.push(ctx.signal.reason), reject(ctx.signal.reason))))) });
+    // Its failure is taken at once, so it is never left unhandled while the test moves the clock.
+    const first = teller(store, waitForCancel).run('Charge me').catch((e: unknown) => e);
+    await entered.promise;
+    // The worker stalls past its lease (its renewals are missed), and another takes the run over
+    // meanwhile (its recovery reruns nothing: the call is reported).
+    clock.jump(61);
+    const claimed = gate();
+    const takeover = teller(store, charge(ledger)).runs.recover({ onEvent: (e) => void (e.type === 'run.start' && claimed.open()) });
+    await claimed.promise;
+    // The first worker's renewal that was due runs now, and finds the lease lost.
+    await clock.advance(0);
+    const failure = await first;
     expect(KoagentError.is(failure) && failure.code).toBe('lease_lost');
     expect((failure as Error).message).toMatch(/its lease was lost while the segment ran/);
     expect(cancelled).toHaveLength(1);

@@ -4,12 +4,12 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createAgent, defineTool } from '../../src/index.js';
 import { sqliteStore } from '../../src/sqlite.js';
 import { mockModel } from '../../src/testing/index.js';
-import { mortal, settle } from '../support/durable.js';
+import { mortal } from '../support/durable.js';
+import { manualClock } from '../support/clock.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'koagent-adopt-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -18,7 +18,8 @@ const quiet = { warn: () => undefined };
 
 describe('agent.runs.adopt', () => {
   it("takes over the old version's runs after a deploy: recovery continues the refused ones, the suspended ones wait for their approvals", async () => {
-    const store = sqliteStore({ path: join(dir, 'deploy.db'), leaseMs: 40 });
+    const clock = manualClock();
+    const store = sqliteStore({ path: join(dir, 'deploy.db'), leaseMs: 1000, clock });
     const effects: string[] = [];
     const script = () => mockModel([{ toolCalls: [{ id: 'c1', name: 'lookup', args: {} }] }, { toolCalls: [{ id: 'p1', name: 'pay', args: {} }] }, 'Paid.'], { resumable: true });
     const lookup = defineTool({ name: 'lookup', description: 'Look up', idempotent: true, execute: () => (effects.push('lookup'), 'found') });
@@ -30,8 +31,8 @@ describe('agent.runs.adopt', () => {
     const dying = mortal(store);
     const dyingLookup = defineTool({ name: 'lookup', description: 'Look up', idempotent: true, execute: () => (dying.die(), new Promise(() => undefined)) });
     void createAgent({ name: 'teller', model: script(), tools: [dyingLookup, pay], store: dying.store, logger: quiet }).run('Pay Bob');
-    await settle();
-    await sleep(80);
+    await dying.died;
+    await clock.advance(1001);
 
     // Version 2 has one more tool: the old runs are not its own.
     const refund = defineTool({ name: 'refund', description: 'Refund', execute: () => 'refunded' });

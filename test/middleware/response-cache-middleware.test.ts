@@ -146,7 +146,7 @@ describe('responseCacheMiddleware: the key', () => {
     const renamed = base();
     (renamed.messages[1] as { toolCalls: { id: string }[] }).toolCalls[0].id = 'call_zz9';
     (renamed.messages[2] as { toolCallId: string }).toolCallId = 'call_zz9';
-    renamed.messages[0] = { role: 'user', content: 'Weather?', metadata: { at: Date.now() } } as never;
+    renamed.messages[0] = { role: 'user', content: 'Weather?', metadata: { at: 1_800_000_000_000 } } as never;
     expect(requestKey(renamed, provider)).toBe(key);
     const args = base();
     (args.messages[1] as { toolCalls: { args: unknown }[] }).toolCalls[0].args = { units: 'C', city: 'Oslo' };

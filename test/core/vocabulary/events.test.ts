@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { createAgent, defineTool, type AgentEvent, type AgentOptions, type Middleware, type Tool } from '../../../src/index.js';
 import { mockModel, type MockReply } from '../../../src/testing/index.js';
 import { answerTo, countingTool, eventLog } from '../../fixtures/counting-tools.js';
+import { nextTurn } from '../../support/waits.js';
 
 function watched(tools: Tool<any, any>[], script: MockReply[], extra: Partial<AgentOptions> = {}) {
   const log = eventLog();
@@ -151,7 +152,8 @@ describe('events: an async listener cannot break the run either', () => {
         logger: { warn: (...args) => warnings.push(args) },
       });
       const result = await agent.run('go');
-      await new Promise((resolve) => setTimeout(resolve, 10));
+      // A turn of the event loop: a rejection left unhandled would be reported by then.
+      await nextTurn();
       expect(result.text).toBe('Done.');
       expect(warnings).toEqual([['koagent: an event listener threw on run.start; the run goes on', new Error('audit store down')]]);
       expect(unhandled).toEqual([]);

@@ -8,7 +8,7 @@ import type { AgentHook, Hook } from '../../../src/hooks.js';
 import type { SubagentInfo } from '../../../src/types.js';
 import { mockModel, type MockReply } from '../../../src/testing/index.js';
 import { mapText } from '../../../src/core/vocabulary/content.js';
-import { testClock } from '../../support/durable.js';
+import { manualClock } from '../../support/clock.js';
 
 function searchTool(log: string[] = []) {
   return defineTool({
@@ -342,10 +342,10 @@ describe('approval inside a sub-agent', () => {
     const routed = JSON.parse(JSON.stringify(suspended.state)) as RunState;
     Object.assign(routed, { status: 'running', segment: routed.segment + 1, pendingApprovals: [], decisions: {} });
     routed.children.call_1.decisions = { call_1: true };
-    const clock = testClock();
-    const store = memoryStore({ leaseMs: 1000, now: clock.now });
+    const clock = manualClock();
+    const store = memoryStore({ leaseMs: 1000, clock });
     expect(await store.createRun({ state: routed, owner: 'a worker that died' })).toHaveProperty('lease');
-    clock.advance(1001);
+    await clock.advance(1001);
     // A worker that recovers the run, with the same agents built again.
     const again = publishing(log);
     const researcher = createAgent({ name: 'researcher', instructions: 'You research.', model: mockModel(again.researcherScript.slice(1)), tools: [again.publish] });
