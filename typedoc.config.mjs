@@ -37,8 +37,6 @@ export default {
     'src/types.ts',
     'src/hooks.ts',
     'src/store.ts',
-    'src/option-checks.ts',
-    'src/media.ts',
     'src/testing/index.ts',
     'src/providers/ai-sdk.ts',
     'src/sqlite.ts',
@@ -84,7 +82,11 @@ export default {
     'V3Usage',
     'ExtensionShape',
     'NestedRunRecord',
-    'NestedRun'
+    'NestedRun',
+    // Shapes inside a value a user reads, named where they are read rather than exported.
+    'WorkerCounts',
+    'ScriptedReply',
+    'PiiMatch'
   ],
   projectDocuments: [
     'docs/*.md'

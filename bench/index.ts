@@ -9,6 +9,7 @@ import { z } from 'zod';
 import { createAgent, defineTool, memoryStore, type GenerateOptions, type GenerateResult, type Middleware, type ModelProvider } from '../src/index.js';
 import type { RunStore } from '../src/store.js';
 import { sqliteStore } from '../src/sqlite.js';
+import { baseline, BEFORE_ONE_WAY_ONION } from './baseline.js';
 import { benchStores } from './stores.js';
 
 const input = z.object({ a: z.number(), b: z.number() });
@@ -50,7 +51,12 @@ async function awaitingLayer<T>(_ctx: unknown, next: () => Promise<T>): Promise<
 }
 const awaiting = (i: number): Middleware => ({ name: `awaiting${i}`, model: awaitingLayer, tool: awaitingLayer });
 
-async function koagent(steps: number, layers: number, layer: (i: number) => Middleware = noop, store?: RunStore, unique = false): Promise<void> {
+/** What a koagent variant is built with: this checkout's package root, or the baseline commit's. */
+type Koagent = Pick<typeof import('../src/index.js'), 'createAgent' | 'defineTool'>;
+const current: Koagent = { createAgent, defineTool };
+
+async function koagent(steps: number, layers: number, layer: (i: number) => Middleware = noop, store?: RunStore, unique = false, lib: Koagent = current): Promise<void> {
+  const { createAgent, defineTool } = lib;
   const agent = createAgent({ model: scripted(steps, unique), maxSteps: steps + 1, tools: [defineTool({ name: 'add', description: 'Add', input, execute: add })], ...(store ? { store } : {}) });
   for (let i = 0; i < layers; i++) agent.use(layer(i));
   const result = await agent.run('go');
@@ -174,8 +180,22 @@ const uniqueZero = variant('koagent, 0 layers, unique call ids', S, (s) => koage
 const small = variant(`koagent, 10 layers, S = ${S}`, S, (s) => koagent(s, 10));
 const big = variant(`koagent, 10 layers, S = ${S * 10}`, S * 10, (s) => koagent(s, 10));
 
+// The same agents on the baseline commit, measured beside today's in the same rounds.
+const base = await baseline();
+const before = (v: Variant, fn: (s: number) => Promise<void>): Variant => variant(`${v.label} (before)`, v.steps, fn);
+const pairs: [Variant, Variant][] = base === undefined ? [] : [
+  [zero, before(zero, (s) => koagent(s, 0, noop, undefined, false, base))],
+  [one, before(one, (s) => koagent(s, 1, noop, undefined, false, base))],
+  [ten, before(ten, (s) => koagent(s, 10, noop, undefined, false, base))],
+  [awaitOne, before(awaitOne, (s) => koagent(s, 1, awaiting, undefined, false, base))],
+  [awaitTen, before(awaitTen, (s) => koagent(s, 10, awaiting, undefined, false, base))],
+];
+
 console.log(`koagent bench: S = ${S} model steps with one tool call each, best of ${ROUNDS} interleaved rounds (Node ${process.version})\n`);
 await measure([floor, koa1, koa10, zero, one, ten], ROUNDS);
+// Today's and the baseline's agents, interleaved: what the redesign changed a step's cost by.
+const beside = pairs.map(([now, then]) => [variant(now.label, now.steps, now.fn), then] as const);
+if (beside.length > 0) await measure(beside.flat(), ROUNDS);
 // Measured after the main group, so it leaves that group's figures alone.
 await measure([koa1Again, koa10Again, reentrant1, reentrant10], ROUNDS);
 await measure([koaAwaitOne, koaAwaitTen, awaitOne, awaitTen], ROUNDS);
@@ -207,6 +227,13 @@ for (const [what, value, target, ok] of rows) console.log(`${what.padEnd(50)} ${
 // and the 0-layer ratio when no call id repeats in the process (what new call ids cost a long-running process).
 console.log(`${'least re-entrant wrapper / raw koa-compose'.padEnd(50)} ${(perReentrant / perKoaAgain).toFixed(2).padStart(6)}  for reference`);
 console.log(`${'0-layer loop / floor, unique call ids'.padEnd(50)} ${(uniqueZero.best / uniqueFloor.best).toFixed(2).padStart(6)}  for reference`);
+if (beside.length > 0) {
+  console.log(`\nbeside the baseline commit ${(process.env.BENCH_BASE ?? BEFORE_ONE_WAY_ONION).slice(0, 12)}, interleaved (µs/step now, before; target: no step dearer than before, within 5 % noise):`);
+  for (const [now, then] of beside) {
+    const ratio = now.best / then.best;
+    console.log(`${now.label.padEnd(48)} ${now.best.toFixed(2).padStart(7)} ${then.best.toFixed(2).padStart(7)}  now/before ${ratio.toFixed(2)}  ${ratio <= 1.05 ? 'met' : 'NOT MET'}`);
+  }
+}
 
 // Durable runs: each store against its database's floor (bench/stores.ts).
 await benchStores({

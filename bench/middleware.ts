@@ -5,27 +5,7 @@
 // To add a built-in, add a line to VARIANTS.
 import { z } from 'zod';
 import { createAgent, defineTool, type GenerateResult, type Middleware, type ModelProvider } from '../src/index.js';
-import {
-  compactionMiddleware,
-  contextEditingMiddleware,
-  costBudgetMiddleware,
-  guardrailsMiddleware,
-  loopDetectionMiddleware,
-  mediaStoreMiddleware,
-  modelFallbackMiddleware,
-  piiRedactionMiddleware,
-  promptCachingMiddleware,
-  rateLimitMiddleware,
-  responseCacheMiddleware,
-  retryMiddleware,
-  timeoutMiddleware,
-  todoListMiddleware,
-  toolCacheMiddleware,
-  toolCallLimitMiddleware,
-  toolEmulatorMiddleware,
-  toolSelectorMiddleware,
-  type MediaStore,
-} from '../src/middleware.js';
+import { compactionMiddleware, contextEditingMiddleware, costBudgetMiddleware, guardrailsMiddleware, loopDetectionMiddleware, mediaStoreMiddleware, modelFallbackMiddleware, piiRedactionMiddleware, promptCachingMiddleware, rateLimitMiddleware, responseCacheMiddleware, retryMiddleware, timeoutMiddleware, todoListMiddleware, toolCacheMiddleware, toolCallLimitMiddleware, toolEmulatorMiddleware, toolSelectorMiddleware, type MediaStore } from '../src/middleware.js';
 
 const reply = (message: GenerateResult['message']): GenerateResult => ({ message, usage: { inputTokens: 1, outputTokens: 1 }, finishReason: message.toolCalls ? 'tool_calls' : 'stop' });
 

@@ -5,7 +5,8 @@
 // to start, which `sandboxedHooks()` pays once, not per call, and the longest the host's event
 // loop waits while a sandboxed hook loops until its timeoutMs.
 import { z } from 'zod';
-import { createAgent, defineTool, type AgentHook, type GenerateResult, type ModelProvider, type ToolContext } from '../src/index.js';
+import { createAgent, defineTool, type GenerateResult, type ModelProvider, type ToolContext } from '../src/index.js';
+import type { AgentHook } from '../src/hooks.js';
 import { sandboxedHooks } from '../src/sandbox.js';
 
 const SOURCE = `export default { name: 'tag', postToolCall(ctx, settled) { return { result: ctx.toolName + ':' + settled.result }; } };`;

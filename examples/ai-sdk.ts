@@ -8,7 +8,7 @@ import { z } from 'zod';
 import { createAgent, defineTool } from 'koagent';
 import { retryMiddleware } from 'koagent/middleware';
 import { aiSdk } from 'koagent/ai-sdk';
-import { openAiCompatibleServer, type OpenAiCompatibleServer } from 'koagent/testing';
+import { openaiCompatibleServer, type OpenAICompatibleServer } from 'koagent/testing';
 
 const convert = defineTool({
   name: 'convert_currency',
@@ -17,13 +17,13 @@ const convert = defineTool({
   execute: ({ amount, from, to }) => ({ amount: Math.round(amount * (from === 'EUR' && to === 'USD' ? 1.08 : 1) * 100) / 100, currency: to }),
 });
 
-let server: OpenAiCompatibleServer | undefined;
+let server: OpenAICompatibleServer | undefined;
 let provider;
 if (process.env.OPENAI_API_KEY) {
   provider = createOpenAI();
   console.log('model: @ai-sdk/openai chat model gpt-5-mini (a real model, over the network)');
 } else {
-  server = await openAiCompatibleServer({ responses: [
+  server = await openaiCompatibleServer({ responses: [
     { reply: { toolCalls: [{ id: 'call_1', name: 'convert_currency', arguments: '{"amount":50,"from":"EUR","to":"USD"}' }] } },
     { reply: { text: '50 EUR is about 54 USD.' } },
   ] });

@@ -112,7 +112,7 @@ export async function main(print: (line: string) => void = console.log): Promise
 
     // A run is recovered once its lease expired (its worker stopped renewing it).
     await sleep(LEASE_MS + 50);
-    const [recovered] = await bookingAgent(store, dir).recover();
+    const [recovered] = await bookingAgent(store, dir).runs.recover();
     await store.close();
     if (recovered.result === undefined) throw recovered.error;
     print(`3. Recovered in this process: ${recovered.result.status}. "${recovered.result.text}"`);

@@ -5,11 +5,7 @@
 import { pathToFileURL } from 'node:url';
 import { z } from 'zod';
 import { createAgent, defineTool, ProviderError, type ModelProvider } from 'koagent';
-import {
-  contextEditingMiddleware, costBudgetMiddleware, guardrailsMiddleware, loopDetectionMiddleware, modelFallbackMiddleware,
-  piiRedactionMiddleware, promptCachingMiddleware, rateLimitMiddleware, responseCacheMiddleware, todoListMiddleware,
-  toolCacheMiddleware, toolCallLimitMiddleware, toolEmulatorMiddleware, toolSelectorMiddleware, type Todo,
-} from 'koagent/middleware';
+import { contextEditingMiddleware, costBudgetMiddleware, guardrailsMiddleware, loopDetectionMiddleware, modelFallbackMiddleware, piiRedactionMiddleware, promptCachingMiddleware, rateLimitMiddleware, responseCacheMiddleware, todoListMiddleware, toolCacheMiddleware, toolCallLimitMiddleware, toolEmulatorMiddleware, toolSelectorMiddleware, type Todo } from 'koagent/middleware';
 import { mockModel } from 'koagent/testing';
 
 const overloaded = new ProviderError({ provider: 'acme', modelId: 'primary-model', kind: 'http', status: 503, providerMessage: 'overloaded', retryable: true });

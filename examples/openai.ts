@@ -6,7 +6,7 @@
 import { z } from 'zod';
 import { createAgent, defineTool, openai, resolveModel, type ModelProvider } from 'koagent';
 import { retryMiddleware } from 'koagent/middleware';
-import { openAiCompatibleServer, type OpenAiCompatibleServer } from 'koagent/testing';
+import { openaiCompatibleServer, type OpenAICompatibleServer } from 'koagent/testing';
 
 const weather = defineTool({
   name: 'get_weather',
@@ -15,14 +15,14 @@ const weather = defineTool({
   execute: ({ city }) => ({ city, forecast: city === 'Paris' ? 'sunny, 24°C' : 'rain, 12°C' }),
 });
 
-let server: OpenAiCompatibleServer | undefined;
+let server: OpenAICompatibleServer | undefined;
 let model: ModelProvider;
 if (process.env.OPENAI_API_KEY || process.env.KOAGENT_MODEL) {
   const spec = process.env.KOAGENT_MODEL ?? 'openai:gpt-5-mini';
   model = resolveModel(spec);
   console.log(`model: ${spec} (a real model, over the network)`);
 } else {
-  server = await openAiCompatibleServer({ responses: [
+  server = await openaiCompatibleServer({ responses: [
     { reply: { toolCalls: [{ id: 'call_1', name: 'get_weather', arguments: '{"city":"Paris"}' }] } },
     { reply: { text: 'Paris is sunny today, 24°C.' } },
     { reply: { text: 'Sunny skies over the Seine — café weather, ça va!' }, splitInside: ['é', '—'] },

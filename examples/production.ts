@@ -159,7 +159,7 @@ export async function main(print: (line: string) => void = console.log): Promise
     print('3. This process recovers the run from the file:');
     // A run is recovered once its lease expired (its process stopped renewing it).
     await sleep(LEASE_MS + 50);
-    const recovery = releaseAgent(dir, 'the recoverer').recover({ stream: true });
+    const recovery = releaseAgent(dir, 'the recoverer').runs.recover({ stream: true });
     for await (const event of recovery) show(event);
     const [recovered] = await recovery.result;
     if (recovered?.result === undefined) throw recovered?.error ?? new Error('no run to recover');
@@ -204,7 +204,7 @@ async function approver(dir: string): Promise<void> {
     await sleep(60_000);
   });
   const show = eventPrinter(console.log);
-  for (const run of await agent.pendingApprovals()) {
+  for (const run of await agent.runs.pendingApprovals()) {
     console.log(`run ${run.runId.slice(0, 8)}… waits for ${run.pendingApprovals.map((p) => p.toolName).join(', ')}: approving each`);
     const decisions = Object.fromEntries(run.pendingApprovals.map((p) => [p.toolCallId, true]));
     const resumed = agent.resume(run.runId, decisions, { stream: true });

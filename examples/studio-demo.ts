@@ -91,7 +91,7 @@ export async function main(argv = process.argv.slice(2), print: (line: string) =
   const store = sqliteStore({ path: db, leaseMs: LEASE_MS });
   const all = agents(store);
   await sleep(LEASE_MS + 50); // a run is recovered once its dead worker's lease expired
-  const [recovered] = await all.booking.recover();
+  const [recovered] = await all.booking.runs.recover();
   print(`   recovered in this process: ${recovered?.result?.status ?? recovered?.error}`);
 
   let streamed = 0;

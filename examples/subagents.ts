@@ -5,7 +5,8 @@
 // approval pause pauses the editor, which is resumed from JSON with the prefixed call id.
 import { pathToFileURL } from 'node:url';
 import { z } from 'zod';
-import { createAgent, defineTool, type AgentHook, type Middleware, type PendingApproval, type RunResult } from 'koagent';
+import { createAgent, defineTool, type Middleware, type PendingApproval, type RunResult } from 'koagent';
+import type { AgentHook } from 'koagent/hooks';
 import { mockModel } from 'koagent/testing';
 
 const search = defineTool({

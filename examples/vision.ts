@@ -6,7 +6,7 @@
 import { z } from 'zod';
 import { createAgent, defineTool, openai, type Message, type ModelProvider } from 'koagent';
 import { mockModel } from 'koagent/testing';
-import { openAiCompatibleServer } from 'koagent/testing';
+import { openaiCompatibleServer } from 'koagent/testing';
 
 // Two 1×1 PNGs, base64: a "photo" the user sends and a "chart" the tool renders.
 const photo = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==';
@@ -38,7 +38,7 @@ function describeTranscript(messages: Message[]): string[] {
 }
 
 // 1. Over HTTP, checking what went on the wire.
-const server = await openAiCompatibleServer({ responses: [
+const server = await openaiCompatibleServer({ responses: [
   { reply: { toolCalls: [{ id: 'call_1', name: 'render_chart', arguments: '{"values":[3,5,2]}' }] } },
   { reply: { text: 'The photo shows three bars; the chart plots 3, 5 and 2.' } },
 ] });

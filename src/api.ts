@@ -3,8 +3,9 @@
 // this module (a dependency rule checks it), so "adapters over the one stack" holds literally:
 // whatever they need, every user's middleware has too. The entry points choose from it: the
 // package root the names everyday code uses, `koagent/types` the other types,
-// `koagent/option-checks` the options helpers, `koagent/media` the media helpers and
-// `koagent/store` the ledger's types. Three names here are on no entry point: `blame`, with which
+// `koagent/middleware` the options helpers and `koagent/store` the ledger's types. The media
+// helpers and the token estimate are for the built-ins and providers only, on no entry point;
+// so are these: `blame`, with which
 // the dialects report the user's hook that threw rather than their own layer (a user's own
 // layer is named by the run itself), `failing`, with which a dialect's run layer lets its hooks
 // see the segment failing with what a hook threw before the layer rethrows it (a user's layer
@@ -25,9 +26,13 @@ export type {
   SubagentInfo,
   Tool,
   ToolAnnotations,
+  ToolCallRecord,
   ToolContext,
+  RunVariables,
+  CallVariables,
 } from './core/vocabulary/contexts.js';
 export { blame, KoagentError, RunFailedError, type ErrorCode, type ErrorCodes } from './core/vocabulary/errors.js';
+export { approvalBreach } from './core/state/approved-call.js';
 export type { AgentEvent, EmittedEvent, EventListener, MiddlewareEvents, PermissionDecision, PermissionListener, PermissionRecord } from './core/vocabulary/events.js';
 export {
   estimateTokens,
@@ -50,10 +55,10 @@ export {
 } from './core/vocabulary/content.js';
 export type { AssistantMessage, AssistantToolCall, Message, RunInput, SystemMessage, ToolMessage, UserMessage } from './core/vocabulary/messages.js';
 export { jsonOf } from './core/state/transcript-view.js';
+export { hookState, type HookState } from './core/vocabulary/hook-state.js';
 export { failing } from './core/run/run-context.js';
 export { ownValue, setOwn } from './core/vocabulary/json.js';
 export { defineMiddleware, type Middleware } from './core/vocabulary/middleware.js';
-export { keyValuesOf, memoryKeyValues, type KeyValueSource, type KeyValueStore } from './core/vocabulary/key-values.js';
 export type { FinishReason, GenerateOptions, GenerateResult, ModelProvider, ResponseFormat, StreamPart, TokenUsage, ToolSpec } from './core/vocabulary/model.js';
 export { functionSchema, optionsSchema, parseOptions, refuseMisspellings, wholeNumberSchema, type OptionsWording } from './core/vocabulary/options.js';
 export { deny, toolError, type ToolFailure, type ToolOutcome } from './core/vocabulary/outcome.js';

@@ -1,6 +1,6 @@
 /**
- * Both hook dialects in full: `AgentHook` and `HookRegistry` with their types, and the criogen
- * `Hook` with `ToolResult` and theirs.
+ * Both hook dialects, their one home: `AgentHook` and `HookRegistry` with their types, and the
+ * criogen `Hook` with `ToolResult` and theirs. The agent they are given to is the root's.
  *
  * @example
  * ```ts
@@ -10,17 +10,14 @@
  * @packageDocumentation
  * @module koagent/hooks
  */
-// The `koagent/hooks` entry: both hook dialects in full, for code that imports its hook types
-// from a hooks subpath (as AgentHook code did from the framework it comes from). The package
-// root has the names the dialects' own guides import from their roots.
+// The `koagent/hooks` entry: both hook dialects, for hook code. A guide of either dialect runs
+// with its import lines pointed here for the hook names, and at the root for the agent.
 
 // The AgentHook dialect.
 /** @category Hooks */
 export type { AgentHook, GenerateHookContext, PostToolCallOutcome, PreToolCallOutcome, ToolCallHookContext, ToolCallHookResult } from './dialects/agent-hook/agent-hook.js';
 /** @category Hooks */
-export { HookRegistry, type HookRegistryOptions } from './dialects/agent-hook/hook-registry.js';
-/** @category Hooks */
-export type { SubagentInfo, ToolErrorKind, ToolFailure } from './api.js';
+export { HookRegistry } from './dialects/agent-hook/hook-registry.js';
 
 // The criogen Hook dialect.
 /** @category Hooks */

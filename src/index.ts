@@ -1,8 +1,8 @@
 /**
- * What an application builds, runs and extends an agent with: the agent, tools, middleware and
- * the contexts they see, both hook dialects as their guides import them, the OpenAI-compatible
- * provider, the memory store and the errors. Retry, timeout, compaction and the media store are
- * here too; the home of every built-in middleware is `koagent/middleware`.
+ * What an application is written with: the agent and its results, tools, middleware and the
+ * contexts they see, per-run state for a layer, the OpenAI-compatible provider and model strings,
+ * the memory store, stop conditions and the errors. The built-in middleware are on
+ * `koagent/middleware`, the hook dialects on `koagent/hooks`, the other types on `koagent/types`.
  *
  * @example
  * ```ts
@@ -12,15 +12,11 @@
  * @packageDocumentation
  * @module koagent
  */
-// koagent: the package root. What an application builds, runs and extends an agent with: the
-// agent, tools, middleware and the contexts it sees, both hook dialects as their guides import
-// them, the four most used built-in middleware (their home is `koagent/middleware`, which the
-// docs import them from), the OpenAI-compatible provider, the memory store, the errors,
-// and the types everyday code names. Each name here is a decision: test/exports.test.ts lists
-// them all and holds the root to 70. The other types of the API's signatures are on
-// `koagent/types`, a run store's interface on `koagent/store`, the hook dialects in full on
-// `koagent/hooks`, the options-checking helpers on `koagent/option-checks` and the media helpers
-// on `koagent/media` (docs/design.md, "Entry points").
+// koagent: the package root, what an application is written with. Each name here is a decision:
+// test/exports.test.ts lists them all and holds the root to 40. The built-in middleware are on
+// `koagent/middleware`, both hook dialects on `koagent/hooks`, the other types of the API's
+// signatures on `koagent/types`, a run store's interface on `koagent/store` (docs/design.md,
+// "Entry points").
 
 // The fields features declare on `Middleware` for themselves (`holdStream`, streaming's; `scope`,
 // sub-agents'; `traceValues`, the layer trace's): imported here by name, so that every program
@@ -45,54 +41,31 @@ export { InvalidOutputError } from './features/structured-output.js';
 
 // Messages.
 /** @category Messages */
-export { estimateTokens, mapText, textOf, type Message } from './api.js';
+export { mapText, textOf, type Message } from './api.js';
 
 // Tools.
 /** @category Tools */
-export { defineTool, type ToolDefinition } from './tools/define.js';
+export { defineTool } from './tools/define.js';
 /** @category Tools */
 export { jsonSchemaInput } from './tools/json-schema-input.js';
 /** @category Tools */
-export { isToolset } from './tools/toolset.js';
-/** @category Tools */
 export { deny, toolError, ToolError, type Tool, type ToolOutcome } from './api.js';
 
-// Middleware: writing one, and the four built-ins most agents use (also on koagent/middleware,
-// their home; the root keeps them for the programs that import them from here).
+// Middleware: writing one, the contexts it sees, and a layer's own state in a run.
 /** @category Middleware */
-export { defineMiddleware, type Middleware, type ModelContext, type RunContext, type ToolContext } from './api.js';
-/** @category Middleware */
-export { compactionMiddleware, type CompactionOptions } from './middleware/compaction-middleware.js';
-/** @category Middleware */
-export { fileMediaStore, mediaStoreMiddleware, type MediaStore, type MediaStoreOptions } from './middleware/media-store-middleware.js';
-/** @category Middleware */
-export { isRetryableError, retryMiddleware, type RetryOptions } from './middleware/retry-middleware.js';
-/** @category Middleware */
-export { timeoutMiddleware, TimeoutError, type TimeoutOptions } from './middleware/timeout-middleware.js';
-
-// The AgentHook dialect, as its guide imports it (all of it is on `koagent/hooks`).
-/** @category Hooks */
-export type { AgentHook, GenerateHookContext, ToolCallHookContext, ToolCallHookResult } from './dialects/agent-hook/agent-hook.js';
-/** @category Hooks */
-export { HookRegistry } from './dialects/agent-hook/hook-registry.js';
-
-// The criogen Hook dialect, as its reference imports it (all of it is on `koagent/hooks`).
-/** @category Hooks */
-export { ToolResult } from './dialects/criogen/tool-result.js';
-/** @category Hooks */
-export type { Hook, HookAction, HookContext, Maybe, ToolCall } from './dialects/criogen/types.js';
+export { defineMiddleware, hookState, type Middleware, type ModelContext, type RunContext, type ToolContext } from './api.js';
 
 // Models.
 /** @category Providers */
 export type { GenerateOptions, GenerateResult, ModelProvider } from './api.js';
 /** @category Providers */
-export { openai, type OpenAIProviderOptions } from './providers/openai.js';
+export { openai } from './providers/openai.js';
 /** @category Providers */
 export { registerModelPrefix, resolveModel } from './providers/registry.js';
 
 // Runs kept in memory (the database stores are `koagent/sqlite` and `koagent/postgres`).
 /** @category Stores */
-export { memoryStore, type MemoryStoreOptions } from './stores/memory.js';
+export { memoryStore } from './stores/memory.js';
 
 // Errors.
 /** @category Errors */

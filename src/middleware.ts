@@ -1,7 +1,8 @@
 /**
- * koagent's built-in middleware, each one unit with its own options: retry, timeout,
- * compaction and the media store (also on the package root), and the library of docs/built-in-middleware.md.
- * Also the key-value store the cross-run ones keep their state in.
+ * koagent's built-in middleware, each one unit with its own options (docs/built-in-middleware.md),
+ * with what their options take from you (a media store, a key-value store, a price table, a model
+ * guardrail) and what they give back (the todo list). And the helpers koagent checks its own
+ * options with, for a middleware of yours that checks its options the same way.
  *
  * @example
  * ```ts
@@ -12,44 +13,49 @@
  * @module koagent/middleware
  */
 // The `koagent/middleware` entry. Each built-in lives in src/middleware/<name>-middleware.ts and
-// imports only the public API; this file only lists them.
+// imports only the public API; this file only lists them. An options object's type is read from
+// the factory's signature (`Parameters<typeof retryMiddleware>[0]`).
 /** @category Middleware */
-export { compactionMiddleware, type CompactionOptions } from './middleware/compaction-middleware.js';
+export { compactionMiddleware } from './middleware/compaction-middleware.js';
 /** @category Middleware */
-export { fileMediaStore, mediaStoreMiddleware, type MediaStore, type MediaStoreOptions } from './middleware/media-store-middleware.js';
+export { fileMediaStore, mediaStoreMiddleware, type MediaStore } from './middleware/media-store-middleware.js';
 /** @category Middleware */
-export { isRetryableError, retryMiddleware, type RetryAttempt, type RetryOptions } from './middleware/retry-middleware.js';
+export { isRetryableError, retryMiddleware } from './middleware/retry-middleware.js';
 /** @category Middleware */
-export { timeoutMiddleware, TimeoutError, type TimeoutOptions } from './middleware/timeout-middleware.js';
+export { timeoutMiddleware, TimeoutError } from './middleware/timeout-middleware.js';
 /** @category Key-value stores */
-export { keyValuesOf, memoryKeyValues, type KeyValueSource, type KeyValueStore } from './api.js';
+export { memoryKeyValues, type KeyValueStore } from './stores/key-values.js';
 
 // The library of built-ins: one block each, in the order of docs/built-in-middleware.md.
 /** @category Middleware */
-export { toolCallLimitMiddleware, type ToolCallCaps, type ToolCallLimitOptions } from './middleware/tool-call-limit-middleware.js';
+export { toolCallLimitMiddleware } from './middleware/tool-call-limit-middleware.js';
 /** @category Middleware */
-export { CLEARED_PLACEHOLDER, contextEditingMiddleware, type ContextEditingOptions } from './middleware/context-editing-middleware.js';
+export { contextEditingMiddleware } from './middleware/context-editing-middleware.js';
 /** @category Middleware */
-export { loopDetectionMiddleware, type LoopDetectionOptions } from './middleware/loop-detection-middleware.js';
+export { loopDetectionMiddleware } from './middleware/loop-detection-middleware.js';
 /** @category Middleware */
-export { estimateRequest, rateLimitMiddleware, type RateLimitOptions, type RateLimitWait } from './middleware/rate-limit-middleware.js';
+export { rateLimitMiddleware } from './middleware/rate-limit-middleware.js';
 /** @category Middleware */
-export { requestKey, responseCacheMiddleware, type ResponseCacheOptions } from './middleware/response-cache-middleware.js';
+export { responseCacheMiddleware } from './middleware/response-cache-middleware.js';
 /** @category Middleware */
-export { toolCacheMiddleware, type ToolCache, type ToolCacheOptions } from './middleware/tool-cache-middleware.js';
+export { toolCacheMiddleware } from './middleware/tool-cache-middleware.js';
 /** @category Middleware */
-export { toolSelectorMiddleware, type ToolSelectorOptions } from './middleware/tool-selector-middleware.js';
+export { toolSelectorMiddleware } from './middleware/tool-selector-middleware.js';
 /** @category Middleware */
-export { todoListMiddleware, todosOf, type Todo, type TodoListOptions, type TodoStatus } from './middleware/todo-list-middleware.js';
+export { todoListMiddleware, todosOf, type Todo } from './middleware/todo-list-middleware.js';
 /** @category Middleware */
-export { modelFallbackMiddleware, type FallbackAttempt, type FallbackRecord, type ModelFallbackOptions } from './middleware/model-fallback-middleware.js';
+export { modelFallbackMiddleware } from './middleware/model-fallback-middleware.js';
 /** @category Middleware */
-export { costBudgetMiddleware, type CostBudgetOptions, type CostRecord, type ModelPrice, type PriceTable } from './middleware/cost-budget-middleware.js';
+export { costBudgetMiddleware, type PriceTable } from './middleware/cost-budget-middleware.js';
 /** @category Middleware */
-export { promptCachingMiddleware, type CacheBreakpoint, type PromptCachingOptions } from './middleware/prompt-caching-middleware.js';
+export { promptCachingMiddleware } from './middleware/prompt-caching-middleware.js';
 /** @category Middleware */
-export { piiRedactionMiddleware, type PiiCustomDetector, type PiiDetectorName, type PiiMatch, type PiiMode, type PiiRedactionMiddleware, type PiiRedactionOptions, type PiiReport, type PiiTarget } from './middleware/pii-redaction-middleware.js';
+export { piiRedactionMiddleware } from './middleware/pii-redaction-middleware.js';
 /** @category Middleware */
-export { guardrailsMiddleware, type GuardrailsOptions, type GuardrailTripped, type ModelGuardrail, type ModelGuardrailInput, type ModelGuardrailVerdict } from './middleware/guardrails-middleware.js';
+export { guardrailsMiddleware, type ModelGuardrail } from './middleware/guardrails-middleware.js';
 /** @category Middleware */
-export { toolEmulatorMiddleware, type ToolEmulator, type ToolEmulatorOptions } from './middleware/tool-emulator-middleware.js';
+export { toolEmulatorMiddleware } from './middleware/tool-emulator-middleware.js';
+
+// Checking a middleware's options as koagent checks its own.
+/** @category Options */
+export { functionSchema, optionsSchema, parseOptions, wholeNumberSchema } from './api.js';

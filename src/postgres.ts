@@ -13,4 +13,4 @@
 // The `koagent/postgres` entry: the PostgreSQL run store. It needs the pg package, an optional
 // peer dependency of koagent, so the package root never loads it.
 /** @category Stores */
-export { postgresStore, type PostgresClient, type PostgresPool, type PostgresPoolConfig, type PostgresStoreOptions } from './stores/postgres.js';
+export { postgresStore, type PostgresPool } from './stores/postgres.js';

@@ -15,6 +15,6 @@
 // The `koagent/sandbox` entry: only this entry loads quickjs-emscripten (when the first sandbox
 // starts), so the package root never needs it.
 /** @category Hooks */
-export { sandboxedHooks, type SandboxedHooks, type SandboxOptions } from './sandbox/sandboxed-hooks.js';
+export { sandboxedHooks, type SandboxedHooks } from './sandbox/sandboxed-hooks.js';
 /** @category Hooks */
 export { SandboxError } from './sandbox/sandbox-error.js';

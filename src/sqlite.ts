@@ -13,4 +13,4 @@
 // The `koagent/sqlite` entry: the SQLite run store. It needs the better-sqlite3 package, an
 // optional peer dependency of koagent, so the package root never loads it.
 /** @category Stores */
-export { sqliteStore, type SqliteStoreOptions } from './stores/sqlite.js';
+export { sqliteStore } from './stores/sqlite.js';

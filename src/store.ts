@@ -1,6 +1,7 @@
 /**
  * What writing a run store of your own takes: the `RunStore` interface and the records its
- * methods take and give. Picking one of koagent's stores never needs it.
+ * methods take and give; and the `Clock` every store's leases go by (for tests that move time).
+ * Picking one of koagent's stores never needs it.
  *
  * @example
  * ```ts
@@ -30,6 +31,9 @@ export type {
   RunStore,
   StoreStats,
 } from './stores/run-store.js';
+// The clock a store's leases go by, for tests that move time (every store's `clock` option).
+/** @category Stores */
+export { systemClock, type Clock } from './stores/clock.js';
 // The ledger a checkpoint's calls and a stored state's `ledger` are made of.
 /** @category Stores */
 export type { LedgerCall, LedgerEntry } from './api.js';

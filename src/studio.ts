@@ -12,6 +12,4 @@
  */
 // The `koagent/studio` entry: the studio's server (its page is bundled at build time).
 /** @category Studio */
-export { startStudio, type Studio, type StudioOptions } from './studio/server.js';
-/** @category Studio */
-export type { StudioQueue } from './studio/approvals.js';
+export { startStudio, type Studio } from './studio/server.js';

@@ -16,18 +16,6 @@
 /** @category Workers */
 export { createWorker, type Worker } from './worker/worker.js';
 /** @category Workers */
-export { createClient, type RunReport, type StartOptions, type WorkerClient } from './worker/client.js';
-/** @category Workers */
-export type { ClientOptions, QueueConnection, WorkerOptions } from './worker/options.js';
-/** @category Workers */
-export type { QueuePool } from './worker/connection.js';
-/** @category Workers */
-export type { AgentLimit } from './worker/slots.js';
+export { createClient, type RunReport, type WorkerClient } from './worker/client.js';
 /** @category Workers */
 export type { LoggedEvent } from './worker/events.js';
-/** @category Workers */
-export type { ScheduleSpec } from './worker/schedules.js';
-/** @category Workers */
-export type { WorkerCounts } from './worker/job-runner.js';
-/** @category Workers */
-export type { DispatchState } from './worker/dispatch.js';

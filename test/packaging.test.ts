@@ -42,7 +42,8 @@ beforeAll(async () => {
   await install(bare, [...Object.keys(pkg.dependencies), 'zod', '@types/node']);
   writeFileSync(join(bare, 'src/program.ts'), [
     "import { z } from 'zod';",
-    "import { createAgent, defineTool, memoryStore, type AgentHook } from 'koagent';",
+    "import { createAgent, defineTool, memoryStore } from 'koagent';",
+    "import type { AgentHook } from 'koagent/hooks';",
     "import { mockModel } from 'koagent/testing';",
     "import { sandboxedHooks, SandboxError } from 'koagent/sandbox';",
     "const echo = defineTool({ name: 'echo', description: 'Echo', input: z.object({ text: z.string() }), execute: ({ text }) => text });",
@@ -102,11 +103,11 @@ describe('the package', () => {
     expect(pkg.repository).toMatchObject({ type: 'git', url: expect.stringMatching(/\.git$/) });
   });
 
-  it('holds the code and its declarations without source maps, which would more than double it (under 1.6 MB unpacked, with koagent/worker, the studio page, the sandbox and the built-in middleware)', () => {
+  it('holds the code and its declarations without source maps, which would more than double it (under 1.8 MB unpacked, with koagent/worker, the studio page, the sandbox and the built-in middleware)', () => {
     const paths = packed.files.map((f) => f.path);
     expect(paths).toEqual(expect.arrayContaining(['dist/index.js', 'dist/index.d.ts', 'LICENSE', 'README.md', 'package.json']));
     expect(paths.filter((p) => p.endsWith('.map'))).toEqual([]);
-    expect(packed.unpackedSize).toBeLessThan(1_600_000);
+    expect(packed.unpackedSize).toBeLessThan(1_800_000);
   });
 
   it('has the koagent bin: the built CLI, a node script', () => {
@@ -138,7 +139,7 @@ describe('a project that installs the package', () => {
   }, 60_000);
 
   // koagent/sandbox among them: its declarations are koagent's own, none of quickjs-emscripten's.
-  it('compiles a program of the root, koagent/testing and koagent/sandbox with zod alone installed beside koagent (no optional peer)', () => {
+  it('compiles a program of the root, koagent/hooks, koagent/testing and koagent/sandbox with zod alone installed beside koagent (no optional peer)', () => {
     expect(compileErrors('nodenext', bare)).toEqual([]);
   }, 60_000);
 

@@ -2,7 +2,8 @@
 // arguments, checked against its schema first. Run: npx tsx examples/agent-hooks/default-argument.ts
 import { pathToFileURL } from 'node:url';
 import { z } from 'zod';
-import { createAgent, defineTool, type AgentHook } from 'koagent';
+import { createAgent, defineTool } from 'koagent';
+import type { AgentHook } from 'koagent/hooks';
 import { mockModel } from 'koagent/testing';
 
 /** Returns the arguments the tool actually ran with. */

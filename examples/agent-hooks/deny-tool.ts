@@ -2,7 +2,8 @@
 // reads a `denied` tool error instead of a result. Run: npx tsx examples/agent-hooks/deny-tool.ts
 import { pathToFileURL } from 'node:url';
 import { z } from 'zod';
-import { createAgent, defineTool, type AgentHook } from 'koagent';
+import { createAgent, defineTool } from 'koagent';
+import type { AgentHook } from 'koagent/hooks';
 import { mockModel, type MockModel } from 'koagent/testing';
 
 /** Returns the final answer, the scripted model (to inspect what it was sent) and whether the tool ran. */

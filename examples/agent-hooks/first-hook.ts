@@ -2,7 +2,8 @@
 // after it settles. Run: npx tsx examples/agent-hooks/first-hook.ts (offline, scripted model).
 import { pathToFileURL } from 'node:url';
 import { z } from 'zod';
-import { createAgent, defineTool, type AgentHook } from 'koagent';
+import { createAgent, defineTool } from 'koagent';
+import type { AgentHook } from 'koagent/hooks';
 import { mockModel } from 'koagent/testing';
 
 /** Runs one question through an agent with an audit hook; returns the lines the hook wrote. */

@@ -2,7 +2,8 @@
 // a pushed message is sent (and stays in the transcript), a changed field is sent as changed.
 // Run: npx tsx examples/agent-hooks/inject-context.ts
 import { pathToFileURL } from 'node:url';
-import { createAgent, type AgentHook } from 'koagent';
+import { createAgent } from 'koagent';
+import type { AgentHook } from 'koagent/hooks';
 import { mockModel, type MockModel } from 'koagent/testing';
 
 /** Returns the scripted model, whose `calls` show what each request carried, and the transcript. */

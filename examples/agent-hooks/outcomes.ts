@@ -2,7 +2,8 @@
 // that shortens long results, all in one hook. Run: npx tsx examples/agent-hooks/outcomes.ts
 import { pathToFileURL } from 'node:url';
 import { z } from 'zod';
-import { createAgent, defineTool, type AgentHook } from 'koagent';
+import { createAgent, defineTool } from 'koagent';
+import type { AgentHook } from 'koagent/hooks';
 import type { ToolMessage } from 'koagent/types';
 import { mockModel } from 'koagent/testing';
 

@@ -3,7 +3,8 @@
 // Run: npx tsx examples/agent-hooks/redact-result.ts
 import { pathToFileURL } from 'node:url';
 import { z } from 'zod';
-import { createAgent, defineTool, type AgentHook, type Message } from 'koagent';
+import { createAgent, defineTool, type Message } from 'koagent';
+import type { AgentHook } from 'koagent/hooks';
 import { mockModel } from 'koagent/testing';
 
 /** Returns the raw text the tool produced and the tool message the model was sent next. */

@@ -3,7 +3,8 @@
 // Run offline: npx tsx examples/hooks/cached-weather.ts
 import { pathToFileURL } from 'node:url';
 import { z } from 'zod';
-import { createAgent, defineTool, ToolResult, type Hook } from 'koagent';
+import { createAgent, defineTool } from 'koagent';
+import { ToolResult, type Hook } from 'koagent/hooks';
 import { mockModel } from 'koagent/testing';
 
 export async function cachedWeather() {

@@ -3,7 +3,8 @@
 // calling the model again, and says why in the output.
 // Run offline: npx tsx examples/hooks/end.ts
 import { pathToFileURL } from 'node:url';
-import { createAgent, defineTool, type Hook } from 'koagent';
+import { createAgent, defineTool } from 'koagent';
+import type { Hook } from 'koagent/hooks';
 import { mockModel } from 'koagent/testing';
 
 export async function modelCallBudget(allowed = 2) {

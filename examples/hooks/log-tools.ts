@@ -3,7 +3,8 @@
 // Run offline: npx tsx examples/hooks/log-tools.ts
 import { pathToFileURL } from 'node:url';
 import { z } from 'zod';
-import { Agent, defineTool, type Hook } from 'koagent';
+import { Agent, defineTool } from 'koagent';
+import type { Hook } from 'koagent/hooks';
 import { mockModel } from 'koagent/testing';
 
 export async function logTools(print: (line: string) => void = console.log) {

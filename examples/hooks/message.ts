@@ -3,7 +3,8 @@
 // sees them.
 // Run offline: npx tsx examples/hooks/message.ts
 import { pathToFileURL } from 'node:url';
-import { createAgent, mapText, textOf, type Hook } from 'koagent';
+import { createAgent, mapText, textOf } from 'koagent';
+import type { Hook } from 'koagent/hooks';
 import { mockModel } from 'koagent/testing';
 
 const EMAIL = /[\w.+-]+@[\w-]+(?:\.[\w-]+)+/g;

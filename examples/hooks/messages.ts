@@ -3,7 +3,8 @@
 // the last few messages. The model is sent only that, and the run's transcript becomes it.
 // Run offline: npx tsx examples/hooks/messages.ts
 import { pathToFileURL } from 'node:url';
-import { createAgent, type Hook, type Message } from 'koagent';
+import { createAgent, type Message } from 'koagent';
+import type { Hook } from 'koagent/hooks';
 import { mockModel } from 'koagent/testing';
 
 export async function shortMemory(keep = 3) {

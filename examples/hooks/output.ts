@@ -3,7 +3,8 @@
 // object instead of text.
 // Run offline: npx tsx examples/hooks/output.ts
 import { pathToFileURL } from 'node:url';
-import { createAgent, textOf, type Hook } from 'koagent';
+import { createAgent, textOf } from 'koagent';
+import type { Hook } from 'koagent/hooks';
 import { mockModel } from 'koagent/testing';
 
 export interface Invoice {

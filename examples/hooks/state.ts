@@ -5,7 +5,8 @@
 // Run offline: npx tsx examples/hooks/state.ts
 import { pathToFileURL } from 'node:url';
 import { z } from 'zod';
-import { createAgent, defineTool, type Hook, type HookContext, type RunState } from 'koagent';
+import { createAgent, defineTool, type RunState } from 'koagent';
+import type { Hook, HookContext } from 'koagent/hooks';
 import { mockModel, type MockReply } from 'koagent/testing';
 
 interface Notes {

@@ -7,15 +7,14 @@ import type { Middleware, NamedMiddleware } from '../core/vocabulary/middleware.
 import { isModelProvider, type ModelProvider } from '../core/vocabulary/model.js';
 import type { RunResult } from '../core/vocabulary/result.js';
 import { nextSegment } from '../core/state/resume.js';
-import type { AgentCore } from '../core/run/segment.js';
+import type { AgentCore } from '../core/run/agent-core.js';
 import { newRunId, newState, type AgentIdentity, type ApprovalDecision, type RunState } from '../core/vocabulary/state.js';
-import { checkState } from '../core/state/state-schema.js';
 import { startingTranscript } from '../core/state/transcript-writer.js';
-import type { RunStore, RunSummary } from '../stores/run-store.js';
+import type { RunStore } from '../stores/run-store.js';
 import type { AgentHook } from '../dialects/agent-hook/agent-hook.js';
 import type { Hook } from '../dialects/criogen/types.js';
 import type { AgentStream } from '../features/streaming/agent-stream.js';
-import { subagentTool, type ChildRunOptions, type SubagentToolOptions } from '../features/subagents/subagent-tool.js';
+import { inheritable, subagentTool, type ChildRunOptions, type SubagentToolOptions } from '../features/subagents/subagent-tool.js';
 import type { OutputOptionsOf, OutputPlan, OutputSpec } from '../features/structured-output.js';
 import { compactionMiddleware } from '../middleware/compaction-middleware.js';
 import { ToolIndex, type Toolset } from '../tools/toolset.js';
@@ -28,9 +27,9 @@ import { extension, toMiddleware, type Extension, type ExtensionShape } from './
 import { claimSegment } from '../durable/resume-claim.js';
 import { OwnSession } from './own-session.js';
 import { prepareInput, preparesInput } from './input-layers.js';
-import type { RecoverableRun } from '../durable/recovery.js';
 import { later, streamedCall, wantsStream } from './streamed-call.js';
-import { checkAdoptOptions, checkListOptions, checkRecoverOptions, type AdoptedRun, type AdoptRunsOptions, type PendingApprovalsOptions, type RecoverBegun, type RecoveredRun, type RecoverOptions, type SendOptions } from './durable-options.js';
+import { AgentRuns } from './agent-runs.js';
+import type { SendOptions } from './durable-options.js';
 import { checkOptions, hookList, modelFromString, toolMap, toolsFingerprint, type AgentOptions, type RunCallOptions } from './options.js';
 
 /**
@@ -60,6 +59,13 @@ export class Agent<C = unknown, O = unknown> {
   readonly #resumed = new Set<string>();
   /** Which store each call uses, and this agent object as a worker holding leases in it. */
   readonly #stored: AgentStore;
+  /**
+   * The administration of this agent's stored runs: `recover`, `recoverable`,
+   * `pendingApprovals`, `adopt` and `adoptState` (see `AgentRuns`).
+   *
+   * @example const recovered = await agent.runs.recover();
+   */
+  readonly runs: AgentRuns<C>;
 
   constructor(options: AgentOptions<C, O>) {
     checkOptions(options);
@@ -80,6 +86,7 @@ export class Agent<C = unknown, O = unknown> {
     // A toolset's tools are known only at run time, so the fingerprint is of the agent's own.
     this.#identity = { name: this.name, id: this.id, toolsFingerprint: toolsFingerprint(own) };
     this.#stored = new AgentStore(options.store, this.#identity, options.logger ?? console);
+    this.runs = new AgentRuns<C>({ identity: this.#identity, stored: this.#stored, requests: this.#requests, continue: (state, request) => this.#segment(state, [], request, true) });
     this.#cores = new AgentCores((inherited, output) => this.#build(inherited, output), this.#requests.output);
     for (const ext of options.middleware ?? []) this.#add(ext, 'createAgent({ middleware })');
     for (const hook of hookList(options.hooks)) this.#add(hook, 'createAgent({ hooks })');
@@ -176,7 +183,7 @@ export class Agent<C = unknown, O = unknown> {
   stream(input: RunInput, options?: Omit<RunCallOptions<C>, 'stream'>): AgentStream<RunResult<O>>;
   stream(input: RunInput, options: Omit<RunCallOptions<C>, 'stream'> & { output?: OutputSpec } = {}): AgentStream<RunResult<any>> {
     const where = 'agent.stream(input, options)';
-    if ((options as RunCallOptions | undefined)?.stream === false) throw new TypeError(`${where}: stream: false is for run, send, resume and recover; agent.stream() always streams (use agent.run() for a promise of the result)`);
+    if ((options as RunCallOptions | undefined)?.stream === false) throw new TypeError(`${where}: stream: false is for run, send, resume and runs.recover; agent.stream() always streams (use agent.run() for a promise of the result)`);
     const streaming = { ...options, stream: true };
     if (typeof options === 'object' && options !== null && options.sessionId !== undefined) return this.#send(input, streaming, where) as AgentStream<RunResult<any>>;
     return this.#run(input, streaming, where) as AgentStream<RunResult<any>>;
@@ -236,39 +243,6 @@ export class Agent<C = unknown, O = unknown> {
     return later(() => this.#resume(state, decisions, this.#requests.of(options, where)));
   }
 
-  /**
-   * Take over a state another agent (or another version of this one) wrote, on purpose: it is
-   * checked whole, and comes back as a copy that belongs to this agent, so `resume` accepts it.
-   * Its pending calls then run against this agent's tools, by name (a tool it lacks settles the
-   * call as `not_found`). Use it to migrate runs after renaming an agent or changing its tools.
-   * With a store, `resume` of the adopted state continues the stored run as this agent's.
-   *
-   * @example const state = await db.load(runId); await agent.resume(agent.adoptState(state), decisions);
-   */
-  adoptState(state: RunState): RunState {
-    const checked = checkState(state);
-    const copy = structuredClone(checked);
-    copy.agentName = this.#identity.name;
-    copy.agentId = this.#identity.id;
-    copy.toolsFingerprint = this.#identity.toolsFingerprint;
-    return copy;
-  }
-
-  /**
-   * `adoptState` for the stored runs of another version of this agent, many at once: after a
-   * deploy that changed its tools (or its id, or — with `filter.agentName` — its name), each
-   * suspended or failed run of the old version is claimed, made this agent's and given back: a
-   * suspended one waits for its approvals, one that `recover` stored failed for belonging to the
-   * old version is `running` again for the next `recover` to continue, other failed ones can be
-   * retried with `resume`. Runs of this version are left alone.
-   *
-   * @example await agent.recover(); await agent.adoptRuns(); await agent.recover();
-   */
-  async adoptRuns(options: AdoptRunsOptions = {}): Promise<AdoptedRun[]> {
-    const { store: given, filter = {} } = checkAdoptOptions(options);
-    return this.#stored.adopt(this.#stored.require({ store: given }, 'agent.adoptRuns()'), filter, (state) => this.adoptState(state));
-  }
-
   // async, so every misuse rejects; all checks run before anything else.
   async #resume(state: RunState | string, decisions: Record<string, ApprovalDecision>, request: SegmentRequest): Promise<RunResult<any>> {
     if (request.runId !== undefined) throw new TypeError('agent.resume(state, decisions, options): runId names the run a run() or send() starts; the run to resume is the first argument');
@@ -287,73 +261,6 @@ export class Agent<C = unknown, O = unknown> {
     return this.#segment(next, [], request, true);
   }
 
-  /**
-   * Finish the runs of this agent whose worker died: each run that is `running` in the store
-   * with an expired lease is claimed (exactly one worker gets it) and continued from its last
-   * checkpoint, one after another, until none is left (or `limit` were). A call the ledger has
-   * `done` never runs again; one that was `running` follows its tool's `onInterrupted` policy.
-   * The run context is not stored: give it again (`context`, or `contextFor(state)` per run).
-   * A run whose lease has not expired yet is not taken: `recoverable()` lists them with the time
-   * they become claimable, and `{ wait: true }` waits for them. With `{ stream: true }`, it
-   * returns an `AgentStream` of the runs it continues, whose `result` is the list.
-   *
-   * @example setInterval(() => agent.recover({ contextFor: (state) => contextOf(state.sessionId) }).catch(console.error), 60_000);
-   */
-  recover(options: RecoverOptions<C> & { stream: true; output?: OutputSpec }): AgentStream<RecoveredRun[]>;
-  recover(options?: RecoverOptions<C> & { stream?: false; output?: OutputSpec }): Promise<RecoveredRun[]>;
-  recover(options: RecoverOptions<C> & { output?: OutputSpec } = {}): Promise<RecoveredRun[]> | AgentStream<RecoveredRun[]> {
-    if (!wantsStream(options)) return later(() => this.#recover(this.#recoverBegun(options)));
-    const begun = this.#recoverBegun(options);
-    return streamedCall(begun.request, (request) => this.#recover({ ...begun, request }));
-  }
-
-  /** The checked options of a `recover` call, and its store: every misuse is refused before anything is claimed. */
-  #recoverBegun(options: unknown): RecoverBegun<C> {
-    const { limit, contextFor, wait, runId, ...given } = checkRecoverOptions(options);
-    const store = this.#stored.require(given, 'agent.recover()');
-    // Checked before anything is claimed; with contextFor, each run's context as its run comes.
-    const request = this.#requests.of(given, 'agent.recover(options)', contextFor === undefined);
-    return { store, limit, wait, runId, contextFor: contextFor as RecoverBegun<C>['contextFor'], request };
-  }
-
-  async #recover({ store, limit, wait, runId, contextFor, request }: RecoverBegun<C>): Promise<RecoveredRun[]> {
-    const requestFor = async (state: RunState): Promise<SegmentRequest> => {
-      if (contextFor === undefined) return request;
-      const misfit = `agent.recover(options): contextFor(state of run ${state.runId}): context does not fit the agent's contextSchema`;
-      return { ...request, context: this.#requests.context(await contextFor(state), misfit) };
-    };
-    return this.#stored.recover(store, limit, {
-      refuse: (state) => (outputMissing(state, request) === undefined ? undefined : `it was started with an output schema of its own; give it again: agent.resume('${state.runId}', {}, { output }), or agent.recover({ output })`),
-      run: async (state, durable) => this.#segment(state, [], { ...(await requestFor(state)), store, durable }, true),
-      signal: request.signal,
-      wait: wait === true,
-      runId,
-    });
-  }
-
-  /**
-   * The runs of this agent that are `running` in the store, each with the time (by the store's
-   * clock) its lease runs out: from then on `recover()` takes it, unless its worker renews the
-   * lease first (it is alive). What to look at when `recover()` found nothing to do.
-   *
-   * @example for (const { runId, claimableAt } of await agent.recoverable()) console.log(runId, 'claimable in', claimableAt - Date.now(), 'ms');
-   */
-  async recoverable(options: PendingApprovalsOptions = {}): Promise<RecoverableRun[]> {
-    const { store: given, limit } = checkListOptions(options, 'agent.recoverable(options)');
-    return this.#stored.recoverable(this.#stored.require({ store: given }, 'agent.recoverable()'), limit);
-  }
-
-  /**
-   * The runs of this agent waiting for a human, from the store, each with its pending approvals:
-   * answer them with `agent.resume(runId, decisions)`, in this process or another.
-   *
-   * @example for (const run of await agent.pendingApprovals()) await agent.resume(run.runId, Object.fromEntries(run.pendingApprovals.map((p) => [p.toolCallId, true])));
-   */
-  async pendingApprovals(options: PendingApprovalsOptions = {}): Promise<RunSummary[]> {
-    const { store: given, limit } = checkListOptions(options, 'agent.pendingApprovals(options)');
-    return this.#stored.pending(this.#stored.require({ store: given }, 'agent.pendingApprovals()'), limit);
-  }
-
   /** Run this agent for a parent's tool call (see `asTool`): a new run, or the one the call suspended with. */
   #child(input: string, resume: { state: RunState; decisions: Record<string, ApprovalDecision> } | undefined, options: ChildRunOptions): Promise<RunResult> {
     const request = this.#requests.child(options);
@@ -369,7 +276,7 @@ export class Agent<C = unknown, O = unknown> {
     const own = toMiddleware([...this.#toolsetLayers, ...this.#extensions]);
     // Compaction is the innermost layer, so it sees what the user's hooks and middleware added.
     if (this.#options.compaction !== undefined) own.push(compactionMiddleware(this.#options.compaction));
-    return buildAgent({ id: this.id, name: this.name, options: this.#options as AgentOptions, provider: this.#provider, tools: this.#tools, layers: [...inherited, ...own], output });
+    return buildAgent({ id: this.id, name: this.name, options: this.#options as AgentOptions, provider: this.#provider, tools: this.#tools, layers: [...inheritable(inherited), ...own], output });
   }
 
   async #segment(state: RunState, input: Message[], request: SegmentRequest, resumed: boolean): Promise<RunResult<any>> {

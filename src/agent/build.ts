@@ -1,28 +1,28 @@
 // The agent's build step: the one place that turns options into the core's parts and wires each
 // feature in as layers of the stacks (or stop conditions), so the core itself knows none of them.
-import { DEFAULT_ARGUMENT_BOUNDS } from '../core/run/arguments.js';
-import type { Layer } from '../core/stacks/compose.js';
-import type { InterruptPolicy, ModelContext, Tool, ToolContext } from '../core/vocabulary/contexts.js';
+import { DEFAULT_ARGUMENT_BOUNDS } from '../core/run/tool-call.js';
+import type { Layer } from '../core/vocabulary/layer.js';
+import type { InterruptPolicy, ModelContext, RunContext, Tool, ToolContext } from '../core/vocabulary/contexts.js';
 import type { NamedMiddleware } from '../core/vocabulary/middleware.js';
 import type { GenerateResult, ModelProvider } from '../core/vocabulary/model.js';
 import { generateReply, ModelCallContext } from '../core/run/model-call.js';
 import type { ToolOutcome } from '../core/vocabulary/outcome.js';
+import type { RunResult } from '../core/vocabulary/result.js';
 import { loopStep } from '../core/run/loop.js';
-import type { AgentCore, ProviderCall, Stacks } from '../core/run/segment.js';
+import { executeStep, resolveStep, validateStep } from '../core/run/tool-steps.js';
+import type { AgentCore, ProviderCall, Stacks } from '../core/run/agent-core.js';
 import { buildStacks, type StackParts } from '../core/stacks/stacks.js';
 import type { StopCondition } from '../core/vocabulary/state.js';
 import { limitsReached, stepCountIs } from '../features/limits.js';
 import { holdsStream, streamingProviderLayer, streamReleaseLayer } from '../features/streaming/stream-reply.js';
 import { answeredCondition, endedOutputLayer, finalAnswerTool, outputLayer, responseFormatLayer, type OutputPlan } from '../features/structured-output.js';
-import { providerSpanLayer, toolSpanLayer } from '../features/tracing.js';
+import { providerSpanLayer, runSpanLayer, toolSpanLayer } from '../features/tracing.js';
 import { traceCallLayers, tracedParts } from '../features/layer-trace/install.js';
 import { approvalStep, humanDenialStep } from '../tools/approval.js';
-import { executeStep } from '../tools/execute.js';
 import { guardrailsStep } from '../tools/guardrails.js';
 import { modelOutputStep } from '../tools/model-output.js';
 import { mayAsk, permissionsStep } from '../tools/permissions.js';
 import type { ToolIndex } from '../tools/toolset.js';
-import { resolveStep, validateStep } from '../tools/validate.js';
 import type { AgentOptions } from './options.js';
 
 /** What the build step starts from: the agent's options, its model and tools, its layers. */
@@ -117,8 +117,12 @@ export function buildAgent(input: BuildInput): AgentCore {
         const tool: Layer<ToolContext, ToolOutcome>[] = [];
         if (tracing) tool.push(toolSpanLayer);
         if (layerTrace) tool.push(traceCallLayers.tool);
-        const run = layerTrace ? [traceCallLayers.run, ...(outputLayers.run ?? [])] : outputLayers.run;
-        stacks = buildStacks(layerTrace ? tracedParts(base) : base, { ...outputLayers, ...(run === undefined ? {} : { run }), model, tool, provider });
+        // The run span outermost (it sees how the segment ended), then the trace's record.
+        const run: Layer<RunContext, RunResult>[] = [];
+        if (tracing) run.push(runSpanLayer);
+        if (layerTrace) run.push(traceCallLayers.run);
+        run.push(...(outputLayers.run ?? []));
+        stacks = buildStacks(layerTrace ? tracedParts(base) : base, { ...outputLayers, run, model, tool, provider });
         built.set(mode, stacks);
       }
       return stacks;

@@ -1,5 +1,5 @@
 import type { NamedMiddleware } from '../core/vocabulary/middleware.js';
-import type { AgentCore } from '../core/run/segment.js';
+import type { AgentCore } from '../core/run/agent-core.js';
 import type { OutputPlan } from '../features/structured-output.js';
 
 /** Builds a core: the parent agent's layers (outermost) and the output schema of the runs it serves. */

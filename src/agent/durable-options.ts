@@ -13,15 +13,19 @@ import type { SegmentRequest } from './run-segment.js';
  * (it needs a store; default: the agent's own session).
  *
  * @example await agent.send('And tomorrow?', { sessionId: `user-\${user.id}` });
+ *
+ * @inline
  */
 export type SendOptions<C = unknown> = RunCallOptions<C>;
 
 /**
- * Options of `agent.recover`: those of a run (each recovered segment gets them), how many runs
+ * Options of `agent.runs.recover`: those of a run (each recovered segment gets them), how many runs
  * to finish at most, and the run context of each (it is never stored): the same `context` for
  * all, or `contextFor(state)` per run.
  *
- * @example await agent.recover({ limit: 10, contextFor: async (state) => ({ userId: await owner(state.sessionId) }) });
+ * @example await agent.runs.recover({ limit: 10, contextFor: async (state) => ({ userId: await owner(state.sessionId) }) });
+ *
+ * @inline
  */
 export interface RecoverOptions<C = unknown> extends Omit<RunCallOptions<C>, 'sessionId'> {
   /** Recover at most this many runs in this call (default: every one there is). */
@@ -38,7 +42,7 @@ export interface RecoverOptions<C = unknown> extends Omit<RunCallOptions<C>, 'se
    * Recover only this run, if it is this agent's and its lease expired (with `wait`: once it
    * expires). A job queue's worker uses it to take over the one run a job names.
    *
-   * @example await agent.recover({ runId: 'run_0193…', store });
+   * @example await agent.runs.recover({ runId: 'run_0193…', store });
    */
   runId?: string;
 }
@@ -54,10 +58,12 @@ export interface RecoverBegun<C> {
 }
 
 /**
- * Options of `agent.pendingApprovals` and `agent.recoverable`: the store to read (default: the
+ * Options of `agent.runs.pendingApprovals` and `agent.runs.recoverable`: the store to read (default: the
  * agent's), and how many runs at most (default 100).
  *
- * @example await agent.pendingApprovals({ limit: 20 });
+ * @example await agent.runs.pendingApprovals({ limit: 20 });
+ *
+ * @inline
  */
 export interface PendingApprovalsOptions {
   store?: RunStore;
@@ -65,11 +71,13 @@ export interface PendingApprovalsOptions {
 }
 
 /**
- * Options of `agent.adoptRuns`: which stored runs of another version of this agent to take
+ * Options of `agent.runs.adopt`: which stored runs of another version of this agent to take
  * over (default: every suspended or failed run under this agent's name that is not this
  * version's), and the store (default: the agent's).
  *
- * @example await agent.adoptRuns({ filter: { status: 'failed' } });
+ * @example await agent.runs.adopt({ filter: { status: 'failed' } });
+ *
+ * @inline
  */
 export interface AdoptRunsOptions {
   filter?: AdoptFilter;
@@ -81,7 +89,7 @@ export type { AdoptedRun, AdoptFilter } from '../durable/adopt.js';
 
 const { sessionId: _noSession, ...runShape } = runCallOptionsSchema.shape;
 
-/** The shape of `agent.recover`'s options: those of a run, without a session, a limit, a context per run. */
+/** The shape of `agent.runs.recover`'s options: those of a run, without a session, a limit, a context per run. */
 const recoverOptionsSchema = optionsSchema({
   ...runShape,
   limit: wholeNumberSchema(1, true).optional(),
@@ -90,11 +98,11 @@ const recoverOptionsSchema = optionsSchema({
   runId: z.string({ error: 'must be a non-empty string' }).min(1, { error: 'must be a non-empty string' }).optional(),
 }, { aliases: { run: 'runId', id: 'runId', waitForLeases: 'wait',  max: 'limit', count: 'limit', ctx: 'context', contextOf: 'contextFor', getContext: 'contextFor', abortSignal: 'signal', listener: 'onEvent', runStore: 'store', db: 'store' } });
 
-/** Check the options of `agent.recover`, or throw naming the mistake. */
+/** Check the options of `agent.runs.recover`, or throw naming the mistake. */
 export function checkRecoverOptions(options: unknown): RecoverOptions & { output?: unknown } {
-  const parsed = parseOptions(recoverOptionsSchema, options ?? {}, 'agent.recover(options)');
-  if (parsed.store !== undefined) assertStore(parsed.store, 'agent.recover(options): store');
-  if (parsed.context !== undefined && parsed.contextFor !== undefined) throw new TypeError('agent.recover(options): give context or contextFor, not both');
+  const parsed = parseOptions(recoverOptionsSchema, options ?? {}, 'agent.runs.recover(options)');
+  if (parsed.store !== undefined) assertStore(parsed.store, 'agent.runs.recover(options): store');
+  if (parsed.context !== undefined && parsed.contextFor !== undefined) throw new TypeError('agent.runs.recover(options): give context or contextFor, not both');
   return parsed as RecoverOptions & { output?: unknown };
 }
 
@@ -103,7 +111,7 @@ const listOptionsSchema = optionsSchema({
   limit: wholeNumberSchema(1).optional(),
 }, { aliases: { max: 'limit', count: 'limit', runStore: 'store', db: 'store' } });
 
-/** Check the options of `agent.pendingApprovals` or `agent.recoverable` (`where`), or throw naming the mistake. */
+/** Check the options of `agent.runs.pendingApprovals` or `agent.runs.recoverable` (`where`), or throw naming the mistake. */
 export function checkListOptions(options: unknown, where: string): PendingApprovalsOptions {
   const parsed = parseOptions(listOptionsSchema, options ?? {}, where);
   if (parsed.store !== undefined) assertStore(parsed.store, `${where}: store`);
@@ -122,9 +130,9 @@ const adoptOptionsSchema = optionsSchema({
   }, { noun: 'a field of a run filter', aliases: { agent: 'agentName', session: 'sessionId', statuses: 'status', max: 'limit' } }).optional(),
 }, { aliases: { where: 'filter', runs: 'filter', runStore: 'store', db: 'store' } });
 
-/** Check the options of `agent.adoptRuns`, or throw naming the mistake. */
+/** Check the options of `agent.runs.adopt`, or throw naming the mistake. */
 export function checkAdoptOptions(options: unknown): AdoptRunsOptions {
-  const parsed = parseOptions(adoptOptionsSchema, options ?? {}, 'agent.adoptRuns(options)');
-  if (parsed.store !== undefined) assertStore(parsed.store, 'agent.adoptRuns(options): store');
+  const parsed = parseOptions(adoptOptionsSchema, options ?? {}, 'agent.runs.adopt(options)');
+  if (parsed.store !== undefined) assertStore(parsed.store, 'agent.runs.adopt(options): store');
   return parsed as AdoptRunsOptions;
 }

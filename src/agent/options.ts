@@ -77,7 +77,7 @@ export interface AgentOptions<C = unknown, O = unknown> {
   claimResume?: (claim: ResumeClaim) => boolean | Promise<boolean>;
   /**
    * Where the agent's runs are kept, durably: each step is checkpointed there, a run whose
-   * process died is continued by `agent.recover()`, suspended runs are resumed by id, and
+   * process died is continued by `agent.runs.recover()`, suspended runs are resumed by id, and
    * `send(input, { sessionId })` continues a stored session. `memoryStore()`, `sqliteStore()`
    * from `koagent/sqlite`, `postgresStore()` from `koagent/postgres`. See docs/durable-runs.md.
    */

@@ -1,17 +1,16 @@
 // One segment of a run, from start to end: its listeners, span, mode and metadata, the run
 // stack, and how it ends (stored, published, traced).
-import { failureRecord, runFailure } from '../core/vocabulary/errors.js';
 import type { SubagentInfo } from '../core/vocabulary/contexts.js';
 import type { EventListener, PermissionListener } from '../core/vocabulary/events.js';
 import { copyPlain } from '../core/vocabulary/json.js';
 import type { Message } from '../core/vocabulary/messages.js';
 import type { NamedMiddleware } from '../core/vocabulary/middleware.js';
 import type { RunResult } from '../core/vocabulary/result.js';
-import { SegmentContext } from '../core/run/run-context.js';
-import { Segment, type AgentCore } from '../core/run/segment.js';
+import type { AgentCore } from '../core/run/agent-core.js';
+import { runSegment as runCoreSegment } from '../core/run/run-segment.js';
 import type { RunState } from '../core/vocabulary/state.js';
 import type { OutputPlan } from '../features/structured-output.js';
-import { endRunSpan, runSpan, traceSegment, type Span } from '../features/tracing.js';
+import { runSpan, spanVars, type Span } from '../features/tracing.js';
 import type { DurableRun } from '../durable/durable-run.js';
 import { segmentMode } from './build.js';
 import type { AgentOptions, RunCallOptions } from './options.js';
@@ -37,7 +36,8 @@ export async function runSegment(core: AgentCore, state: RunState, input: Messag
   if (o.onEvent) listeners.push(o.onEvent);
   if (request.onEvent) listeners.push(request.onEvent);
   const permissionListeners: PermissionListener[] = [...(o.onPermissionDecision ? [o.onPermissionDecision] : []), ...(request.permissionListeners ?? [])];
-  // The run span decides, by whether it records, if this segment's calls get spans of their own.
+  // The run span decides, by whether it records, if this segment's calls get spans of their own;
+  // the stacks of a traced mode end it, as their outermost run layer.
   const span = runSpan(core, state.runId, state.sessionId, state.segment + 1, request.parentSpan);
   const tracing = span.isRecording();
   const mode = segmentMode(request.streaming === true, tracing, request.layerTrace ?? o.layerTrace === true);
@@ -46,33 +46,6 @@ export async function runSegment(core: AgentCore, state: RunState, input: Messag
   const metadata = copyPlain({ ...o.metadata, ...request.metadata });
   const stopWhen = request.stopWhen === undefined ? undefined : Array.isArray(request.stopWhen) ? request.stopWhen : [request.stopWhen];
   const { durable } = request;
-  const segment = new Segment(core, state, { metadata, context: request.context, signal: request.signal, listeners, permissionListeners, subagent: request.subagent, mode, stopWhen, observer: durable?.observe(state) });
-  durable?.watch((reason) => segment.abort(reason));
-  traceSegment(segment, span);
-  const number = segment.begin();
-  const ctx = new SegmentContext(segment, input, number, resumed);
-  segment.publish({ type: 'run.start', sessionId: state.sessionId, segment: number, resumed });
-  try {
-    const result = await segment.stacks.run(ctx);
-    segment.close(result);
-    // A durable run's result is given only once its end is stored.
-    if (durable !== undefined) await durable.finish();
-    segment.publish({ type: 'run.end', status: result.status, stopReason: result.stopReason });
-    endRunSpan(span, result.status, result.stopReason);
-    return result;
-  } catch (error) {
-    const failure = runFailure(error, state);
-    const recorded = failureRecord(failure);
-    // Whatever still runs in the failed segment (an orphaned next()) may not write to its state, and is cancelled.
-    segment.fail(recorded, error);
-    // Stored as failed, if the store can; if it cannot, the run stays as of its last
-    // checkpoint, and is recovered once its lease expires.
-    await durable?.finish().catch(() => undefined);
-    segment.publish({ type: 'run.end', status: 'failed', error: recorded });
-    endRunSpan(span, 'failed', undefined, recorded);
-    throw failure;
-  } finally {
-    durable?.stop();
-    segment.dispose();
-  }
+  const options = { metadata, context: request.context, signal: request.signal, listeners, permissionListeners, subagent: request.subagent, mode, stopWhen, observer: durable?.observe(state), runVar: spanVars(span) };
+  return runCoreSegment(core, state, input, resumed, options, durable);
 }

@@ -1,7 +1,7 @@
 // Any call of an agent as a stream: its segments get the stream's listener and a signal the
 // stream can abort, and stream (provider.stream, text deltas) as `agent.stream` does.
 import type { RunCallOptions } from './options.js';
-import { linkSignal } from '../core/run/segment.js';
+import { linkSignal } from '../core/run/cancellation.js';
 import { AgentStream } from '../features/streaming/agent-stream.js';
 import type { SegmentRequest } from './run-segment.js';
 

@@ -5,11 +5,11 @@ import { pathToFileURL } from 'node:url';
 import type { Agent } from '../agent/agent.js';
 import { CliError, EXIT } from './io.js';
 
-/** What the CLI calls on an agent: its name and its resume and recover (and its tools, to check edited arguments, when it has them). */
-export type CliAgent = Pick<Agent, 'name' | 'resume' | 'recover'> & Partial<Pick<Agent, 'tools'>>;
+/** What the CLI calls on an agent: its name, its resume and its runs' recover (and its tools, to check edited arguments, when it has them). */
+export type CliAgent = Pick<Agent, 'name' | 'resume'> & { runs: Pick<Agent['runs'], 'recover'> } & Partial<Pick<Agent, 'tools'>>;
 
 const isAgent = (value: unknown): value is CliAgent =>
-  typeof value === 'object' && value !== null && typeof (value as CliAgent).name === 'string' && typeof (value as CliAgent).resume === 'function' && typeof (value as CliAgent).recover === 'function';
+  typeof value === 'object' && value !== null && typeof (value as CliAgent).name === 'string' && typeof (value as CliAgent).resume === 'function' && typeof (value as CliAgent).runs?.recover === 'function';
 
 /** The agents `module` exports (directly, or in an exported object or array, the default export included). */
 export async function loadAgents(module: string): Promise<CliAgent[]> {

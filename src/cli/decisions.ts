@@ -4,7 +4,7 @@
 // default, the name of the user running the command).
 import { userInfo } from 'node:os';
 import type { ApprovalDecision, PendingApproval } from '../core/vocabulary/state.js';
-import { argumentIssues } from '../tools/validate.js';
+import { argumentIssues } from '../tools/argument-issues.js';
 import type { CliAgent } from './agents.js';
 import { CliError, EXIT } from './io.js';
 

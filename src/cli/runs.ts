@@ -123,7 +123,7 @@ const COMMANDS: Record<string, Command> = {
       }
       const recovered: { runId: string; status?: string; error?: string }[] = [];
       for (const agent of targets) {
-        const runs = await agent.recover({ store, ...(runId !== undefined ? { runId } : {}) });
+        const runs = await agent.runs.recover({ store, ...(runId !== undefined ? { runId } : {}) });
         for (const run of runs) recovered.push(recoveredRow(run));
       }
       if (runId !== undefined && recovered.length === 0) throw new CliError(EXIT.refused, `run ${runId} was not recovered: its lease has not expired (its worker may be alive), or another process took it`);

@@ -9,10 +9,12 @@ import { belongsTo } from './claims.js';
 import { storeCall } from './durable-run.js';
 
 /**
- * Which stored runs `agent.adoptRuns` takes over: those of agent `agentName` (default: this
+ * Which stored runs `agent.runs.adopt` takes over: those of agent `agentName` (default: this
  * agent's name) that belong to another version of it, by session and status.
  *
- * @example await agent.adoptRuns({ filter: { agentName: 'teller-old', status: 'suspended' } });
+ * @example await agent.runs.adopt({ filter: { agentName: 'teller-old', status: 'suspended' } });
+ *
+ * @inline
  */
 export interface AdoptFilter {
   /** The name the runs were stored under (default: this agent's); another name renames them. */
@@ -25,14 +27,14 @@ export interface AdoptFilter {
 }
 
 /**
- * One run `agent.adoptRuns` looked at: the status it now has as this agent's, or why it was
+ * One run `agent.runs.adopt` looked at: the status it now has as this agent's, or why it was
  * not taken over (its rows cannot be read, its state does not pass the checks, it moved on).
  *
- * @example for (const { runId, status, error } of await agent.adoptRuns()) console.log(runId, status ?? error?.message);
+ * @example for (const { runId, status, error } of await agent.runs.adopt()) console.log(runId, status ?? error?.message);
  */
 export interface AdoptedRun {
   runId: string;
-  /** `running`: recovery continues it (`agent.recover()`, in any worker); `suspended`: it waits for its approvals; `failed`: `agent.resume(runId)` retries it. */
+  /** `running`: recovery continues it (`agent.runs.recover()`, in any worker); `suspended`: it waits for its approvals; `failed`: `agent.resume(runId)` retries it. */
   status?: 'running' | 'suspended' | 'failed';
   error?: KoagentError;
 }
@@ -50,7 +52,7 @@ function refusedByRecovery(state: RunState): boolean {
  * (exactly one claim of a segment goes ahead, so a resume racing with it is refused, or
  * refuses it), stored as this agent's, and given back in the status it continues from. A run
  * recovery turned `failed` for belonging to the other version goes back to `running`, with no
- * lease, so the next `agent.recover()` continues it from its last checkpoint.
+ * lease, so the next `agent.runs.recover()` continues it from its last checkpoint.
  */
 export async function adoptRuns(store: RunStore, agent: AgentIdentity, owner: string, logger: Logger, filter: AdoptFilter, adopt: (state: RunState) => RunState): Promise<AdoptedRun[]> {
   const runs = await storeCall(() => store.listRuns({
@@ -63,7 +65,7 @@ export async function adoptRuns(store: RunStore, agent: AgentIdentity, owner: st
       if (status !== undefined) adopted.push({ runId, status });
     } catch (error) {
       if (!KoagentError.is(error)) throw error;
-      logger.warn(`koagent: agent.adoptRuns(): run ${runId} was not adopted (${describe(error)})`);
+      logger.warn(`koagent: agent.runs.adopt(): run ${runId} was not adopted (${describe(error)})`);
       adopted.push({ runId, error });
     }
   }

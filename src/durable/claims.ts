@@ -23,7 +23,7 @@ export async function startRun(store: RunStore, run: NewRun, logger: Logger): Pr
 /**
  * Claim a run for a resume, through the store: exactly one resume of a given segment goes
  * ahead, in whatever process. The store's copy is what continues (the `state` passed only
- * names the run and its segment — unless it was adopted, `agent.adoptState`, by this agent:
+ * names the run and its segment — unless it was adopted, `agent.runs.adoptState`, by this agent:
  * then the stored run becomes this agent's); a state the store does not hold is imported.
  * Returns the state the next segment starts from and its lease.
  */
@@ -41,11 +41,11 @@ export async function claimForResume(store: RunStore, given: RunState | string, 
     if (given.segment !== stored.segment) {
       throw bad(`this state (run ${runId}, segment ${given.segment}) was already resumed: the store has the run at segment ${stored.segment} (${stored.status}); resume the latest state, or the run by its id`);
     }
-    // Adopted on purpose (`agent.adoptState`): the stored run is taken over with it.
+    // Adopted on purpose (`agent.runs.adoptState`): the stored run is taken over with it.
     if (belongsTo(given, agent) && !belongsTo(stored, agent)) stored = { ...stored, agentName: agent.name, agentId: agent.id, toolsFingerprint: agent.toolsFingerprint };
   }
   if (stored.status === 'running') {
-    throw bad(`run ${runId} is running in a worker (or its worker died: agent.recover() continues it once its lease expired); it cannot be resumed now`);
+    throw bad(`run ${runId} is running in a worker (or its worker died: agent.runs.recover() continues it once its lease expired); it cannot be resumed now`);
   }
   const next = nextSegment(stored, decisions, agent);
   const refused = refuse?.(next);
@@ -99,7 +99,7 @@ async function sessionToContinue(store: RunStore, sessionId: string, agent: Agen
   const busy = (what: string) => new KoagentError('session_busy', `agent.send(): ${what}`);
   if (head.agentName !== agent.name || head.agentId !== agent.id) throw busy(`session ${sessionId} belongs to agent "${head.agentName}" (id "${head.agentId}"), not "${agent.name}" (id "${agent.id}")`);
   if (head.status === 'suspended') throw busy(`the last run of session ${sessionId} (${head.runId}) is waiting for approval; finish it with agent.resume('${head.runId}', decisions) first`);
-  if (head.status === 'running') throw busy(`the last run of session ${sessionId} (${head.runId}) is still running (if its process died, agent.recover() finishes it once its lease expired); send when it is over`);
+  if (head.status === 'running') throw busy(`the last run of session ${sessionId} (${head.runId}) is still running (if its process died, agent.runs.recover() finishes it once its lease expired); send when it is over`);
   try {
     return checkState(head);
   } catch (error) {

@@ -6,6 +6,7 @@ import type { Logger } from '../core/vocabulary/contexts.js';
 import { describe, KoagentError } from '../core/vocabulary/errors.js';
 import type { RunState } from '../core/vocabulary/state.js';
 import type { Checkpoint, Lease, RunStore } from '../stores/run-store.js';
+import { checkedClock, systemClock } from '../stores/clock.js';
 import { Checkpoints, type CheckpointSink } from './checkpoints.js';
 import { StateJournal } from './journal.js';
 
@@ -17,7 +18,8 @@ import { StateJournal } from './journal.js';
  * @example const observer = durable.observe(state); const segment = new Segment(core, state, { ...options, observer }); durable.watch((why) => segment.abort(why));
  */
 export class DurableRun implements CheckpointSink {
-  #timer: ReturnType<typeof setInterval> | undefined;
+  /** Cancels the next renewal, while the segment runs. */
+  #cancel: (() => void) | undefined;
   #checkpoints: Checkpoints | undefined;
 
   constructor(readonly store: RunStore, readonly lease: Lease, readonly logger: Logger) {}
@@ -34,8 +36,12 @@ export class DurableRun implements CheckpointSink {
   /** The segment has started: keep the lease alive until `stop()`; `abort` the segment if it is lost. */
   watch(abort: (reason: unknown) => void): void {
     const { store, lease } = this;
+    const clock = checkedClock(store.clock ?? systemClock, `the clock of the ${store.kind} store`);
+    const every = Math.max(5, Math.floor(store.leaseMs / 3));
     let renewing = false;
-    this.#timer = setInterval(() => {
+    const renew = () => {
+      // On the store's clock, the next renewal is set first: a renewal that hangs does not stop the others.
+      this.#cancel = clock.setTimer(every, renew, { background: true });
       if (renewing) return;
       renewing = true;
       store.renew(lease).then(
@@ -49,9 +55,9 @@ export class DurableRun implements CheckpointSink {
         // checkpoint that cannot be written fails the segment by itself.
         (error: unknown) => this.logger.warn(`koagent: renewing the lease of run ${lease.runId} failed (${describe(error)}); trying again`, error),
       ).finally(() => (renewing = false));
-    }, Math.max(5, Math.floor(store.leaseMs / 3)));
-    // A lease being renewed must not keep the process alive by itself.
-    this.#timer.unref?.();
+    };
+    // A lease being renewed must not keep the process alive by itself (a background timer).
+    this.#cancel = clock.setTimer(every, renew, { background: true });
   }
 
   /** The segment is over: store its end (after any write under way) and give the lease back. */
@@ -61,8 +67,8 @@ export class DurableRun implements CheckpointSink {
   }
 
   stop(): void {
-    if (this.#timer !== undefined) clearInterval(this.#timer);
-    this.#timer = undefined;
+    this.#cancel?.();
+    this.#cancel = undefined;
   }
 }
 

@@ -6,31 +6,35 @@ import type { RunResult } from '../core/vocabulary/result.js';
 import { checkState } from '../core/state/state-schema.js';
 import type { AgentIdentity, RunState } from '../core/vocabulary/state.js';
 import type { RunStore } from '../stores/run-store.js';
+import { checkedClock, systemClock, type Clock } from '../stores/clock.js';
 import { DurableRun, storeCall } from './durable-run.js';
 
 /**
- * One run `agent.recover` continued: its result, or the error its segment failed with (or why
- * it could not be continued).
+ * One run `agent.runs.recover` took: `completed` or `suspended` with the `result` of the segment
+ * that continued it, or `failed` with the `error` it failed with (or why it could not be
+ * continued).
  *
- * @example for (const { runId, result, error } of await agent.recover()) console.log(runId, result?.status ?? error?.code);
+ * @example for (const run of await agent.runs.recover()) console.log(run.runId, run.status === 'failed' ? run.error.code : run.result.text);
  */
-export interface RecoveredRun {
-  runId: string;
-  result?: RunResult;
-  /**
-   * Why the run failed or was not continued: a `RunFailedError` with the run's state, or — for a
-   * run whose rows could not be read, which the store stored failed (`corrupt_run`) — a
-   * `KoagentError`, as there is no state to give.
-   */
-  error?: RunFailedError | KoagentError;
-}
+export type RecoveredRun =
+  | { runId: string; status: 'completed' | 'suspended'; result: RunResult; error?: never }
+  | {
+      runId: string;
+      status: 'failed';
+      result?: never;
+      /**
+       * A `RunFailedError` with the run's state, or — for a run whose rows could not be read,
+       * which the store stored failed (`corrupt_run`) — a `KoagentError`, as there is no state to give.
+       */
+      error: RunFailedError | KoagentError;
+    };
 
 /**
  * A run of the agent that is `running` in the store: `recover()` takes it from `claimableAt`
  * (milliseconds since the epoch, by the store's clock; 0 when nobody holds it) — unless its
  * worker renews the lease before then, being alive.
  *
- * @example for (const { runId, claimableAt } of await agent.recoverable()) console.log(runId, new Date(claimableAt));
+ * @example for (const { runId, claimableAt } of await agent.runs.recoverable()) console.log(runId, new Date(claimableAt));
  */
 export interface RecoverableRun {
   runId: string;
@@ -56,7 +60,7 @@ export interface RecoveryPlan {
  * and the next one is taken. A stored run this agent cannot continue — its state does not pass
  * the checks `resume` makes, or it belongs to another version of the agent (another id, other
  * tools) — is stored as failed (`invalid_resume`), so it is not claimed again: take it over on
- * purpose with `agent.adoptRuns()` or `agent.resume(agent.adoptState(state))`. A run whose rows
+ * purpose with `agent.runs.adopt()` or `agent.resume(agent.runs.adoptState(state))`. A run whose rows
  * cannot be read is stored failed by the store itself (`corrupt_run`), and recovery goes on.
  * With `wait`, the runs still leased when the claims ran out are waited for, each until it is
  * claimed or its lease is renewed.
@@ -74,7 +78,8 @@ export async function recoverRuns(store: RunStore, agent: AgentIdentity, owner: 
     const still = waited === undefined ? leased : leased.filter((run) => waited!.get(run.runId) === run.claimableAt);
     waited = new Map(still.map((run) => [run.runId, run.claimableAt]));
     if (still.length === 0) return recovered;
-    await pause(untilClaimable(store, still), how.signal);
+    const clock = checkedClock(store.clock ?? systemClock, `the clock of the ${store.kind} store`);
+    await pause(clock, untilClaimable(store, clock, still), how.signal);
   }
 }
 
@@ -90,22 +95,23 @@ async function claimExpired(store: RunStore, agent: AgentIdentity, owner: string
     if (claimed === undefined) return;
     if ('quarantined' in claimed) {
       const { runId, quarantined } = claimed;
-      logger.warn(`koagent: agent.recover(): ${quarantined.message}`);
-      recovered.push({ runId, error: new KoagentError(quarantined.code, quarantined.message) });
+      logger.warn(`koagent: agent.runs.recover(): ${quarantined.message}`);
+      recovered.push({ runId, status: 'failed', error: new KoagentError(quarantined.code, quarantined.message) });
       continue;
     }
     const { runId } = claimed.state;
     const durable = new DurableRun(store, claimed.lease, logger);
     const refused = cannotContinue(claimed.state, agent) ?? how.refuse(claimed.state);
     if (refused !== undefined) {
-      recovered.push({ runId, error: await refuseRecovery(durable, claimed.state, refused) });
+      recovered.push({ runId, status: 'failed', error: await refuseRecovery(durable, claimed.state, refused) });
       continue;
     }
     try {
-      recovered.push({ runId, result: await how.run(claimed.state, durable) });
+      const result = await how.run(claimed.state, durable);
+      recovered.push({ runId, status: result.status, result });
     } catch (error) {
       if (!(error instanceof RunFailedError)) throw error;
-      recovered.push({ runId, error });
+      recovered.push({ runId, status: 'failed', error });
     }
   }
 }
@@ -118,32 +124,33 @@ export async function leasedRuns(store: RunStore, agentName: string, limit: numb
 
 /**
  * How long to wait for the first of `runs` to become claimable. The store's clock may not be
- * this host's: never longer than one lease (no lease outlasts that without a renewal), and
+ * this host's (a database's): never longer than one lease (no lease outlasts that without a renewal), and
  * never so short that a clock behind the store's makes this spin.
  */
-function untilClaimable(store: RunStore, runs: RecoverableRun[]): number {
+function untilClaimable(store: RunStore, clock: Clock, runs: RecoverableRun[]): number {
   const first = Math.min(...runs.map((run) => run.claimableAt));
   const slack = Math.max(10, Math.floor(store.leaseMs / 20));
-  return Math.min(store.leaseMs, Math.max(0, first - Date.now())) + slack;
+  return Math.min(store.leaseMs, Math.max(0, first - clock.now())) + slack;
 }
 
-/** Wait `ms`, or less if `signal` aborts. */
-function pause(ms: number, signal: AbortSignal | undefined): Promise<void> {
+/** Wait `ms` by `clock`, or less if `signal` aborts. */
+function pause(clock: Clock, ms: number, signal: AbortSignal | undefined): Promise<void> {
   return new Promise((resolve) => {
     if (signal?.aborted === true) return resolve();
+    let cancel: (() => void) | undefined;
     const done = () => {
-      clearTimeout(timer);
+      cancel?.();
       signal?.removeEventListener('abort', done);
       resolve();
     };
-    const timer = setTimeout(done, ms);
+    cancel = clock.setTimer(ms, done);
     signal?.addEventListener('abort', done, { once: true });
   });
 }
 
 /** Why this agent may not continue a stored run, or undefined when it may. */
 function cannotContinue(state: RunState, agent: AgentIdentity): string | undefined {
-  const adopt = `take it over on purpose with agent.resume(agent.adoptState(await store.loadRun('${state.runId}')))`;
+  const adopt = `take it over on purpose with agent.resume(agent.runs.adoptState(await store.loadRun('${state.runId}')))`;
   try {
     checkState(state);
   } catch (error) {
@@ -156,7 +163,7 @@ function cannotContinue(state: RunState, agent: AgentIdentity): string | undefin
 
 /** Store a claimed run as failed, saying why it cannot be recovered; the error is what `recover` reports. */
 async function refuseRecovery(durable: DurableRun, state: RunState, why: string): Promise<RunFailedError> {
-  const message = `agent.recover(): run ${state.runId} is not continued, and is stored as failed: ${why}`;
+  const message = `agent.runs.recover(): run ${state.runId} is not continued, and is stored as failed: ${why}`;
   const error = { code: 'invalid_resume', message };
   try {
     await durable.write({ status: 'failed', segment: state.segment, steps: state.steps, usage: JSON.stringify(state.usage), stopReason: state.stopReason, error: JSON.stringify(error) }, true);

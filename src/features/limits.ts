@@ -5,6 +5,8 @@ import type { RunState, StopCondition, StopReason } from '../core/vocabulary/sta
  * call) with stop reason `limit:model_calls`, `limit:tool_calls` or `limit:tokens`.
  *
  * @example createAgent({ model, limits: { modelCalls: 10, tokens: 50_000 } })
+ *
+ * @inline
  */
 export interface Limits {
   /** Model calls, side calls (`ctx.generate`) and sub-agents' calls included. */

@@ -4,14 +4,13 @@
 // the loop ended with and sends a reply that does not fit back to the model (it calls `next()`
 // again), a bounded number of times; the outermost checks an output a run layer ended the run with.
 import { z } from 'zod';
-import { segmentOf } from '../core/run/base-context.js';
-import type { Layer, TrustedLayer } from '../core/stacks/compose.js';
-import type { ModelContext, RunContext, Tool } from '../core/vocabulary/contexts.js';
+import type { Layer } from '../core/vocabulary/layer.js';
+import { STATE_OUTPUT, type ModelContext, type RunContext, type Tool } from '../core/vocabulary/contexts.js';
+import { lazily } from '../core/vocabulary/lazy.js';
 import { KoagentError, markOwnError } from '../core/vocabulary/errors.js';
 import type { GenerateResult, ModelProvider, ToolSpec } from '../core/vocabulary/model.js';
 import { optionsSchema, parseOptions, wholeNumberSchema } from '../core/vocabulary/options.js';
 import type { RunResult } from '../core/vocabulary/result.js';
-import type { Segment } from '../core/run/segment.js';
 import type { RunState, StopCondition } from '../core/vocabulary/state.js';
 import { ToolError } from '../core/vocabulary/tool-error.js';
 
@@ -20,6 +19,8 @@ import { ToolError } from '../core/vocabulary/tool-error.js';
  * `agent.run(input, { output })`; a bare zod schema means `{ schema }`.
  *
  * @example createAgent({ model, output: { schema: z.object({ city: z.string(), celsius: z.number() }), repairs: 1 } })
+ *
+ * @inline
  */
 export interface OutputOptions<O = unknown> {
   /** What the final answer must fit; `result.output` is the schema's output for it. */
@@ -49,6 +50,8 @@ export type OutputSpec<O = unknown> = z.ZodType<O> | OutputOptions<O>;
  * `OutputOptions` around the schema `S`, for the overloads that type `result.output` as `z.output<S>`.
  *
  * @example const spec: OutputOptionsOf<typeof Verdict> = { schema: Verdict, mode: 'tool' };
+ *
+ * @inline
  */
 export type OutputOptionsOf<S extends z.ZodType> = Omit<OutputOptions<z.output<S>>, 'schema'> & { schema: S };
 
@@ -101,19 +104,18 @@ export const OUTPUT_STATE = 'koagent:output';
 
 const isZodSchema = (value: unknown) => typeof value === 'object' && value !== null && '_zod' in value && typeof (value as z.ZodType).safeParse === 'function';
 // Made when an agent first gives { schema, … }: a program that asks for no output never pays for it.
-let outputOptionsSchema: ReturnType<typeof buildOutputOptionsSchema> | undefined;
-const buildOutputOptionsSchema = () => optionsSchema({
+const outputOptionsSchema = lazily(() => optionsSchema({
   schema: z.custom<z.ZodType>(isZodSchema, { error: 'must be a zod (v4) schema, e.g. z.object({ answer: z.string() })' }),
   mode: z.enum(['auto', 'native', 'tool'], { error: "must be 'auto', 'native' or 'tool'" }).optional(),
   repairs: wholeNumberSchema(0, false, 'must be a whole number ≥ 0').optional(),
   name: z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, { error: 'must be 1-64 letters, digits, "_" or "-"' }).optional(),
   description: z.string({ error: 'must be a string' }).optional(),
-}, { noun: 'an output option', aliases: { retries: 'repairs', maxRepairs: 'repairs', strategy: 'mode', type: 'schema', zod: 'schema' } });
+}, { noun: 'an output option', aliases: { retries: 'repairs', maxRepairs: 'repairs', strategy: 'mode', type: 'schema', zod: 'schema' } }));
 
 /** Check an output spec and settle its mode for `provider`; `where` names the option in errors. */
 export function outputPlan(spec: unknown, provider: ModelProvider, where: string): OutputPlan {
   if (!isZodSchema(spec) && (typeof spec !== 'object' || spec === null)) throw new TypeError(`${where}: output must be a zod schema or { schema, mode?, repairs? }`);
-  const options: OutputOptions = isZodSchema(spec) ? { schema: spec as z.ZodType } : parseOptions((outputOptionsSchema ??= buildOutputOptionsSchema()), spec, where) as OutputOptions;
+  const options: OutputOptions = isZodSchema(spec) ? { schema: spec as z.ZodType } : parseOptions(outputOptionsSchema(), spec, where) as OutputOptions;
   const mode = options.mode === 'native' || options.mode === 'tool' ? options.mode : provider.structuredOutputs === false ? 'tool' : 'native';
   let described: Record<string, unknown>;
   try {
@@ -134,10 +136,9 @@ export function responseFormatLayer(plan: OutputPlan): Layer<ModelContext, Gener
   const format = { type: 'json' as const, schema: plan.jsonSchema, name: plan.name, description: plan.description };
   return {
     name: 'koagent:output-format',
-    trusted: true,
     fn(ctx, next) {
       ctx.request.responseFormat = format;
-      return next(ctx);
+      return next();
     },
   };
 }
@@ -208,7 +209,15 @@ function repairMessage(plan: OutputPlan, problem: string): string {
   return `${problem}\nReply again with only JSON that fits this JSON schema:\n${JSON.stringify(plan.jsonSchema)}`;
 }
 
-const judged = new WeakSet<RunResult>();
+/** Where a segment keeps the result whose answer the innermost layer checked (in `ctx.runVar`). */
+const JUDGED: unique symbol = Symbol('koagent.judged');
+
+declare module '../core/vocabulary/contexts.js' {
+  interface RunVariables {
+    /** @internal koagent's own slot. */
+    [JUDGED]?: RunResult;
+  }
+}
 
 /**
  * The innermost run layer with an output schema: the loop, then the answer checked. An answer
@@ -217,30 +226,28 @@ const judged = new WeakSet<RunResult>();
  * It returns a result of its own, the schema's output in it; the segment writes its end once,
  * when it closes, with the answer as the model wrote it.
  */
-export function outputLayer(plan: OutputPlan): TrustedLayer<RunContext, RunResult> {
+export function outputLayer(plan: OutputPlan): Layer<RunContext, RunResult> {
   return {
     name: 'koagent:output',
-    trusted: true,
     async fn(ctx, next) {
-      const segment = segmentOf(ctx);
       // Written before anything runs: a state that has it says the run has an output schema, which resume asks for again.
-      if (segment.state.hookState[OUTPUT_STATE] === undefined) segment.writer.setHookState(OUTPUT_STATE, { repairs: 0 });
+      if (ctx.state.hookState[OUTPUT_STATE] === undefined) ctx.setHookState(OUTPUT_STATE, { repairs: 0 });
       for (;;) {
-        const result = await next(ctx);
+        const result = await next();
         // A suspended run answers after its resume; a cancelled one has no answer to check.
-        if (result.status !== 'completed' || result.stopReason === 'aborted') return noAnswer(segment, result);
-        const record = recordOf(segment.state);
+        if (result.status !== 'completed' || result.stopReason === 'aborted') return noAnswer(ctx, result);
+        const record = recordOf(ctx.state);
         const answer = answerOf(plan, result, record);
         const checked = answer.problem === undefined ? await plan.schema.safeParseAsync(answer.value) : undefined;
-        if (checked?.success === true) return settle(segment, result, answer.value, checked.data);
+        if (checked?.success === true) return settle(ctx, result, answer.value, checked.data);
         const problem = answer.problem ?? `The reply does not fit the required output:\n${z.prettifyError(checked!.error)}`;
         // Only the model's own final replies are repaired: an output a layer gave, or a segment a
         // limit stopped, has no model turn left to fix it in.
         const repairable = result.stopReason === 'final' && record.repairs < plan.repairs;
         if (!repairable) throw markOwnError(failure(plan, result, answer.raw, problem));
-        segment.writer.setHookState(OUTPUT_STATE, { ...record, repairs: record.repairs + 1, raw: answer.raw, issues: problem });
+        ctx.setHookState(OUTPUT_STATE, { ...record, repairs: record.repairs + 1, raw: answer.raw, issues: problem });
         // The transcript now ends with a user message: the loop asks the model again.
-        segment.writer.append({ role: 'user', content: repairMessage(plan, problem) });
+        ctx.messages.push({ role: 'user', content: repairMessage(plan, problem) });
       }
     },
   };
@@ -254,20 +261,19 @@ export function outputLayer(plan: OutputPlan): TrustedLayer<RunContext, RunResul
 export function endedOutputLayer(plan: OutputPlan): Layer<RunContext, RunResult> {
   return {
     name: 'koagent:ended-output',
-    trusted: true,
     async fn(ctx, next) {
-      const result = await next(ctx);
-      if (judged.has(result) || result.status !== 'completed' || result.stopReason !== 'hook_end') return result;
+      const result = await next();
+      if (ctx.runVar[JUDGED] === result || result.status !== 'completed' || result.stopReason !== 'hook_end') return result;
       const checked = await plan.schema.safeParseAsync(result.output);
       if (!checked.success) throw markOwnError(failure(plan, result, result.output, `The output the layer gave does not fit the required output:\n${z.prettifyError(checked.error)}`));
-      return settle(segmentOf(ctx), result, result.output, checked.data);
+      return settle(ctx, result, result.output, checked.data);
     },
   };
 }
 
 /** A segment that ended without an answer: its output is undefined, not its last text (which would pass for one). */
-function noAnswer(segment: Segment, result: RunResult): RunResult {
-  segment.keepOutput(undefined);
+function noAnswer(ctx: RunContext, result: RunResult): RunResult {
+  ctx.runVar[STATE_OUTPUT] = { output: undefined };
   return { ...result, output: undefined };
 }
 
@@ -275,11 +281,11 @@ function noAnswer(segment: Segment, result: RunResult): RunResult {
  * The answer fits: the state keeps it as written, before the schema's transforms (their
  * output may hold dates, maps, classes); the result gets the schema's output.
  */
-function settle(segment: Segment, result: RunResult, answer: unknown, value: unknown): RunResult {
-  segment.keepOutput(answer);
-  segment.publish({ type: 'output', output: value });
+function settle(ctx: RunContext, result: RunResult, answer: unknown, value: unknown): RunResult {
+  ctx.runVar[STATE_OUTPUT] = { output: answer };
+  ctx.emit?.({ type: 'output', output: value });
   const settled = { ...result, output: value };
-  judged.add(settled);
+  ctx.runVar[JUDGED] = settled;
   return settled;
 }
 

@@ -1,10 +1,12 @@
 import { context, SpanKind, SpanStatusCode, trace, type Attributes, type Span, type Tracer, type TracerProvider } from '@opentelemetry/api';
-import { segmentOf } from '../core/run/base-context.js';
-import type { Layer } from '../core/stacks/compose.js';
-import type { ToolContext } from '../core/vocabulary/contexts.js';
+import type { Layer } from '../core/vocabulary/layer.js';
+import type { RunContext, RunVariables, ToolContext } from '../core/vocabulary/contexts.js';
+import { failureRecord, runFailure } from '../core/vocabulary/errors.js';
+import type { RunResult } from '../core/vocabulary/result.js';
+import type { RunState } from '../core/vocabulary/state.js';
 import type { GenerateOptions, GenerateResult, ModelProvider } from '../core/vocabulary/model.js';
 import type { ToolFailure, ToolOutcome } from '../core/vocabulary/outcome.js';
-import type { ProviderCall, Segment } from '../core/run/segment.js';
+import type { ProviderCall } from '../core/run/agent-core.js';
 import { decisionIn } from '../core/state/decisions.js';
 import { decisionAttributes } from './layer-trace/attributes.js';
 import { decisionEffect } from './layer-trace/record.js';
@@ -12,16 +14,28 @@ import { decisionEffect } from './layer-trace/record.js';
 // Spans follow the OpenTelemetry GenAI semantic conventions (invoke_agent, chat, execute_tool).
 // Without an SDK registered by the application, the API hands out non-recording spans: the
 // attributes below are only computed when a span records.
-let current: { provider: TracerProvider; tracer: Tracer } | undefined;
+
+/** Where a segment keeps its run span, and a tool call its span (in `ctx.runVar` and `ctx.var`). */
+const RUN_SPAN: unique symbol = Symbol('koagent.runSpan');
+const TOOL_SPAN: unique symbol = Symbol('koagent.toolSpan');
+
+declare module '../core/vocabulary/contexts.js' {
+  interface RunVariables {
+    /** @internal koagent's own slot. */
+    [RUN_SPAN]?: Span;
+  }
+  interface CallVariables {
+    /** @internal koagent's own slot. */
+    [TOOL_SPAN]?: Span;
+  }
+}
 
 /**
- * The tracer of the global provider as it is now: one taken once at import would keep
- * feeding a provider the application has since removed (`trace.disable()`) and miss its next.
+ * The tracer of the global provider as it is now: one taken once would keep feeding a provider
+ * the application has since removed (`trace.disable()`) and miss its next.
  */
 function tracer(): Tracer {
-  const provider = trace.getTracerProvider();
-  if (current?.provider !== provider) current = { provider, tracer: provider.getTracer('koagent') };
-  return current.tracer;
+  return trace.getTracerProvider().getTracer('koagent');
 }
 
 /** Start a span as a child of `parent` (explicitly, so no context manager is needed). */
@@ -44,18 +58,14 @@ function inSpan<T>(span: Span, fn: () => T): T {
   return context.with(trace.setSpan(context.active(), span), fn);
 }
 
-// Each segment's run span, and each tool call's span: a sub-agent's run span is its child.
-const runSpans = new WeakMap<Segment, Span>();
-const toolSpans = new WeakMap<ToolContext, Span>();
-
-/** The segment's run span: its model and tool calls' spans (when it records) and its sub-agents' run spans are children of it. */
-export function traceSegment(segment: Segment, span: Span): void {
-  runSpans.set(segment, span);
+/** A segment's variables to begin with: its run span (a traced mode's layers end it, and make their spans its children). */
+export function spanVars(span: Span): RunVariables {
+  return { [RUN_SPAN]: span };
 }
 
 /** The segment's run span, if it has one (a model call's layers' spans are its children). */
-export function runSpanOf(segment: Segment): Span | undefined {
-  return runSpans.get(segment);
+export function runSpanOf(ctx: { readonly runVar: RunVariables }): Span | undefined {
+  return ctx.runVar[RUN_SPAN];
 }
 
 /**
@@ -63,19 +73,36 @@ export function runSpanOf(segment: Segment): Span | undefined {
  * when the run does not record (sampled out), the run's span, which passes that decision on.
  */
 export function parentSpanOf(ctx: ToolContext): Span | undefined {
-  return toolSpans.get(ctx) ?? runSpans.get(segmentOf(ctx));
+  return ctx.var[TOOL_SPAN] ?? ctx.runVar[RUN_SPAN];
 }
+
+/** Outermost in a traced segment's run stack: ends the run span with how the segment ended. */
+export const runSpanLayer: Layer<RunContext, RunResult> = {
+  name: 'koagent:trace-run',
+  async fn(ctx, next) {
+    const span = ctx.runVar[RUN_SPAN]!;
+    let result: RunResult;
+    try {
+      result = await next();
+    } catch (error) {
+      endRunSpan(span, 'failed', undefined, failureRecord(runFailure(error, ctx.state as RunState)));
+      throw error;
+    }
+    // The state as the segment ended it (it says `running` until the segment writes its end).
+    endRunSpan(span, ctx.state.status, ctx.state.stopReason);
+    return result;
+  },
+};
 
 /** A `chat` span around each provider call (turns, retries and side calls alike). */
 export const providerSpanLayer: Layer<ProviderCall, GenerateResult> = {
   name: 'koagent:trace-model',
-  trusted: true,
   async fn(call, next) {
-    const parent = runSpans.get(call.segment)!;
+    const parent = call.runVar[RUN_SPAN]!;
     const span = modelSpan(call.provider, call.request, call.purpose, parent)!;
     let result: GenerateResult;
     try {
-      result = await inSpan(span, () => next(call));
+      result = await inSpan(span, () => next());
     } catch (error) {
       endModelSpan(span, undefined, error);
       throw error;
@@ -88,13 +115,12 @@ export const providerSpanLayer: Layer<ProviderCall, GenerateResult> = {
 /** An `execute_tool` span around each call's whole pipeline. */
 export const toolSpanLayer: Layer<ToolContext, ToolOutcome> = {
   name: 'koagent:trace-tool',
-  trusted: true,
   async fn(ctx, next) {
-    const span = toolSpan(ctx.toolName, ctx.toolCallId, runSpans.get(segmentOf(ctx))!)!;
-    toolSpans.set(ctx, span);
+    const span = toolSpan(ctx.toolName, ctx.toolCallId, ctx.runVar[RUN_SPAN]!)!;
+    if (span !== undefined) ctx.var[TOOL_SPAN] = span;
     let outcome: ToolOutcome;
     try {
-      outcome = await inSpan(span, () => next(ctx));
+      outcome = await inSpan(span, () => next());
     } catch (error) {
       endToolSpan(span, undefined, error);
       throw error;
@@ -103,7 +129,7 @@ export const toolSpanLayer: Layer<ToolContext, ToolOutcome> = {
     if (outcome.requiresApproval === true && span?.isRecording()) span.setAttribute('koagent.tool.approval_requested', true);
     // A call settling on a human's decision: what they decided, by whom, where.
     if (span?.isRecording() === true) {
-      const decided = decisionIn(segmentOf(ctx).state, ctx.toolCallId);
+      const decided = decisionIn(ctx.state as RunState, ctx.toolCallId);
       if (decided !== undefined) span.setAttributes(decisionAttributes(decisionEffect(decided)));
     }
     endToolSpan(span, outcome.error);
@@ -124,7 +150,7 @@ export function runSpan(agent: { id: string; name: string }, runId: string, sess
 }
 
 /** The segment ended: how, on its span. */
-export function endRunSpan(span: Span, status: string, stopReason: string | undefined, error?: { code: string; message: string }): void {
+function endRunSpan(span: Span, status: string, stopReason: string | undefined, error?: { code: string; message: string }): void {
   if (span.isRecording()) {
     span.setAttribute('koagent.run.status', status);
     if (stopReason !== undefined) span.setAttribute('koagent.run.stop_reason', stopReason);

@@ -22,6 +22,8 @@ declare module '../api.js' {
  * how its tools are named, and how long requests and the connection may last.
  *
  * @example mcpTools({ name: 'fs', command: process.execPath, args: [serverEntry, dir], prefix: 'fs_' })
+ *
+ * @inline
  */
 export interface McpToolsOptions {
   /** Names the server in messages, events (`mcp.progress`) and its layer (`mcp:<name>`). */

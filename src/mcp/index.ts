@@ -14,6 +14,6 @@
 // layer, hook, rule and approval applies to them), and an agent served over MCP. The MCP SDK is an
 // optional peer dependency: only this entry point loads it.
 /** @category Tools */
-export { mcpTools, McpToolset, type McpToolsOptions } from './client.js';
+export { mcpTools, McpToolset } from './client.js';
 /** @category Agent */
-export { McpAgentServer, serveMcp, type McpServeOptions } from './server.js';
+export { McpAgentServer, serveMcp } from './server.js';

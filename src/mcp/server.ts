@@ -23,6 +23,8 @@ const { version: koagentVersion } = createRequire(import.meta.url)('../../packag
  * itself, and how long the client has to answer an approval.
  *
  * @example serveMcp(agent, { expose: 'tools', allowedHosts: ['127.0.0.1:3000'] })
+ *
+ * @inline
  */
 export interface McpServeOptions {
   /** `'agent'` (default): one tool that runs the agent on its `input`; `'tools'`: the agent's tools, each a tool. */

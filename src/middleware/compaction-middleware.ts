@@ -6,6 +6,8 @@ import { z } from 'zod';
  * `estimateTokens` does (four characters of text a token, an image or a file as `MEDIA_TOKENS`).
  *
  * @example createAgent({ model, compaction: { maxMessages: 40, keepRecent: 10 } })
+ *
+ * @inline
  */
 export interface CompactionOptions {
   /** Compact before a model call when the transcript has more messages than this. */
@@ -124,7 +126,8 @@ export function compactionMiddleware(options: CompactionOptions): Middleware & {
       const tokensBefore = tokens || transcriptTokens(messages);
       ctx.emit?.({ type: 'compaction.start', messages: before, tokens: tokensBefore });
       // Without a model of its own, the summary is written by the agent's.
-      const reply = await ctx.generate(options.model, {
+      const reply = await ctx.generate({
+        ...(options.model !== undefined ? { provider: options.model } : {}),
         messages: [{ role: 'system', content: prompt }, { role: 'user', content: render(messages.slice(head, cut)) }],
       }, 'compaction');
       ctx.setMessages([...messages.slice(0, head), { role: 'user', content: SUMMARY_PREFIX + textOf(reply.message.content) }, ...messages.slice(cut)]);

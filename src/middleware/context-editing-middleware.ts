@@ -18,6 +18,8 @@ declare module '../api.js' {
  * included.
  *
  * @example contextEditingMiddleware({ triggerTokens: 40_000, keep: 3, excludeTools: ['read_plan'], clearArgs: true })
+ *
+ * @inline
  */
 export interface ContextEditingOptions {
   /** Clear before a model call when the transcript's estimated tokens exceed this. */
@@ -28,7 +30,7 @@ export interface ContextEditingOptions {
   excludeTools?: string[];
   /** Clear the arguments of the calls whose results are cleared too (they become `{}`; default false). */
   clearArgs?: boolean;
-  /** What a cleared result reads (default: {@link CLEARED_PLACEHOLDER}). */
+  /** What a cleared result reads (default: `[tool result cleared to save context; call the tool again if you need it]`). */
   placeholder?: string;
 }
 

@@ -1,4 +1,5 @@
-import { functionSchema, keyValuesOf, optionsSchema, ownValue, setOwn, parseOptions, type GenerateResult, type KeyValueSource, type Middleware, type ModelContext, type ModelProvider, type Usage } from '../api.js';
+import { functionSchema, optionsSchema, ownValue, setOwn, parseOptions, type GenerateResult, type Middleware, type ModelContext, type ModelProvider, type Usage } from '../api.js';
+import { keyValuesOf, type KeyValueSource } from '../stores/key-values.js';
 import { z } from 'zod';
 
 /**
@@ -7,6 +8,8 @@ import { z } from 'zod';
  * `cacheWriteInput` for input tokens written to it (default: `input`), and `output`.
  *
  * @example const price: ModelPrice = { input: 3, cachedInput: 0.3, cacheWriteInput: 3.75, output: 15 };
+ *
+ * @inline
  */
 export interface ModelPrice {
   input: number;
@@ -38,6 +41,8 @@ export interface CostRecord {
  * Options of `costBudgetMiddleware`.
  *
  * @example costBudgetMiddleware({ prices: { 'gpt-5-mini': { input: 0.25, output: 2 } }, runBudget: 0.5, sessionBudget: 5 })
+ *
+ * @inline
  */
 export interface CostBudgetOptions {
   /** Prices per model, in USD per million tokens (see `PriceTable` for how keys match). */

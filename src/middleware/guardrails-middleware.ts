@@ -14,6 +14,8 @@ declare module '../api.js' {
  * `inputOn: 'every'`, later turns' tool results too), for an output guardrail the final reply.
  *
  * @example check: ({ text }) => (text.length > 10_000 ? { block: 'The input is too long' } : undefined)
+ *
+ * @inline
  */
 export interface ModelGuardrailInput {
   text: string;
@@ -25,6 +27,8 @@ export interface ModelGuardrailInput {
  * trips the wire, anything else passes), with optional `info` (JSON) kept in the run's output.
  *
  * @example const verdict: ModelGuardrailVerdict = { block: 'Off-topic', info: { topic: 'weather' } };
+ *
+ * @inline
  */
 export type ModelGuardrailVerdict = GuardrailVerdict | { block: string; info?: unknown };
 
@@ -59,6 +63,8 @@ export interface GuardrailTripped {
  * Options of `guardrailsMiddleware`.
  *
  * @example guardrailsMiddleware({ input: [onTopic], output: [noLegalAdvice], parallel: true })
+ *
+ * @inline
  */
 export interface GuardrailsOptions {
   /** Checks on the input before the model call. */

@@ -2,7 +2,7 @@
 // swings between two (or a few) calls, is stuck. Within a window of recent calls, spot it, do
 // not run the call, and tell the model — or end the run with stop reason `stop:loop`.
 import { createHash } from 'node:crypto';
-import { optionsSchema, type BaseContext, type RunContext, type RunResult, parseOptions, toolError, wholeNumberSchema, type GenerateResult, type Middleware, type ModelContext, type ToolContext, type ToolOutcome } from '../api.js';
+import { hookState, optionsSchema, parseOptions, toolError, wholeNumberSchema, type GenerateResult, type Middleware, type ModelContext, type ToolContext, type ToolOutcome } from '../api.js';
 import { z } from 'zod';
 
 // The events this layer emits, declared so that `AgentEvent` and `ctx.emit` know them.
@@ -18,6 +18,8 @@ declare module '../api.js' {
  * with the same arguments, key order aside (`{ a: 1, b: 2 }` is `{ b: 2, a: 1 }`).
  *
  * @example loopDetectionMiddleware({ window: 12, repeats: 3, oscillation: { maxPeriod: 3 }, onLoop: 'warn', maxWarnings: 2 })
+ *
+ * @inline
  */
 export interface LoopDetectionOptions {
   /** How many of the most recent tool calls are looked at (default 10). */
@@ -59,8 +61,6 @@ interface LoopState {
   recent: Seen[];
   warnings: number;
   end?: { output: Loop & { message: string } };
-  /** How many times this layer wrote it. */
-  v?: number;
 }
 
 const NAME = 'loop-detection';
@@ -97,72 +97,34 @@ export function loopDetectionMiddleware(options: LoopDetectionOptions = {}): Mid
     throw new TypeError(`loopDetectionMiddleware: oscillation.maxPeriod × cycles (${oscillation.maxPeriod * oscillation.cycles}) must be at most window (${window}): a loop must fit in the window`);
   }
   const excluded = new Set(options.excludeTools ?? []);
-  const states = hookStateCopies<LoopState>(NAME, () => ({ recent: [], warnings: 0 }));
+  const states = hookState<LoopState>(NAME, () => ({ recent: [], warnings: 0 }));
 
   return {
     name: NAME,
-    run: async function forgetWindow(ctx: RunContext, next: () => Promise<RunResult>): Promise<RunResult> {
-      try {
-        return await next();
-      } finally {
-        states.forget(ctx.runId);
-      }
-    },
     // Before validation: a model stuck on the same invalid call is looping too.
     rawCalls: true,
     tool: function detectLoops(ctx: ToolContext, next: () => Promise<ToolOutcome>): Promise<ToolOutcome> | ToolOutcome {
       if (excluded.has(ctx.toolName)) return next();
-      const state = states.read(ctx);
+      const state = states.get(ctx);
       // A call a human approved, or one run again after an interruption, is in the window already.
       if (ctx.resumedAfterApproval || state.recent.some(([id]) => id === ctx.toolCallId)) return next();
       const recent: Seen[] = [...state.recent, [ctx.toolCallId, ctx.toolName, digest(ctx.toolName, ctx.args)] as Seen].slice(-window);
       const loop = repeated(recent, repeats, window) ?? (oscillation === undefined ? undefined : oscillating(recent, oscillation.maxPeriod, oscillation.cycles));
       if (loop === undefined) {
-        states.write(ctx, { ...state, recent });
+        states.set(ctx, { ...state, recent });
         return next();
       }
       const ends = onLoop === 'end' || state.warnings >= maxWarnings;
       const message = loopMessage(loop, ends);
       ctx.emit?.({ type: 'loop_detection.detected', toolCallId: ctx.toolCallId, toolName: ctx.toolName, ...loop, action: ends ? 'end' : 'warn' });
       // The call that was not run stays in the window: repeating it again is still the loop.
-      states.write(ctx, { recent, warnings: state.warnings + (ends ? 0 : 1), ...(ends ? { end: state.end ?? { output: { ...loop, message } } } : state.end ? { end: state.end } : {}) });
+      states.set(ctx, { recent, warnings: state.warnings + (ends ? 0 : 1), ...(ends ? { end: state.end ?? { output: { ...loop, message } } } : state.end ? { end: state.end } : {}) });
       return toolError('tool_error', message, NAME);
     },
     // Between steps: the run ends where the model would be asked next.
     model: function endOnLoop(ctx: ModelContext, next: () => Promise<GenerateResult>): Promise<GenerateResult> | GenerateResult {
       const end = (ctx.state.hookState[NAME] as LoopState | undefined)?.end;
       return end === undefined || ctx.purpose !== 'turn' ? next() : ctx.end(end.output, 'stop:loop');
-    },
-  };
-}
-
-/**
- * Hook state as this instance last wrote it, by run: reading it back through the run state's
- * read-only view walks the view at every read, and a layer reads it several times a call. A
- * version number (`v`) in the stored value says whether the copy is still the run's (a resume
- * from older JSON is not); the copy goes when the run's segment ends.
- */
-function hookStateCopies<S extends { v?: number }>(name: string, empty: () => S) {
-  const held = new Map<string, S>();
-  const read = (ctx: BaseContext): S => {
-    const stored = ctx.state.hookState[name] as S | undefined;
-    if (stored === undefined) return empty();
-    const mine = held.get(ctx.runId);
-    if (mine !== undefined && mine.v === stored.v) return mine;
-    const plain = JSON.parse(JSON.stringify(stored)) as S;
-    held.set(ctx.runId, plain);
-    return plain;
-  };
-  return {
-    read,
-    /** Keep `next` (a new object: copies are never changed in place). */
-    write(ctx: BaseContext, next: S): void {
-      const kept = { ...next, v: (read(ctx).v ?? 0) + 1 };
-      ctx.setHookState(name, kept);
-      held.set(ctx.runId, kept);
-    },
-    forget(runId: string): void {
-      held.delete(runId);
     },
   };
 }

@@ -22,6 +22,8 @@ export interface MediaStore {
  * Options of `mediaStoreMiddleware`.
  *
  * @example mediaStoreMiddleware({ store: fileMediaStore('.media'), minBytes: 32 * 1024 })
+ *
+ * @inline
  */
 export interface MediaStoreOptions {
   store: MediaStore;

@@ -12,6 +12,8 @@ declare module '../api.js' {
  * What a fallback is about to do, for logging (`onFallback`) and the `model.fallback` event.
  *
  * @example modelFallbackMiddleware({ models: [backup], onFallback: ({ from, to, error }) => log.warn(`${from} failed, asking ${to}`, error) })
+ *
+ * @inline
  */
 export interface FallbackAttempt {
   /** The model that failed (its `modelId`, else its `name`). */
@@ -40,6 +42,8 @@ export interface FallbackRecord {
  * Options of `modelFallbackMiddleware`.
  *
  * @example modelFallbackMiddleware({ models: [resolveModel('openai:gpt-5-mini'), anthropicModel] })
+ *
+ * @inline
  */
 export interface ModelFallbackOptions {
   /**

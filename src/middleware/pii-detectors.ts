@@ -8,6 +8,8 @@ import { isIP } from 'node:net';
  * base64 data and ids look like that too.
  *
  * @example piiRedactionMiddleware({ detectors: ['email', 'creditCard'] })
+ *
+ * @inline
  */
 export type PiiDetectorName = 'email' | 'phone' | 'creditCard' | 'iban' | 'ip' | 'secret' | 'highEntropy';
 

@@ -23,6 +23,8 @@ declare module '../api.js' {
  * `block` refuses what holds it (see the docs for each target).
  *
  * @example piiRedactionMiddleware({ mode: 'hash', salt: process.env.PII_SALT })
+ *
+ * @inline
  */
 export type PiiMode = 'mask' | 'hash' | 'block';
 
@@ -32,6 +34,8 @@ export type PiiMode = 'mask' | 'hash' | 'block';
  * transcript keeps and the tool receives), and tool results (before the model reads them).
  *
  * @example piiRedactionMiddleware({ targets: ['toolResults'] })
+ *
+ * @inline
  */
 export type PiiTarget = 'input' | 'output' | 'toolArgs' | 'toolResults';
 
@@ -41,6 +45,8 @@ export type PiiTarget = 'input' | 'output' | 'toolArgs' | 'toolResults';
  * (or the substrings) it found.
  *
  * @example { name: 'employeeId', pattern: /\bEMP-\d{6}\b/ }
+ *
+ * @inline
  */
 export type PiiCustomDetector =
   | {
@@ -60,6 +66,8 @@ export type PiiCustomDetector =
  * your own (a log line) with the same rules.
  *
  * @example const pii = piiRedactionMiddleware(); logger.info(pii.redact(line));
+ *
+ * @inline
  */
 export interface PiiRedactionMiddleware extends Middleware {
   name: 'pii-redaction';
@@ -72,6 +80,8 @@ export interface PiiRedactionMiddleware extends Middleware {
  * `pii.redacted` event.
  *
  * @example onRedact: ({ target, found }) => metrics.add(target, found)
+ *
+ * @inline
  */
 export interface PiiReport {
   target: PiiTarget;
@@ -85,6 +95,8 @@ export interface PiiReport {
  * Options of `piiRedactionMiddleware`.
  *
  * @example piiRedactionMiddleware({ mode: 'mask', modes: { secret: 'block' }, custom: [{ name: 'ticket', pattern: /\bT-\d{5}\b/ }] })
+ *
+ * @inline
  */
 export interface PiiRedactionOptions {
   /** Built-in detectors to use (default: all but `highEntropy`). */

@@ -8,6 +8,8 @@ import { z } from 'zod';
  * message of the request (so the next model call of the same run reads all of it from the cache).
  *
  * @example promptCachingMiddleware({ breakpoints: ['instructions', 'history'] })
+ *
+ * @inline
  */
 export type CacheBreakpoint = 'instructions' | 'history' | 'latest';
 
@@ -15,6 +17,8 @@ export type CacheBreakpoint = 'instructions' | 'history' | 'latest';
  * Options of `promptCachingMiddleware`.
  *
  * @example promptCachingMiddleware({ providerOptions: { anthropic: { cacheControl: { type: 'ephemeral', ttl: '1h' } } } })
+ *
+ * @inline
  */
 export interface PromptCachingOptions {
   /** Which breakpoints to mark (default all three; Anthropic allows four per request). */

@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { estimateTokens, functionSchema, jsonOf, keyValuesOf, optionsSchema, parseOptions, type GenerateOptions, type GenerateResult, type KeyValueSource, type KeyValueStore, type Middleware, type ModelContext } from '../api.js';
+import { estimateTokens, functionSchema, jsonOf, optionsSchema, parseOptions, type GenerateOptions, type GenerateResult, type Middleware, type ModelContext } from '../api.js';
+import { keyValuesOf, type KeyValueSource, type KeyValueStore } from '../stores/key-values.js';
 
 // The events this layer emits, declared so that `AgentEvent` and `ctx.emit` know them.
 declare module '../api.js' {
@@ -12,6 +13,8 @@ declare module '../api.js' {
  * Why a call waits, and for how long: what `onWait` and the `rate-limit.wait` event get.
  *
  * @example rateLimitMiddleware({ requestsPerMinute: 60, onWait: ({ key, reason, waitMs }) => log.info(`${key}: waiting ${waitMs} ms (${reason})`) })
+ *
+ * @inline
  */
 export interface RateLimitWait {
   /** The limited key (by default the provider's `name/modelId`). */
@@ -27,6 +30,8 @@ export interface RateLimitWait {
  * it still lies within the last `windowMs`.
  *
  * @example rateLimitMiddleware({ requestsPerMinute: 500, tokensPerMinute: 200_000, store: await postgresStore({ connectionString }) })
+ *
+ * @inline
  */
 export interface RateLimitOptions {
   /** Model calls per window and key (default: no limit). */

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
-import { functionSchema, jsonOf, keyValuesOf, optionsSchema, parseOptions, type FinishReason, type GenerateOptions, type GenerateResult, type KeyValueSource, type Middleware, type ModelContext } from '../api.js';
+import { functionSchema, jsonOf, optionsSchema, parseOptions, type FinishReason, type GenerateOptions, type GenerateResult, type Middleware, type ModelContext } from '../api.js';
+import { keyValuesOf, type KeyValueSource } from '../stores/key-values.js';
 
 // The events this layer emits, declared so that `AgentEvent` and `ctx.emit` know them.
 declare module '../api.js' {
@@ -13,6 +14,8 @@ declare module '../api.js' {
  * Options of `responseCacheMiddleware`.
  *
  * @example responseCacheMiddleware({ ttlMs: 10 * 60_000, store: sqliteStore({ path: 'runs.db' }), scope: (ctx) => ctx.sessionId })
+ *
+ * @inline
  */
 export interface ResponseCacheOptions {
   /** Where replies are kept: a key-value store or a run store (default: this instance's memory). A SQLite or PostgreSQL store shares them between processes. */

@@ -9,6 +9,8 @@ import { z } from 'zod';
  * What a retry is about to do, for logging (`onRetry`) and the `model.retry` event.
  *
  * @example retryMiddleware({ onRetry: ({ attempt, delayMs, error }) => log.warn(`retry ${attempt} in ${delayMs} ms`, error) })
+ *
+ * @inline
  */
 export interface RetryAttempt {
   /** 1 for the first retry, 2 for the second … */
@@ -25,6 +27,8 @@ export interface RetryAttempt {
  * `maxDelayMs`, with jitter; a server's `Retry-After` replaces the backoff when it is present.
  *
  * @example retryMiddleware({ maxRetries: 5, initialDelayMs: 250 })
+ *
+ * @inline
  */
 export interface RetryOptions {
   /** Retries after the first attempt (default 3; 0 turns retrying off). */

@@ -7,6 +7,8 @@ type Next<T> = () => Promise<T>;
  * Milliseconds a model call and a tool call may take.
  *
  * @example timeoutMiddleware({ model: 60_000, tool: 15_000 })
+ *
+ * @inline
  */
 export interface TimeoutOptions {
   model?: number;

@@ -12,6 +12,8 @@ declare module '../api.js' {
  * Where an item of the plan stands.
  *
  * @example const done: TodoStatus = 'completed';
+ *
+ * @inline
  */
 export type TodoStatus = 'pending' | 'in_progress' | 'completed';
 
@@ -30,6 +32,8 @@ export interface Todo {
  * when to plan that every request's system prompt gets.
  *
  * @example todoListMiddleware({ instructions: 'Plan every task of more than two steps with write_todos.' })
+ *
+ * @inline
  */
 export interface TodoListOptions {
   /** The planning tool's name (default `write_todos`); it must not be one of the agent's tools. */

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
-import { functionSchema, keyValuesOf, optionsSchema, parseOptions, type KeyValueSource, type Middleware, type ToolContext, type ToolOutcome } from '../api.js';
+import { functionSchema, optionsSchema, parseOptions, type Middleware, type ToolContext, type ToolOutcome } from '../api.js';
+import { keyValuesOf, type KeyValueSource } from '../stores/key-values.js';
 
 // The events this layer emits, declared so that `AgentEvent` and `ctx.emit` know them.
 declare module '../api.js' {
@@ -14,6 +15,8 @@ declare module '../api.js' {
  * predicate, or by the tools' own hints), for how long, and where they are kept.
  *
  * @example toolCacheMiddleware({ tools: ['get_weather', 'search_docs'], ttlMs: 10 * 60_000 })
+ *
+ * @inline
  */
 export interface ToolCacheOptions {
   /** The tools whose results are cached: their names, or a predicate of the call. */
@@ -39,6 +42,8 @@ export interface ToolCacheOptions {
  * any call (a fixture, a warm start).
  *
  * @example const cache = toolCacheMiddleware({ tools: ['get_weather'] }); await cache.prime('get_weather', { city: 'Oslo' }, { forecast: 'snow' });
+ *
+ * @inline
  */
 export type ToolCache = Middleware & {
   name: 'tool-cache';

@@ -1,6 +1,7 @@
 // Tool-call limits: per tool and overall, per run (hook state) and per session (a key-value
 // store). Past a limit the call does not run; the model reads why, or the run ends.
-import { keyValuesOf, ownValue, setOwn, type BaseContext, type RunContext, type RunResult, optionsSchema, parseOptions, toolError, wholeNumberSchema, type GenerateResult, type KeyValueSource, type Middleware, type ModelContext, type ToolContext, type ToolOutcome } from '../api.js';
+import { hookState, ownValue, setOwn, optionsSchema, parseOptions, toolError, wholeNumberSchema, type GenerateResult, type Middleware, type ModelContext, type ToolContext, type ToolOutcome } from '../api.js';
+import { keyValuesOf, type KeyValueSource } from '../stores/key-values.js';
 import { z } from 'zod';
 
 // The events this layer emits, declared so that `AgentEvent` and `ctx.emit` know them.
@@ -15,6 +16,8 @@ declare module '../api.js' {
  * not named in `byTool` is bounded by `total` only.
  *
  * @example const caps: ToolCallCaps = { total: 20, byTool: { search: 3, fetch_page: 10 } };
+ *
+ * @inline
  */
 export interface ToolCallCaps {
   /** Calls of any tool. */
@@ -32,6 +35,8 @@ export interface ToolCallCaps {
  * is checked against the limits then, so an approval never takes a run past its limit.
  *
  * @example toolCallLimitMiddleware({ perRun: { byTool: { search: 3 } }, perSession: { total: 200, ttlMs: 86_400_000 }, onLimit: 'error' })
+ *
+ * @inline
  */
 export interface ToolCallLimitOptions {
   /** Caps over one run (all its segments: suspend and resume do not reset them). */
@@ -67,8 +72,6 @@ interface LimitState {
   open: Record<string, string>;
   /** Set in `'end'` mode once a call ran into a limit: the next model call ends the run so. */
   end?: { output: LimitHit & { message: string }; reason: `limit:${string}` };
-  /** How many times this layer wrote it. */
-  v?: number;
 }
 
 const NAME = 'tool-call-limit';
@@ -111,14 +114,14 @@ export function toolCallLimitMiddleware(options: ToolCallLimitOptions): Middlewa
   const ttl = perSession?.ttlMs === undefined ? undefined : { ttlMs: perSession.ttlMs };
   // Calls of this instance under way, by run and call id: settled when their count is.
   const settling = new Map<string, Promise<void>>();
-  const states = hookStateCopies<LimitState>(NAME, () => ({ total: 0, byTool: {}, open: {} }));
-  const stateOf = states.read;
+  const states = hookState<LimitState>(NAME, () => ({ total: 0, byTool: {}, open: {} }));
+  const stateOf = (ctx: ToolContext) => states.get(ctx);
   /** Change a copy of the hook state and keep it. */
   const change = (ctx: ToolContext, edit: (state: LimitState) => void): void => {
     const current = stateOf(ctx);
     const next: LimitState = { ...current, byTool: { ...current.byTool }, open: { ...current.open } };
     edit(next);
-    states.write(ctx, next);
+    states.set(ctx, next);
   };
   const uncount = (ctx: ToolContext, id: string, tool: string): void => change(ctx, (s) => {
     s.total--;
@@ -161,20 +164,13 @@ export function toolCallLimitMiddleware(options: ToolCallLimitOptions): Middlewa
     ctx.emit?.({ type: 'tool_call_limit.reached', toolCallId: ctx.toolCallId, toolName: ctx.toolName, ...hit, onLimit });
     if (onLimit === 'end') {
       const state = stateOf(ctx);
-      if (state.end === undefined) states.write(ctx, { ...state, end: { output: { ...hit, message }, reason: hit.tool === undefined ? 'limit:tool_calls' : `limit:tool_calls:${hit.tool}` } });
+      if (state.end === undefined) states.set(ctx, { ...state, end: { output: { ...hit, message }, reason: hit.tool === undefined ? 'limit:tool_calls' : `limit:tool_calls:${hit.tool}` } });
     }
     return toolError('tool_error', message, NAME);
   };
 
   return {
     name: NAME,
-    run: async function forgetCounts(ctx: RunContext, next: () => Promise<RunResult>): Promise<RunResult> {
-      try {
-        return await next();
-      } finally {
-        states.forget(ctx.runId);
-      }
-    },
     tool: async function limitToolCalls(ctx: ToolContext, next: () => Promise<ToolOutcome>): Promise<ToolOutcome> {
       const tool = ctx.toolName;
       const id = ctx.toolCallId;
@@ -221,37 +217,6 @@ export function toolCallLimitMiddleware(options: ToolCallLimitOptions): Middlewa
     model: function endAtLimit(ctx: ModelContext, next: () => Promise<GenerateResult>): Promise<GenerateResult> | GenerateResult {
       const end = (ctx.state.hookState[NAME] as LimitState | undefined)?.end;
       return end === undefined || ctx.purpose !== 'turn' ? next() : ctx.end(end.output, end.reason);
-    },
-  };
-}
-
-/**
- * Hook state as this instance last wrote it, by run: reading it back through the run state's
- * read-only view walks the view at every read, and a layer reads it several times a call. A
- * version number (`v`) in the stored value says whether the copy is still the run's (a resume
- * from older JSON is not); the copy goes when the run's segment ends.
- */
-function hookStateCopies<S extends { v?: number }>(name: string, empty: () => S) {
-  const held = new Map<string, S>();
-  const read = (ctx: BaseContext): S => {
-    const stored = ctx.state.hookState[name] as S | undefined;
-    if (stored === undefined) return empty();
-    const mine = held.get(ctx.runId);
-    if (mine !== undefined && mine.v === stored.v) return mine;
-    const plain = JSON.parse(JSON.stringify(stored)) as S;
-    held.set(ctx.runId, plain);
-    return plain;
-  };
-  return {
-    read,
-    /** Keep `next` (a new object: copies are never changed in place). */
-    write(ctx: BaseContext, next: S): void {
-      const kept = { ...next, v: (read(ctx).v ?? 0) + 1 };
-      ctx.setHookState(name, kept);
-      held.set(ctx.runId, kept);
-    },
-    forget(runId: string): void {
-      held.delete(runId);
     },
   };
 }

@@ -5,6 +5,8 @@ import { functionSchema, optionsSchema, ownValue, parseOptions, textOf, type Mid
  * Produces an emulated tool's result from its (checked) arguments, in place of running it.
  *
  * @example const emulate: ToolEmulator = (args, ctx) => (ctx.toolName === 'get_weather' ? { forecast: 'sunny' } : undefined);
+ *
+ * @inline
  */
 export type ToolEmulator = (args: any, ctx: ToolContext) => unknown;
 
@@ -13,6 +15,8 @@ export type ToolEmulator = (args: any, ctx: ToolContext) => unknown;
  * function (one for all, or one per tool), else a side model call.
  *
  * @example toolEmulatorMiddleware({ tools: ['send_email'], emulate: () => ({ sent: true }) })
+ *
+ * @inline
  */
 export interface ToolEmulatorOptions {
   /** The tools to emulate, by name, or `'all'` (default). The others run for real. */
@@ -75,7 +79,7 @@ export function toolEmulatorMiddleware(options: ToolEmulatorOptions = {}): Middl
 
   const byModel = async (tool: Tool, args: unknown, ctx: ToolContext): Promise<unknown> => {
     const request = { messages: [{ role: 'system' as const, content: prompt(tool, instructions) }, { role: 'user' as const, content: JSON.stringify(args) }], signal: ctx.signal };
-    const { message } = await ctx.generate(model, request, `${NAME}:${tool.name}`);
+    const { message } = await ctx.generate({ ...request, ...(model !== undefined ? { provider: model } : {}) }, `${NAME}:${tool.name}`);
     return parsed(textOf(message.content));
   };
 

@@ -13,6 +13,8 @@ declare module '../api.js' {
  * always kept, and from how many tools on it is worth asking at all.
  *
  * @example toolSelectorMiddleware({ model: cheapModel, maxTools: 5, alwaysInclude: ['search'] })
+ *
+ * @inline
  */
 export interface ToolSelectorOptions {
   /** The model that picks the tools (default: the agent's). A small, cheap one is usually enough. */
@@ -173,7 +175,8 @@ export function toolSelectorMiddleware(options: ToolSelectorOptions = {}): Middl
     const schema = { type: 'object', properties: { tools: { type: 'array', items: { type: 'string', enum: names } } }, required: ['tools'], additionalProperties: false };
     let reply: GenerateResult;
     try {
-      reply = await ctx.generate(model, {
+      reply = await ctx.generate({
+        ...(model !== undefined ? { provider: model } : {}),
         messages: [{ role: 'system', content: prompt }, { role: 'user', content: ask }],
         // A provider that cannot hold a reply to a schema reads the JSON shape from the prompt.
         ...(provider.structuredOutputs !== false ? { responseFormat: { type: 'json' as const, name: 'tool_selection', schema } } : {}),

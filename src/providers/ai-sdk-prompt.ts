@@ -17,6 +17,8 @@ import { parseArguments } from './openai-wire.js';
  * text, or `content` with images and files.
  *
  * @example const m: AiSdkPromptMessage = { role: 'user', content: [{ type: 'text', text: 'Hi' }] };
+ *
+ * @inline
  */
 export type AiSdkPromptMessage = (
   | { role: 'system'; content: string }
@@ -52,6 +54,8 @@ type ToolOutputPart =
  * The call options koagent passes to an AI SDK model's `doGenerate` / `doStream`.
  *
  * @example const model: AiSdkLanguageModel = { specificationVersion: 'v3', provider: 'x', modelId: 'y', doGenerate: async (options: AiSdkCallOptions) => callMyServer(options.prompt), doStream: async () => { throw new Error('no streaming'); } };
+ *
+ * @inline
  */
 export interface AiSdkCallOptions {
   prompt: AiSdkPromptMessage[];

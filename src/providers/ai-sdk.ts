@@ -17,13 +17,11 @@
 import type { ProviderOptions } from '../core/vocabulary/content.js';
 import type { AssistantToolCall } from '../core/vocabulary/messages.js';
 import type { FinishReason, GenerateOptions, GenerateResult, ModelProvider, StreamPart, TokenUsage } from '../core/vocabulary/model.js';
-import { ProviderError, retryAfterMs } from '../core/vocabulary/provider-error.js';
-import { ReplyAssembler } from '../core/vocabulary/reply-parts.js';
+import { ProviderError } from '../core/vocabulary/provider-error.js';
+import { retryAfterMs } from './retry-after.js';
+import { ReplyAssembler } from '../features/streaming/reply-assembler.js';
 import { callOptions, type AiSdkCallOptions, type PromptTarget } from './ai-sdk-prompt.js';
 import { parseArguments } from './openai-wire.js';
-
-/** @category Providers */
-export type { AiSdkCallOptions, AiSdkPromptMessage } from './ai-sdk-prompt.js';
 
 // The specification's own shapes spell absent values `T | undefined`: so do these, or a real
 // model would not fit them in a program compiled with `exactOptionalPropertyTypes`.

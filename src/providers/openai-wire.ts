@@ -2,7 +2,7 @@
 // server expects, and its replies (whole, or as streamed chunks) back to koagent's types.
 import type { AssistantMessage, AssistantToolCall } from '../core/vocabulary/messages.js';
 import type { FinishReason, GenerateOptions, GenerateResult, StreamPart, TokenUsage, ToolSpec } from '../core/vocabulary/model.js';
-import { ReplyAssembler } from '../core/vocabulary/reply-parts.js';
+import { ReplyAssembler } from '../features/streaming/reply-assembler.js';
 import { wireMessages, type ReasoningField } from './openai-messages.js';
 
 export interface WireTool {

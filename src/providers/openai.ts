@@ -2,9 +2,10 @@ import { createParser, type EventSourceMessage } from 'eventsource-parser';
 import { z } from 'zod';
 import { functionSchema, optionsSchema, parseOptions } from '../core/vocabulary/options.js';
 import type { GenerateOptions, GenerateResult, ModelProvider, StreamPart } from '../core/vocabulary/model.js';
-import { replyParts } from '../core/vocabulary/reply-parts.js';
+import { replyParts } from '../features/streaming/reply-assembler.js';
 import { ChunkAssembler, completionResult, MalformedReply, requestBody, type BodySettings, type MaxTokensField } from './openai-wire.js';
-import { isRetryableStatus, ProviderError, retryAfterMs, type ProviderErrorDetails } from '../core/vocabulary/provider-error.js';
+import { isRetryableStatus, ProviderError, type ProviderErrorDetails } from '../core/vocabulary/provider-error.js';
+import { retryAfterMs } from './retry-after.js';
 
 export const OPENAI_BASE_URL = 'https://api.openai.com/v1';
 
@@ -12,6 +13,8 @@ export const OPENAI_BASE_URL = 'https://api.openai.com/v1';
  * Options of `openai()`. Only `model` is required when `OPENAI_API_KEY` is set.
  *
  * @example openai({ model: 'llama3.2', baseURL: 'http://localhost:11434/v1', maxTokensField: 'max_tokens' })
+ *
+ * @inline
  */
 export interface OpenAIProviderOptions {
   /** The model id the server knows, e.g. `gpt-5-mini`. */

@@ -5,6 +5,8 @@ import { openai, OPENAI_BASE_URL } from './openai.js';
  * The environment a model string is resolved in (`process.env` unless given).
  *
  * @example const model = resolveModel('openai:gpt-5-mini', { OPENAI_API_KEY: secret });
+ *
+ * @inline
  */
 export type ModelEnv = Readonly<Record<string, string | undefined>>;
 
@@ -13,6 +15,8 @@ export type ModelEnv = Readonly<Record<string, string | undefined>>;
  * variable or option to set when something is missing; koagent reports it at construction.
  *
  * @example registerModelPrefix('echo', (modelId) => ({ name: 'echo', modelId, async generate() { … } }));
+ *
+ * @inline
  */
 export type ModelFactory = (modelId: string, env: ModelEnv) => ModelProvider;
 

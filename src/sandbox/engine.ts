@@ -132,7 +132,7 @@ export class Sandbox implements SandboxEngine {
     const { newQuickJSWASMModule, newVariant, RELEASE_SYNC } = await quickjs();
     const engine = await newQuickJSWASMModule(newVariant(RELEASE_SYNC, { wasmMemory: wasmMemory as never }));
     const runtime = engine.newRuntime({ maxStackSizeBytes: STACK_BYTES, memoryLimitBytes: memoryMb * 1024 * 1024 });
-    runtime.setModuleLoader((name) => (name === 'koagent' || name === 'koagent/hooks' ? KOAGENT_MODULE : { error: new Error(`hook source imports "${name}": a sandboxed hook may import only ToolResult, ToolError, textOf and mapText from 'koagent'`) }));
+    runtime.setModuleLoader((name) => (name === 'koagent' || name === 'koagent/hooks' ? KOAGENT_MODULE : { error: new Error(`hook source imports "${name}": a sandboxed hook may import only ToolResult (from 'koagent/hooks'), ToolError, textOf and mapText (from 'koagent')`) }));
     const vm = runtime.newContext();
     // Loading (compiling the prelude and the module, running its top level) gets more room than a call.
     const instance: Instance = { runtime, vm, invoke: vm.undefined, hooks: [], deadline: Date.now() + loadTimeMs(timeoutMs), current: undefined, wake: () => undefined, dead: false, memory };

@@ -17,6 +17,8 @@ import { tooMuchText } from './vm-errors.js';
  * Options of `sandboxedHooks(source, options)`: the limits and what the sandboxed code is given.
  *
  * @example await sandboxedHooks(source, { timeoutMs: 50, memoryMb: 32, log: console.log, functions: { lookup: async (sku) => prices[sku] } })
+ *
+ * @inline
  */
 export interface SandboxOptions {
   /**

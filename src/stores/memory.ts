@@ -1,20 +1,28 @@
-import { memoryKeyValues, type KeyValueStore } from '../core/vocabulary/key-values.js';
+import { memoryKeyValues, type KeyValueStore } from './key-values.js';
 import type { Checkpoint } from './run-store.js';
 import type { LedgerEntry, RunState } from '../core/vocabulary/state.js';
 import { applyToRow, assembleState, filterStatuses, leaseLost, partsOf, rowOf, stillRunning, summaryOf, type RunRow } from './records.js';
 import { isCorrupt, quarantine } from './stored-rows.js';
 import { DEFAULT_LEASE_MS, memoryStoreSchema, parseFilter, parseStoreOptions, retentionStatuses } from './store-options.js';
+import { checkedClock, systemClock, type Clock } from './clock.js';
 import type { ClaimedRun, ClaimOutcome, ClaimRequest, CreateOutcome, Lease, NewRun, QuarantinedRun, RetentionPolicy, RunFilter, RunStore, RunSummary, StoreStats } from './run-store.js';
 
 /**
  * Options of `memoryStore`.
  *
- * @example memoryStore({ leaseMs: 200, now: () => clock.now })
+ * @example memoryStore({ leaseMs: 200, clock: testClock })
+ *
+ * @inline
  */
 export interface MemoryStoreOptions {
   /** How long a lease lasts unless renewed (default 30 s). */
   leaseMs?: number;
-  /** The store's clock, in milliseconds (default `Date.now`): tests move it to expire leases. */
+  /**
+   * The store's clock (default `systemClock`): its leases, expiries and retention go by it, and
+   * so do the lease renewals and recovery waits of the runs it holds. Tests move it to expire leases.
+   */
+  clock?: Clock;
+  /** A clock that only tells the time (its timers are the system's): `clock` without timers. Not with `clock`. */
   now?: () => number;
   /** The default policy of `prune()`. */
   retention?: RetentionPolicy;
@@ -48,6 +56,7 @@ class MemoryStore implements RunStore {
   readonly kind = 'memory';
   readonly leaseMs: number;
   readonly keyValues: KeyValueStore;
+  readonly clock: Clock;
   readonly #now: () => number;
   readonly #retention: RetentionPolicy | undefined;
   readonly #runs = new Map<string, StoredRun>();
@@ -58,8 +67,11 @@ class MemoryStore implements RunStore {
 
   constructor(options: MemoryStoreOptions) {
     parseStoreOptions(memoryStoreSchema, options, 'memoryStore(options)');
+    if (options.clock !== undefined && options.now !== undefined) throw new TypeError('memoryStore(options): give clock or now, not both (now is a clock without timers of its own)');
     this.leaseMs = options.leaseMs ?? DEFAULT_LEASE_MS;
-    this.#now = options.now ?? Date.now;
+    this.clock = options.clock ?? (options.now === undefined ? systemClock : { now: options.now, setTimer: systemClock.setTimer });
+    const checked = checkedClock(this.clock, 'memoryStore');
+    this.#now = () => checked.now();
     this.#retention = options.retention;
     this.keyValues = memoryKeyValues({ now: this.#now });
   }

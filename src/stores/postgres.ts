@@ -6,6 +6,7 @@ import { z } from 'zod';
 import { optionsSchema } from '../core/vocabulary/options.js';
 import { commonAliases, commonStoreOptions, DEFAULT_LEASE_MS, parseStoreOptions } from './store-options.js';
 import type { RetentionPolicy, RunStore, StoreStats } from './run-store.js';
+import type { Clock } from './clock.js';
 import { paramBytes, type Dialect, type Op, type Row, type Sql } from './sql/query.js';
 import { MIGRATIONS, pendingMigrations } from './sql/schema.js';
 import { SqlStore, type SqlRunner } from './sql/sql-store.js';
@@ -15,6 +16,8 @@ import { SqlStore, type SqlRunner } from './sql/sql-store.js';
  * pool of yours), and the store's own settings.
  *
  * @example await postgresStore({ connectionString: process.env.DATABASE_URL, leaseMs: 20_000 })
+ *
+ * @inline
  */
 export interface PostgresStoreOptions {
   /** e.g. `postgres://user:password@host:5432/db`. */
@@ -23,10 +26,16 @@ export interface PostgresStoreOptions {
   poolConfig?: PostgresPoolConfig;
   /** A pool of yours, a `pg.Pool` (then `close()` leaves it open). */
   pool?: PostgresPool;
-  /** How long a lease lasts unless renewed (default 30 s). Leases are timed by the database server's clock. */
+  /** How long a lease lasts unless renewed (default 30 s). Leases are timed by the database server's clock (unless `clock` is given). */
   leaseMs?: number;
   /** The default policy of `prune()`. */
   retention?: RetentionPolicy;
+  /**
+   * A clock for the store's times — leases, key-value expiries, retention — sent with each
+   * statement, instead of the database's; its timers renew the leases of the runs it holds. For
+   * tests that move time (default: the database's clock, and `systemClock` for the timers).
+   */
+  clock?: Clock;
 }
 
 // The driver's shapes the store's types name are declared here, as far as the store uses them, so
@@ -36,6 +45,8 @@ export interface PostgresStoreOptions {
  * Settings of a `pg.Pool`, handed to pg as they are (pg checks them); the common ones are typed.
  *
  * @example postgresStore({ poolConfig: { host: 'db', database: 'runs', max: 10, ssl: true } })
+ *
+ * @inline
  */
 export interface PostgresPoolConfig {
   connectionString?: string | undefined;
@@ -64,6 +75,8 @@ export interface PostgresPool {
  * One connection taken from a `PostgresPool` (a `pg.PoolClient`), as the store uses it.
  *
  * @example const client = await pool.connect(); try { await client.query('SELECT 1'); } finally { client.release(); }
+ *
+ * @inline
  */
 export interface PostgresClient {
   /** Run a statement: its text with `$1`, `$2` … and their values, or a named (prepared) statement. */
@@ -116,7 +129,7 @@ export async function postgresStore(options: PostgresStoreOptions): Promise<RunS
     await runner.close();
     throw new Error(`postgresStore: cannot prepare the database: ${(error as Error).message}`, { cause: error });
   }
-  return new SqlStore('postgres', leaseMs, POSTGRES, runner, options.retention);
+  return new SqlStore('postgres', leaseMs, POSTGRES, runner, options.retention, options.clock);
 }
 
 function loadDriver(): typeof pg {

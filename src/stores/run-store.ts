@@ -1,7 +1,8 @@
 // The contract between the agent and a run store. koagent ships three: memoryStore() (tests),
 // sqliteStore() from koagent/sqlite (the embedded default) and postgresStore() from
 // koagent/postgres (many processes and machines). See docs/durable-runs.md.
-import type { KeyValueStore } from '../core/vocabulary/key-values.js';
+import type { KeyValueStore } from './key-values.js';
+import type { Clock } from './clock.js';
 import type { LedgerEntry, PendingApproval, RunState, RunStatus, StopReason } from '../core/vocabulary/state.js';
 
 declare module '../core/vocabulary/errors.js' {
@@ -164,7 +165,7 @@ export interface StoreStats {
  * Where durable runs live: `createAgent({ store })`. Each step of a run is one checkpoint
  * (one transaction) holding only what the step changed; the ledger is write-ahead (a call is
  * stored `running` before its tool is entered); one worker at a time holds a run's lease, and
- * a run whose worker died is claimed by `agent.recover()` once its lease expired.
+ * a run whose worker died is claimed by `agent.runs.recover()` once its lease expired.
  *
  * Every method is safe to call from many processes at once (for the SQLite store: processes
  * on one machine sharing one file; for PostgreSQL: any number of machines).
@@ -177,6 +178,12 @@ export interface RunStore {
   /** How long a lease lasts unless renewed, in milliseconds; a running segment renews it every third of that. */
   readonly leaseMs: number;
   readonly stats: StoreStats;
+  /**
+   * The clock the store's leases go by (its `clock` option): a running segment renews its lease
+   * on this clock's timers, and `recover({ wait: true })` waits on them. Optional for stores of
+   * your own (then the system clock).
+   */
+  readonly clock?: Clock;
   /**
    * What layers keep across runs (caches, rate limits, a session's counts), in the store's own
    * database so every process that opens it shares them. Optional for stores of your own.

@@ -6,6 +6,7 @@ import { z } from 'zod';
 import { optionsSchema } from '../core/vocabulary/options.js';
 import { commonAliases, commonStoreOptions, DEFAULT_LEASE_MS, parseStoreOptions } from './store-options.js';
 import type { RetentionPolicy, RunStore, StoreStats } from './run-store.js';
+import type { Clock } from './clock.js';
 import { paramBytes, type Dialect, type Op, type Row, type Sql } from './sql/query.js';
 import { MIGRATIONS, pendingMigrations } from './sql/schema.js';
 import { SqlStore, type SqlRunner, type WriteOptions } from './sql/sql-store.js';
@@ -14,6 +15,8 @@ import { SqlStore, type SqlRunner, type WriteOptions } from './sql/sql-store.js'
  * Options of `sqliteStore`.
  *
  * @example sqliteStore({ path: './data/runs.db', leaseMs: 15_000, retention: { olderThanMs: 7 * 86_400_000 } })
+ *
+ * @inline
  */
 export interface SqliteStoreOptions {
   /** The database file (created if missing). Every process that shares runs opens the same file. */
@@ -36,6 +39,12 @@ export interface SqliteStoreOptions {
   busyTimeoutMs?: number;
   /** The default policy of `prune()`. */
   retention?: RetentionPolicy;
+  /**
+   * A clock for the store's times — leases, key-value expiries, retention — sent with each
+   * statement, instead of the database's; its timers renew the leases of the runs it holds. For
+   * tests that move time (default: the database's clock, and `systemClock` for the timers).
+   */
+  clock?: Clock;
 }
 
 const sqliteStoreSchema = optionsSchema({
@@ -82,7 +91,7 @@ export function sqliteStore(options: SqliteStoreOptions): RunStore {
     db.close();
     throw error;
   }
-  return new SqlStore('sqlite', leaseMs, SQLITE, runner, options.retention);
+  return new SqlStore('sqlite', leaseMs, SQLITE, runner, options.retention, options.clock);
 }
 
 function loadDriver(): typeof BetterSqlite3 {

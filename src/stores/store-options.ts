@@ -3,6 +3,7 @@
 import { z } from 'zod';
 import { functionSchema, optionsSchema, parseOptions, wholeNumberSchema } from '../core/vocabulary/options.js';
 import type { RunStatus } from '../core/vocabulary/state.js';
+import { clockSchema } from './clock.js';
 import type { RetentionPolicy, RunFilter } from './run-store.js';
 
 const STATUSES = ['running', 'completed', 'suspended', 'failed'] as const;
@@ -18,16 +19,17 @@ const retentionSchema = optionsSchema({
 export const commonStoreOptions = {
   leaseMs: z.number({ error: 'must be a number of milliseconds ≥ 10' }).min(10, { error: 'must be a number of milliseconds ≥ 10' }).optional(),
   retention: retentionSchema.optional(),
+  clock: clockSchema.optional(),
 };
 
 /** Keys people write for the common options. */
-export const commonAliases: Record<string, string> = { lease: 'leaseMs', leaseTimeoutMs: 'leaseMs', leaseDurationMs: 'leaseMs', ttlMs: 'leaseMs', retentionPolicy: 'retention', prune: 'retention' };
+export const commonAliases: Record<string, string> = { lease: 'leaseMs', leaseTimeoutMs: 'leaseMs', leaseDurationMs: 'leaseMs', ttlMs: 'leaseMs', retentionPolicy: 'retention', prune: 'retention', timer: 'clock', timers: 'clock' };
 
 /** `memoryStore`'s options. */
 export const memoryStoreSchema = optionsSchema({
   ...commonStoreOptions,
   now: functionSchema('a function () => milliseconds').optional(),
-}, { noun: 'an option of memoryStore', aliases: { ...commonAliases, clock: 'now' } });
+}, { noun: 'an option of memoryStore', aliases: commonAliases });
 
 /** The default lease: long enough for a blocked event loop, short enough to recover within a minute. */
 export const DEFAULT_LEASE_MS = 30_000;

@@ -7,7 +7,7 @@ import type { Agent } from '../agent/agent.js';
 import { ownValue, setOwn, type ApprovalDecision, type DecisionActor, type PendingApproval, type RunState } from '../api.js';
 import { checkDecision } from '../core/vocabulary/decisions.js';
 import type { RunStore } from '../stores/run-store.js';
-import { argumentIssues } from '../tools/validate.js';
+import { argumentIssues } from '../tools/argument-issues.js';
 
 /**
  * One pending approval as the page lists it: the call and the arguments the layers produced,
@@ -42,6 +42,8 @@ export interface DecisionRequest {
  * (`createClient` of `koagent/worker` is one), so a free worker runs the next segment.
  *
  * @example await startStudio({ store: client.store, queue: client });
+ *
+ * @inline
  */
 export interface StudioQueue {
   /** Queue the run's resume with these decisions; throws (a TypeError) when the run was answered already. */

@@ -25,6 +25,8 @@ import { traceOf } from '../features/layer-trace/record.js';
  * Options of `startStudio`.
  *
  * @example await startStudio({ store: sqliteStore({ path: 'runs.db' }), agents: [teller] });
+ *
+ * @inline
  */
 export interface StudioOptions {
   /** The run store the studio shows. */

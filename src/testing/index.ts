@@ -1,24 +1,16 @@
 /**
- * Test helpers: `mockModel`, a scripted provider, and `openAiCompatibleServer`, a scripted Chat
+ * Test helpers: `mockModel`, a scripted provider, and `openaiCompatibleServer`, a scripted Chat
  * Completions server on loopback for agents on `openai()`.
  *
  * @example
  * ```ts
- * import { mockModel, openAiCompatibleServer } from 'koagent/testing';
+ * import { mockModel, openaiCompatibleServer } from 'koagent/testing';
  * ```
  *
  * @packageDocumentation
  * @module koagent/testing
  */
 /** @category Testing */
-export { mockModel, type MockCall, type MockModel, type MockModelOptions, type MockReasoning, type MockReply, type MockToolCall } from './mock-model.js';
+export { mockModel, type MockModel, type MockReply, type MockToolCall } from './mock-model.js';
 /** @category Testing */
-export {
-  openAiCompatibleServer,
-  type OpenAiCompatibleServer,
-  type OpenAiCompatibleServerOptions,
-  type ReceivedRequest,
-  type ScriptedReply,
-  type ScriptedResponse,
-  type ScriptedToolCall,
-} from './openai-compatible-server.js';
+export { openaiCompatibleServer, type OpenAICompatibleServer, type ScriptedResponse } from './openai-compatible-server.js';

@@ -2,7 +2,7 @@ import { contentProblem, estimateTokens, textOf, type AssistantContentPart, type
 import type { AssistantMessage, Message, AssistantToolCall } from '../core/vocabulary/messages.js';
 import type { GenerateOptions, GenerateResult, ModelProvider, StreamPart, TokenUsage } from '../core/vocabulary/model.js';
 import { optionsSchema, parseOptions } from '../core/vocabulary/options.js';
-import { replyParts } from '../core/vocabulary/reply-parts.js';
+import { replyParts } from '../features/streaming/reply-assembler.js';
 import { z } from 'zod';
 
 /**
@@ -24,6 +24,8 @@ export type MockReply =
  * would attach (a signature).
  *
  * @example const reasoning: MockReasoning = { text: 'Check the ledger first.', providerOptions: { anthropic: { signature: 'sig-1' } } };
+ *
+ * @inline
  */
 export type MockReasoning = string | { text: string; providerOptions?: ProviderOptions };
 
@@ -44,6 +46,8 @@ export interface MockToolCall {
  * What the mock saw on one call: a snapshot of the messages, and the other request fields.
  *
  * @example expect(model.calls[1].messages.at(-1)).toMatchObject({ role: 'tool', name: 'search' });
+ *
+ * @inline
  */
 export interface MockCall {
   messages: Message[];
@@ -55,6 +59,8 @@ export interface MockCall {
  * Options of `mockModel`: how slowly it answers, and how it streams.
  *
  * @example mockModel(['A long answer.'], { latencyMs: 50, streamChunk: 4, deltaLatencyMs: 5 })
+ *
+ * @inline
  */
 export interface MockModelOptions {
   /** Wait this long before each reply (abortable by the request's signal). */

@@ -41,6 +41,8 @@ export type ScriptedResponse =
  * One request the server received.
  *
  * @example expect(server.requests[0].body.messages.at(-1)).toMatchObject({ role: 'user' });
+ *
+ * @inline
  */
 export interface ReceivedRequest {
   method: string;
@@ -56,7 +58,7 @@ export interface ReceivedRequest {
  *
  * @example const model = openai({ model: 'gpt-5-mini', baseURL: server.baseURL, apiKey: 'sk-test' });
  */
-export interface OpenAiCompatibleServer {
+export interface OpenAICompatibleServer {
   /** The API root to give as `baseURL` (`http://127.0.0.1:<port>/v1`). */
   readonly baseURL: string;
   /** Every request received so far, in order. */
@@ -65,6 +67,8 @@ export interface OpenAiCompatibleServer {
   received(count: number): Promise<void>;
   /** How many requests' clients went away before the server finished answering. */
   readonly disconnects: number;
+  /** Resolves once `count` requests' clients in all went away before the server finished answering. */
+  disconnected(count: number): Promise<void>;
   /** Add responses to the end of the script (a server that comes back, a second run). */
   push(...responses: ScriptedResponse[]): void;
   /** Stop the server, dropping any open connection. */
@@ -72,11 +76,13 @@ export interface OpenAiCompatibleServer {
 }
 
 /**
- * The options of {@link openAiCompatibleServer}.
+ * The options of {@link openaiCompatibleServer}.
  *
- * @example const options: OpenAiCompatibleServerOptions = { responses: [{ reply: { text: 'Hi' } }] };
+ * @example const options: OpenAICompatibleServerOptions = { responses: [{ reply: { text: 'Hi' } }] };
+ *
+ * @inline
  */
-export interface OpenAiCompatibleServerOptions {
+export interface OpenAICompatibleServerOptions {
   /** The script: the first request gets the first response, and so on. */
   responses: ScriptedResponse[];
 }
@@ -88,7 +94,7 @@ export interface OpenAiCompatibleServerOptions {
  * message says so, so a test never hangs on a missing response.
  *
  * @example
- * const server = await openAiCompatibleServer({ responses: [
+ * const server = await openaiCompatibleServer({ responses: [
  *   { reply: { toolCalls: [{ name: 'get_weather', arguments: { city: 'Paris' } }] } },
  *   { reply: { text: 'Sunny in Paris.' } },
  * ] });
@@ -96,11 +102,12 @@ export interface OpenAiCompatibleServerOptions {
  * await agent.run('Weather in Paris?');
  * await server.close();
  */
-export async function openAiCompatibleServer(options: OpenAiCompatibleServerOptions): Promise<OpenAiCompatibleServer> {
-  if (!Array.isArray(options?.responses)) throw new TypeError('openAiCompatibleServer(options): options.responses must be an array of responses, e.g. { responses: [{ reply: { text: "Hi" } }] }');
+export async function openaiCompatibleServer(options: OpenAICompatibleServerOptions): Promise<OpenAICompatibleServer> {
+  if (!Array.isArray(options?.responses)) throw new TypeError('openaiCompatibleServer(options): options.responses must be an array of responses, e.g. { responses: [{ reply: { text: "Hi" } }] }');
   const script = [...options.responses];
   const requests: ReceivedRequest[] = [];
   const waiters: Array<{ count: number; resolve: () => void }> = [];
+  const goneWaiters: Array<{ count: number; resolve: () => void }> = [];
   let disconnects = 0;
   const server = createServer(async (req, res) => {
     const chunks: Buffer[] = [];
@@ -120,11 +127,12 @@ export async function openAiCompatibleServer(options: OpenAiCompatibleServerOpti
       if (!res.writableFinished) {
         gone = true;
         disconnects++;
+        for (let i = goneWaiters.length - 1; i >= 0; i--) if (disconnects >= goneWaiters[i].count) goneWaiters.splice(i, 1)[0].resolve();
       }
     });
     const response = script[number - 1];
     try {
-      if (response === undefined) return sendJson(res, 500, errorBody(`openAiCompatibleServer: no response scripted for request ${number}; add one to responses (or push it)`));
+      if (response === undefined) return sendJson(res, 500, errorBody(`openaiCompatibleServer: no response scripted for request ${number}; add one to responses (or push it)`));
       await answer(res, response, number, body, () => gone);
     } catch (error) {
       if (!res.headersSent) sendJson(res, 500, errorBody(error instanceof Error ? error.message : String(error)));
@@ -140,6 +148,7 @@ export async function openAiCompatibleServer(options: OpenAiCompatibleServerOpti
       return disconnects;
     },
     received: (count) => (requests.length >= count ? Promise.resolve() : new Promise((resolve) => waiters.push({ count, resolve }))),
+    disconnected: (count) => (disconnects >= count ? Promise.resolve() : new Promise((resolve) => goneWaiters.push({ count, resolve }))),
     push: (...more) => void script.push(...more),
     close: () => new Promise((resolve) => {
       server.closeAllConnections();

@@ -15,9 +15,11 @@ export interface ScriptedToolCall {
 }
 
 /**
- * What the model says in one scripted reply of an `openAiCompatibleServer`.
+ * What the model says in one scripted reply of an `openaiCompatibleServer`.
  *
  * @example const reply: ScriptedReply = { reasoning: 'The user greets me.', text: 'Hello!', usage: { prompt_tokens: 12, completion_tokens: 3 } };
+ *
+ * @inline
  */
 export interface ScriptedReply {
   text?: string;
@@ -122,7 +124,7 @@ export function cutInside(bytes: Buffer, inside: string[]): Buffer[] {
   const offsets = inside.map((s) => {
     const needle = Buffer.from(s, 'utf8');
     const at = bytes.indexOf(needle);
-    if (at === -1 || needle.length < 2) throw new Error(`openAiCompatibleServer: cannot cut inside ${JSON.stringify(s)}: it is not in the stream, or shorter than 2 bytes; give splitInside a string of the reply of 2 bytes or more`);
+    if (at === -1 || needle.length < 2) throw new Error(`openaiCompatibleServer: cannot cut inside ${JSON.stringify(s)}: it is not in the stream, or shorter than 2 bytes; give splitInside a string of the reply of 2 bytes or more`);
     return at + Math.floor(needle.length / 2);
   }).sort((a, b) => a - b);
   const pieces: Buffer[] = [];

@@ -1,11 +1,8 @@
 import { approvalBreach, humanDenial } from '../core/state/approved-call.js';
-import { segmentOf } from '../core/run/base-context.js';
-import type { Layer } from '../core/stacks/compose.js';
+import type { Layer } from '../core/vocabulary/layer.js';
 import type { ToolContext } from '../core/vocabulary/contexts.js';
 import { copyJson } from '../core/vocabulary/json.js';
 import { toolError, type ToolOutcome } from '../core/vocabulary/outcome.js';
-import { ToolCallContext } from '../core/run/tool-context.js';
-import { askedFor } from './permissions.js';
 
 /**
  * The approval step, innermost before execution: a call that needs a human (the tool's
@@ -15,34 +12,34 @@ import { askedFor } from './permissions.js';
  */
 export const approvalStep: Layer<ToolContext, ToolOutcome> = {
   name: 'koagent:approval',
-  trusted: true,
   async fn(ctx, next) {
-    const decision = ToolCallContext.decision(ctx);
+    const { call } = ctx;
+    const { decision } = call;
     if (decision?.approved) {
       // Resumed after a human said yes: it runs only as the call they approved.
-      const breach = approvalBreach(decision, ctx.toolName, ctx.args);
-      if (breach === undefined) return next(ctx);
-      segmentOf(ctx).recordPermission(ctx, { decision: 'deny', source: 'approval', reason: breach });
+      const breach = approvalBreach(decision, call.name, call.args);
+      if (breach === undefined) return next();
+      call.decide({ decision: 'deny', source: 'approval', reason: breach });
       return toolError('denied', breach, 'approval');
     }
     const tool = ctx.tool!;
-    const ask = askedFor(ctx);
+    const ask = call.policy?.decision === 'ask' ? call.policy : undefined;
     let needed = ask !== undefined;
     let reason = ask?.reason;
     if (!needed && tool.needsApproval !== undefined) {
       try {
-        needed = typeof tool.needsApproval === 'function' ? (await tool.needsApproval(ToolCallContext.parsedArgs(ctx), ctx)) === true : tool.needsApproval;
+        needed = typeof tool.needsApproval === 'function' ? (await tool.needsApproval(call.parsedArgs, ctx)) === true : tool.needsApproval;
       } catch (error) {
         // It could not decide, so a human does (fail closed).
         needed = true;
         reason = `needsApproval threw: ${(error as Error)?.message ?? String(error)}`;
       }
     }
-    if (!needed) return next(ctx);
+    if (!needed) return next();
     return {
       result: undefined,
       requiresApproval: true,
-      approval: { toolName: ctx.toolName, args: copyJson(ctx.args), ...(reason !== undefined ? { reason } : {}) },
+      approval: { toolName: call.name, args: copyJson(call.args), ...(reason !== undefined ? { reason } : {}) },
     };
   },
 };
@@ -54,6 +51,5 @@ export const approvalStep: Layer<ToolContext, ToolOutcome> = {
  */
 export const humanDenialStep: Layer<ToolContext, ToolOutcome> = {
   name: approvalStep.name,
-  trusted: true,
-  fn: async (ctx) => humanDenial(ToolCallContext.decision(ctx)) ?? toolError('denied', 'A human denied this call', 'approval'),
+  fn: async (ctx) => humanDenial(ctx.call.decision) ?? toolError('denied', 'A human denied this call', 'approval'),
 };

@@ -9,6 +9,8 @@ import { jsonSchemaOf } from './json-schema-input.js';
  * The definition `defineTool` takes.
  *
  * @example defineTool({ name: 'add', description: 'Add two numbers', input: z.object({ a: z.number(), b: z.number() }), execute: ({ a, b }) => a + b })
+ *
+ * @inline
  */
 export interface ToolDefinition<S extends ToolInput = ToolInput, R = unknown, C = any> {
   /** Letters, digits, `_` and `-`, at most 64 characters (what model APIs accept). */
@@ -66,6 +68,8 @@ const NAME = /^[A-Za-z0-9_-]{1,64}$/;
  * A zod schema whose input is an object of arguments: what models pass.
  *
  * @example const input: ToolInput = z.object({ city: z.string() });
+ *
+ * @inline
  */
 export type ToolInput = z.ZodType<unknown, Record<string, unknown>>;
 

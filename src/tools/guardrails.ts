@@ -1,7 +1,6 @@
-import type { Layer } from '../core/stacks/compose.js';
+import type { Layer } from '../core/vocabulary/layer.js';
 import type { GuardrailVerdict, ToolContext } from '../core/vocabulary/contexts.js';
 import { toolError, type ToolOutcome } from '../core/vocabulary/outcome.js';
-import { ToolCallContext } from '../core/run/tool-context.js';
 
 function blocked(verdict: GuardrailVerdict): string | undefined {
   return typeof verdict === 'object' && verdict !== null && typeof verdict.block === 'string' ? verdict.block : undefined;
@@ -29,16 +28,15 @@ function guardName(fn: Function, which: string, i: number): string {
  */
 export const guardrailsStep: Layer<ToolContext, ToolOutcome> = {
   name: 'koagent:guardrails',
-  trusted: true,
   async fn(ctx, next) {
     const { input, output } = ctx.tool!.guardrails;
-    if (input.length === 0 && output.length === 0) return next(ctx);
-    const args = ToolCallContext.parsedArgs(ctx);
+    if (input.length === 0 && output.length === 0) return next();
+    const args = ctx.call.parsedArgs;
     for (let i = 0; i < input.length; i++) {
       const stop = await check(() => input[i](args, ctx), guardName(input[i], 'input', i));
       if (stop !== undefined) return stop;
     }
-    const outcome = await next(ctx);
+    const outcome = await next();
     if (outcome.error !== undefined || outcome.requiresApproval) return outcome;
     for (let i = 0; i < output.length; i++) {
       const stop = await check(() => output[i](outcome.result, args, ctx), guardName(output[i], 'output', i));

@@ -10,6 +10,8 @@ import { describe } from '../core/vocabulary/errors.js';
  * value, empty for the arguments as a whole) and what.
  *
  * @example const issue: JsonSchemaIssue = { path: ['edits', 0, 'oldText'], message: 'must be a string' };
+ *
+ * @inline
  */
 export interface JsonSchemaIssue {
   path: (string | number)[];

@@ -1,4 +1,4 @@
-import type { Layer } from '../core/stacks/compose.js';
+import type { Layer } from '../core/vocabulary/layer.js';
 import { contentProblem } from '../core/vocabulary/content.js';
 import type { ToolContext } from '../core/vocabulary/contexts.js';
 import { describe } from '../core/vocabulary/errors.js';
@@ -11,9 +11,8 @@ import { toolError, type ToolOutcome } from '../core/vocabulary/outcome.js';
  */
 export const modelOutputStep: Layer<ToolContext, ToolOutcome> = {
   name: 'koagent:model-output',
-  trusted: true,
   async fn(ctx, next) {
-    const outcome = await next(ctx);
+    const outcome = await next();
     const tool = ctx.tool;
     if (tool?.toModelOutput === undefined || outcome.error !== undefined || outcome.requiresApproval === true) return outcome;
     let content: unknown;

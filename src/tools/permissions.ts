@@ -1,6 +1,4 @@
-import { isApproved } from '../core/state/approved-call.js';
-import { segmentOf } from '../core/run/base-context.js';
-import type { Layer } from '../core/stacks/compose.js';
+import type { Layer } from '../core/vocabulary/layer.js';
 import type { Tool, ToolAnnotations, ToolContext } from '../core/vocabulary/contexts.js';
 import { describe } from '../core/vocabulary/errors.js';
 import type { PermissionDecision } from '../core/vocabulary/events.js';
@@ -9,7 +7,6 @@ import { functionSchema, optionsSchema } from '../core/vocabulary/options.js';
 import { toolError, type ToolOutcome } from '../core/vocabulary/outcome.js';
 import { hintAliases, hintFields } from './define.js';
 import { z } from 'zod';
-import { CallSlot, ToolCallContext } from '../core/run/tool-context.js';
 
 /**
  * One permission rule. Rules are tried in order; the first that matches decides.
@@ -38,6 +35,8 @@ export interface PermissionRule {
  * The agent's `permissions` option: rules, or `{ rules, default }` (the default is `allow`).
  *
  * @example createAgent({ model, tools, permissions: { rules: [{ tool: 'read_*', decision: 'allow' }], default: 'ask' } })
+ *
+ * @inline
  */
 export type PermissionsOption = PermissionRule[] | { rules: PermissionRule[]; default?: PermissionDecision };
 
@@ -102,14 +101,6 @@ function globToRegExp(glob: string): RegExp {
   return new RegExp(`^${body}$`);
 }
 
-/** Of each call an `ask` rule matched: the rule's reason, for the approval step. */
-const asks = new CallSlot<{ reason?: string }>();
-
-/** Whether an `ask` rule matched the call, so a human must decide (with the rule's reason). */
-export function askedFor(ctx: ToolContext): { readonly reason?: string } | undefined {
-  return asks.get(ctx);
-}
-
 /**
  * The permissions step of the tool stack: rules decide allow, deny or ask. A deny settles the
  * call as `denied`; an ask makes the approval step pause for a human.
@@ -118,7 +109,6 @@ export function permissionsStep(option: PermissionsOption | undefined): Layer<To
   const { rules, fallback } = compile(option);
   return {
     name: 'koagent:permissions',
-    trusted: true,
     async fn(ctx, next) {
       let matched: CompiledRule | undefined;
       for (const rule of rules) {
@@ -139,11 +129,11 @@ export function permissionsStep(option: PermissionsOption | undefined): Layer<To
         break;
       }
       const decision = matched?.decision ?? fallback;
-      const approved = isApproved(ToolCallContext.decision(ctx));
+      const approved = ctx.call.decision?.approved === true;
       // A call resumed after a human approved it was recorded then (source 'approval'); the rules
-      // are recorded again only when they now deny it.
+      // are recorded again only when they now deny it. The record keeps an `ask` for the approval step.
       if (!approved || decision === 'deny') {
-        segmentOf(ctx).recordPermission(ctx, {
+        ctx.call.decide({
           decision,
           source: matched ? 'rule' : 'default',
           ...(matched ? { rule: matched.name } : {}),
@@ -154,8 +144,7 @@ export function permissionsStep(option: PermissionsOption | undefined): Layer<To
         const why = matched?.reason ?? (matched ? `permission rule "${matched.name}" denies ${ctx.toolName}` : `${ctx.toolName} is not allowed by default`);
         return toolError('denied', why, matched ? `rule:${matched.name}` : 'permissions:default');
       }
-      if (decision === 'ask') asks.set(ctx, { reason: matched?.reason });
-      return next(ctx);
+      return next();
     },
   };
 }

@@ -19,6 +19,8 @@ import { CHANNELS, ensureQueue, NOW, prepareSchema, queueName, scheduleQueue } f
  * Options of `client.start`.
  *
  * @example await client.start('teller', 'Refund order 42', { idempotencyKey: request.id, tenant: account.id, context: { userId } })
+ *
+ * @inline
  */
 export interface StartOptions {
   /** Continue this stored session (its history), as `agent.send(input, { sessionId })`. */

@@ -4,11 +4,24 @@
 import { createRequire } from 'node:module';
 import type PgBoss from 'pg-boss';
 import type { PostgresPool } from '../stores/postgres.js';
+import type { Clock } from '../stores/clock.js';
+
+/**
+ * "Now" in the statements on the worker's tables, in milliseconds since the epoch: `QueueDb`
+ * makes it the database server's clock (`SERVER_NOW`, as the PostgreSQL store times leases), or
+ * the worker's `clock`, sent as a parameter.
+ */
+export const NOW = '$now';
+
+/** Milliseconds since the epoch by the database server's clock. */
+const SERVER_NOW = '(extract(epoch from clock_timestamp()) * 1000)::bigint';
 
 /**
  * A pool the queue can use: a `pg.Pool` (the store's `PostgresPool`, with `query`).
  *
  * @example await createClient({ pool: new pg.Pool({ connectionString: process.env.DATABASE_URL, max: 20 }) })
+ *
+ * @inline
  */
 export interface QueuePool extends PostgresPool {
   /** Run one statement on a connection of the pool. */
@@ -36,28 +49,38 @@ export class QueueDb {
   #listening: Promise<{ query: Executor['query']; release(error?: boolean): void }> | undefined;
   #closed = false;
 
-  constructor(readonly pool: QueuePool, readonly own: boolean, readonly who: string) {}
+  /** `clock`: "now" in the statements (`NOW`) is its time, else the database server's. */
+  constructor(readonly pool: QueuePool, readonly own: boolean, readonly who: string, readonly clock?: Clock) {}
 
   /** A pool from `connectionString` (the queue's own), or the caller's. */
-  static open(options: { connectionString?: string; pool?: QueuePool; max?: number }, who: string): QueueDb {
-    if (options.pool !== undefined) return new QueueDb(options.pool, false, who);
+  static open(options: { connectionString?: string; pool?: QueuePool; max?: number; clock?: Clock }, who: string): QueueDb {
+    if (options.pool !== undefined) return new QueueDb(options.pool, false, who, options.clock);
     const pg = loadPeer<{ Pool: new (config: { connectionString?: string; max?: number }) => QueuePool }>('pg', 'pg@8', who);
     const pool = new pg.Pool({ connectionString: options.connectionString, max: options.max ?? 10 });
     // An idle connection the server dropped must not bring the process down.
     pool.on('error', () => undefined);
-    return new QueueDb(pool, true, who);
+    return new QueueDb(pool, true, who, options.clock);
+  }
+
+  /** A statement as it is sent: `NOW` made the server's clock, or the clock's time as one more parameter. */
+  #bound(text: string, values: unknown[] | undefined): [string, unknown[] | undefined] {
+    if (!text.includes(NOW)) return [text, values];
+    if (this.clock === undefined) return [text.replaceAll(NOW, SERVER_NOW), values];
+    const params = [...(values ?? []), this.clock.now()];
+    return [text.replaceAll(NOW, `CAST($${params.length} AS BIGINT)`), params];
   }
 
   query(text: string, values?: unknown[]): Promise<{ rows: any[] }> {
-    return this.pool.query(text, values);
+    return this.pool.query(...this.#bound(text, values));
   }
 
   /** Run `work` in one transaction (`BEGIN` … `COMMIT`, or `ROLLBACK` when it throws). */
   async tx<T>(work: (tx: Executor) => Promise<T>): Promise<T> {
     const client = await this.pool.connect();
+    const tx: Executor = { query: (text, values) => (client as unknown as Executor).query(...this.#bound(text, values)) };
     try {
       await client.query('BEGIN');
-      const result = await work(client as unknown as Executor);
+      const result = await work(tx);
       await client.query('COMMIT');
       return result;
     } catch (error) {

@@ -26,6 +26,8 @@ export interface VersionedAgent {
  * What a worker counts: jobs by how they ended.
  *
  * @example const { segments, recovered, dead } = worker.counts;
+ *
+ * @inline
  */
 export interface WorkerCounts {
   /** Segments run to their end (completed, suspended or failed as the run's own outcome). */
@@ -217,13 +219,13 @@ async function segment(agent: Agent<any, any>, row: Dispatch, data: JobData, opt
     case 'retry': {
       const decisions = data.kind === 'resume' ? data.decisions : {};
       const stored = row.adopt ? await options.store.loadRun(row.runId) : undefined;
-      const target = stored === undefined ? row.runId : agent.adoptState(stored);
+      const target = stored === undefined ? row.runId : agent.runs.adoptState(stored);
       return follow(agent.resume(target, decisions, call as never) as unknown as Promise<RunResult>, stream, onEvent);
     }
     case 'recover': {
       // The hold and the lease lapse together; waiting for the lease (or for its renewal, when
       // its worker is alive after all) makes a job sent a moment early do its work.
-      const recovered = await follow(agent.recover({ ...call, runId: row.runId, wait: true } as never) as unknown as Promise<{ result?: RunResult; error?: unknown }[]>, stream, onEvent);
+      const recovered = await follow(agent.runs.recover({ ...call, runId: row.runId, wait: true } as never) as unknown as Promise<{ result?: RunResult; error?: unknown }[]>, stream, onEvent);
       if (recovered.length === 0) return undefined;
       const [{ result, error }] = recovered;
       if (error !== undefined) throw error;

@@ -5,6 +5,7 @@ import { Agent } from '../agent/agent.js';
 import type { Logger } from '../core/vocabulary/contexts.js';
 import { functionSchema, optionsSchema, parseOptions, wholeNumberSchema } from '../core/vocabulary/options.js';
 import type { RunStore } from '../stores/run-store.js';
+import { clockSchema, type Clock } from '../stores/clock.js';
 import type { QueuePool } from './connection.js';
 import type { VersionedAgent } from './job-runner.js';
 import type { QueueSettings } from './schema.js';
@@ -28,6 +29,8 @@ export interface QueueConnection {
  * Options of `createWorker`.
  *
  * @example await createWorker({ connectionString, agents: [teller], version: '2', concurrency: 8, limits: { teller: { concurrency: 20, perTenant: 5 } } })
+ *
+ * @inline
  */
 export interface WorkerOptions extends QueueConnection {
   /** The agents this worker runs, each with its version (default: the worker's `version`). */
@@ -69,6 +72,11 @@ export interface WorkerOptions extends QueueConnection {
   /** This worker's name in leases (default `host:pid:random`). */
   id?: string;
   logger?: Logger;
+  /**
+   * The clock its holds, slots and leases go by (default: the database server's), for tests that
+   * move time: the store it makes takes it too; a `store` given must have been made with it.
+   */
+  clock?: Clock;
 }
 
 const nonEmpty = (what = 'must be a non-empty string') => z.string({ error: what }).min(1, { error: what });
@@ -107,6 +115,7 @@ const workerSchema = optionsSchema({
   scheduleRefreshMs: ms(100).optional(),
   id: nonEmpty().optional(),
   logger: z.custom<Logger>((value) => typeof (value as Logger | null)?.warn === 'function', { error: 'must have a warn(message) method (console does)' }).optional(),
+  clock: clockSchema.optional(),
 }, { aliases: { workers: 'concurrency', parallelism: 'concurrency', deployVersion: 'version', runStore: 'store', db: 'store', url: 'connectionString', databaseUrl: 'connectionString' } });
 
 /** The worker's options, checked, with their defaults. */
@@ -120,12 +129,15 @@ export function checkWorkerOptions(options: WorkerOptions) {
     if (names.has(agent.name)) throw new TypeError(`createWorker(options): two agents are named "${agent.name}"; a worker runs one version of each agent (run another version in another worker)`);
     names.add(agent.name);
   }
+  const store = given.store as RunStore | undefined;
+  if (given.clock !== undefined && store !== undefined && store.clock !== given.clock) {
+    throw new TypeError('createWorker(options): clock is not the clock of the store given; make the store with it too (postgresStore({ …, clock })), so holds and leases go by one clock');
+  }
   for (const name of Object.keys(given.limits ?? {})) {
     if (!names.has(name)) throw new TypeError(`createWorker(options): limits names "${name}", which is not one of this worker's agents (${[...names].join(', ')})`);
   }
   return {
-    ...given, agents,
-    store: given.store as RunStore | undefined,
+    ...given, agents, store,
     concurrency: given.concurrency ?? 4,
     limits: (given.limits ?? {}) as Record<string, AgentLimit>,
     takesNewRuns: given.takesNewRuns ?? true,
@@ -151,6 +163,8 @@ const RETRIED = new Set(['model_error', 'store_error']);
  * Options of `createClient`.
  *
  * @example const client = await createClient({ connectionString: process.env.DATABASE_URL });
+ *
+ * @inline
  */
 export interface ClientOptions extends QueueConnection {}
 

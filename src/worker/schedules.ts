@@ -11,6 +11,8 @@ import { isScheduleQueue } from './schema.js';
  * What a schedule starts, each time its cron fires.
  *
  * @example await client.schedule('nightly-report', { agent: 'reporter', cron: '0 3 * * *', input: 'Write the report', tz: 'Europe/Paris' });
+ *
+ * @inline
  */
 export interface ScheduleSpec {
   agent: string;

@@ -4,8 +4,7 @@
 import type PgBoss from 'pg-boss';
 import type { QueueDb } from './connection.js';
 
-/** Milliseconds since the epoch by the database server's clock, as the PostgreSQL store times leases. */
-export const NOW = '(extract(epoch from clock_timestamp()) * 1000)::bigint';
+export { NOW } from './connection.js';
 
 /** Channels of NOTIFY: a job was sent (payload: its queue), a run settled, a run is to be cancelled, a run has new events. */
 export const CHANNELS = { jobs: 'koagent_jobs', settled: 'koagent_settled', cancel: 'koagent_cancel', events: 'koagent_events' } as const;

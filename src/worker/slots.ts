@@ -9,6 +9,8 @@ import { NOW } from './schema.js';
  * most `perTenant` of them for one tenant key (default: all of them).
  *
  * @example createWorker({ agents: [teller], limits: { teller: { concurrency: 20, perTenant: 5 } } })
+ *
+ * @inline
  */
 export interface AgentLimit {
   concurrency: number;

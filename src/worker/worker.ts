@@ -50,7 +50,7 @@ export async function createWorker(options: WorkerOptions): Promise<Worker> {
   let store: RunStore | undefined;
   let boss: PgBoss | undefined;
   try {
-    store = checked.store ?? (await postgresStore({ pool: db.pool, ...(checked.leaseMs !== undefined ? { leaseMs: checked.leaseMs } : {}) }));
+    store = checked.store ?? (await postgresStore({ pool: db.pool, ...(checked.leaseMs !== undefined ? { leaseMs: checked.leaseMs } : {}), ...(checked.clock !== undefined ? { clock: checked.clock } : {}) }));
     assertStore(store, 'createWorker: store');
     if (store.kind !== 'postgres') throw new TypeError(`createWorker: store must be a PostgreSQL store (postgresStore() from koagent/postgres), not a ${store.kind} one: every worker must see every run`);
     boss = await prepareSchema(db, () => db.boss({ supervise: true, schedule: true, maintenanceIntervalSeconds: checked.maintenanceIntervalSeconds }));

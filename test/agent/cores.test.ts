@@ -1,7 +1,7 @@
 // Which composed core a run uses: built once per key, all dropped when the agent's layers change.
 import { describe, expect, it } from 'vitest';
 import type { NamedMiddleware } from '../../src/core/vocabulary/middleware.js';
-import type { AgentCore } from '../../src/core/run/segment.js';
+import type { AgentCore } from '../../src/core/run/agent-core.js';
 import { AgentCores } from '../../src/agent/cores.js';
 import type { OutputPlan } from '../../src/features/structured-output.js';
 

@@ -5,7 +5,8 @@ import { z } from 'zod';
 import { createAgent, defineTool, memoryStore, type ModelProvider, type ToolContext } from '../../src/index.js';
 import type { RunStore } from '../../src/store.js';
 import { mockModel } from '../../src/testing/index.js';
-import { mortal, settle, testClock } from '../support/durable.js';
+import { mortal } from '../support/durable.js';
+import { manualClock } from '../support/clock.js';
 
 interface App {
   userId: string;
@@ -31,15 +32,14 @@ function model(die?: () => void): ModelProvider {
 const contextSchema = z.object({ userId: z.string() });
 
 /** A run of `options` started by a worker that died after its tool call: its store and clock. */
-async function abandoned(options: { output?: z.ZodType } = {}): Promise<{ store: RunStore; advance(ms: number): void }> {
-  const clock = testClock();
-  const store = memoryStore({ leaseMs: 1000, now: clock.now });
+async function abandoned(options: { output?: z.ZodType } = {}): Promise<{ store: RunStore; advance(ms: number): Promise<void> }> {
+  const clock = manualClock();
+  const store = memoryStore({ leaseMs: 1000, clock });
   const a = mortal(store);
   const agent = createAgent<App>({ name: 'me', model: model(() => a.die()), tools: [whoami], contextSchema, store: a.store });
   void agent.run('Who am I?', { context: { userId: 'alice' }, ...(options.output ? { output: options.output } : {}) });
-  await settle();
-  expect(a.dead).toBe(true);
-  clock.advance(1001);
+  await a.died;
+  await clock.advance(1001);
   return { store, advance: clock.advance };
 }
 
@@ -47,9 +47,9 @@ describe('the run context of recovered runs', () => {
   it('is given again by recover({ context }), checked against the contextSchema before anything is claimed', async () => {
     const { store } = await abandoned();
     const b = createAgent<App>({ name: 'me', model: model(), tools: [whoami], contextSchema, store });
-    await expect(b.recover({ context: { userId: 5 } as never })).rejects.toThrow(/agent\.recover\(options\): context does not fit the agent's contextSchema/);
+    await expect(b.runs.recover({ context: { userId: 5 } as never })).rejects.toThrow(/agent\.runs\.recover\(options\): context does not fit the agent's contextSchema/);
     expect((await store.listRuns())[0].status).toBe('running');
-    const [recovered] = await b.recover({ context: { userId: 'alice' } });
+    const [recovered] = await b.runs.recover({ context: { userId: 'alice' } });
     expect(recovered.result).toMatchObject({ status: 'completed', text: '{"user":"alice"}' });
   });
 
@@ -57,12 +57,12 @@ describe('the run context of recovered runs', () => {
     const { store } = await abandoned();
     const seen: string[] = [];
     const b = createAgent<App>({ name: 'me', model: model(), tools: [whoami], contextSchema, store });
-    const [recovered] = await b.recover({ contextFor: (state) => (seen.push(state.runId), { userId: `owner of ${state.sessionId}` }) });
+    const [recovered] = await b.runs.recover({ contextFor: (state) => (seen.push(state.runId), { userId: `owner of ${state.sessionId}` }) });
     expect(seen).toEqual([recovered.runId]);
     // The tool had run before the crash: its stored result stands; a new call would see the new context.
     expect(recovered.result!.text).toBe('{"user":"alice"}');
-    await expect(b.recover({ context: { userId: 'x' }, contextFor: () => ({ userId: 'y' }) })).rejects.toThrow('agent.recover(options): give context or contextFor, not both');
-    await expect(b.recover({ contextFr: () => ({}) } as never)).rejects.toThrow('agent.recover(options): contextFr is not an option; did you mean `contextFor`?');
+    await expect(b.runs.recover({ context: { userId: 'x' }, contextFor: () => ({ userId: 'y' }) })).rejects.toThrow('agent.runs.recover(options): give context or contextFor, not both');
+    await expect(b.runs.recover({ contextFr: () => ({}) } as never)).rejects.toThrow('agent.runs.recover(options): contextFr is not an option; did you mean `contextFor`?');
   });
 });
 
@@ -72,9 +72,9 @@ describe('the output schema of recovered runs', () => {
   it("is the run's own, given again to recover; without it the run is stored failed, to be resumed with it", async () => {
     const { store } = await abandoned({ output: Answer });
     const b = createAgent<App>({ name: 'me', model: model(), tools: [whoami], contextSchema, store });
-    const [refused] = await b.recover({ context: { userId: 'alice' } });
+    const [refused] = await b.runs.recover({ context: { userId: 'alice' } });
     expect(refused.error!.code).toBe('invalid_resume');
-    expect(refused.error!.message).toMatch(/it was started with an output schema of its own; give it again: agent\.resume\('run_[\w-]+', \{\}, \{ output \}\), or agent\.recover\(\{ output \}\)/);
+    expect(refused.error!.message).toMatch(/it was started with an output schema of its own; give it again: agent\.resume\('run_[\w-]+', \{\}, \{ output \}\), or agent\.runs\.recover\(\{ output \}\)/);
     expect((await store.loadRun(refused.runId))!.status).toBe('failed');
     await expect(b.resume(refused.runId, {}, { context: { userId: 'alice' } })).rejects.toThrow(/was started with an output schema; pass it again/);
     const retried = await b.resume(refused.runId, {}, { context: { userId: 'alice' }, output: Answer });
@@ -85,7 +85,7 @@ describe('the output schema of recovered runs', () => {
   it('recovers with it given', async () => {
     const { store } = await abandoned({ output: Answer });
     const b = createAgent<App>({ name: 'me', model: model(), tools: [whoami], contextSchema, store });
-    const [recovered] = await b.recover({ context: { userId: 'alice' }, output: Answer });
+    const [recovered] = await b.runs.recover({ context: { userId: 'alice' }, output: Answer });
     expect(recovered.result!.output).toEqual({ user: 'alice' });
   });
 

@@ -24,12 +24,12 @@ describe('resuming a stored run', () => {
     const store = memoryStore();
     const paused = await payer(store).agent.run('Pay the rent', { sessionId: 'rent' });
     const other = payer(store, true);
-    const [waiting] = await other.agent.pendingApprovals();
+    const [waiting] = await other.agent.runs.pendingApprovals();
     expect(waiting).toMatchObject({ runId: paused.runId, sessionId: 'rent', status: 'suspended', pendingApprovals: [{ toolCallId: 'p', toolName: 'pay', args: { amount: 80 } }] });
     const done = await other.agent.resume(paused.runId, { p: true });
     expect(done).toMatchObject({ status: 'completed', text: 'Paid.' });
     expect(other.pay.runs).toEqual([{ amount: 80 }]);
-    expect(await other.agent.pendingApprovals()).toEqual([]);
+    expect(await other.agent.runs.pendingApprovals()).toEqual([]);
     expect(await store.loadRun(paused.runId)).toEqual(done.state);
   });
 
@@ -55,7 +55,7 @@ describe('resuming a stored run', () => {
     expect((await refusal(other.resume(paused.runId))).message).toBe('agent.resume(): this state belongs to agent "payer", not "someone"; resume it with that agent');
     expect((await refusal(agent.resume('run_nobody'))).message).toBe('agent.resume(): there is no run run_nobody in the store (memory); it was never stored, or it was deleted or pruned');
     await store.createRun({ state: { ...paused.state, runId: 'run_busy', status: 'running' }, owner: 'someone' });
-    expect((await refusal(agent.resume('run_busy'))).message).toMatch(/run run_busy is running in a worker \(or its worker died: agent.recover\(\) continues it once its lease expired\)/);
+    expect((await refusal(agent.resume('run_busy'))).message).toMatch(/run run_busy is running in a worker \(or its worker died: agent.runs.recover\(\) continues it once its lease expired\)/);
   });
 
   it('imports a state made without the store, and from then on the store claims it', async () => {
@@ -91,7 +91,7 @@ describe('what runs on a store', () => {
     const lead = createAgent({ name: 'lead', model: mockModel([{ toolCalls: [{ id: 'l', name: 'writer', args: { task: 'Publish the otter note' } }] }, 'All done.']), tools: [writer.asTool({ description: 'Writes and publishes' })], store });
     const paused = await lead.run('Get the note out');
     expect((await store.listRuns()).map((r) => r.agentName)).toEqual(['lead']);
-    const [waiting] = await lead.pendingApprovals();
+    const [waiting] = await lead.runs.pendingApprovals();
     expect(waiting.pendingApprovals).toMatchObject([{ toolName: 'publish', path: ['writer'] }]);
     const done = await lead.resume(paused.runId, { [waiting.pendingApprovals[0].toolCallId]: true });
     expect(done.text).toBe('All done.');
@@ -127,13 +127,13 @@ describe('store options', () => {
     const agent = createAgent({ model: mockModel(['x']) });
     await expect(agent.run('x', { store: { kind: 'mine' } as never })).rejects.toThrow('agent.run(input, options): store is not a run store: it has no createRun, claimRun');
     await expect(agent.send('x', { sessionId: 'alice' })).rejects.toThrow("agent.send(input, { sessionId }): a stored session needs a run store (createAgent({ store }) or { store } in these options); without one, send() continues the agent's own session, and agent.run(input, { sessionId }) starts a run in another");
-    await expect(agent.pendingApprovals()).rejects.toThrow('agent.pendingApprovals() needs a run store');
+    await expect(agent.runs.pendingApprovals()).rejects.toThrow('agent.runs.pendingApprovals() needs a run store');
     await expect(createAgent({ model: mockModel(['x']), store: memoryStore() }).send('x', { sessionId: '' })).rejects.toThrow('agent.send(input, options): sessionId must be a non-empty string');
     // Misspelled keys are refused, naming the one meant.
     await expect(agent.run('x', { stor: memoryStore() } as never)).rejects.toThrow('agent.run(input, options): stor is not an option; did you mean `store`?');
-    await expect(agent.recover({ limt: 3 } as never)).rejects.toThrow('agent.recover(options): limt is not an option; did you mean `limit`?');
-    await expect(agent.recover({ sessionId: 's' } as never)).rejects.toThrow('agent.recover(options): sessionId is not an option');
-    await expect(agent.pendingApprovals({ limits: 3 } as never)).rejects.toThrow('agent.pendingApprovals(options): limits is not an option; did you mean `limit`?');
+    await expect(agent.runs.recover({ limt: 3 } as never)).rejects.toThrow('agent.runs.recover(options): limt is not an option; did you mean `limit`?');
+    await expect(agent.runs.recover({ sessionId: 's' } as never)).rejects.toThrow('agent.runs.recover(options): sessionId is not an option');
+    await expect(agent.runs.pendingApprovals({ limits: 3 } as never)).rejects.toThrow('agent.runs.pendingApprovals(options): limits is not an option; did you mean `limit`?');
     expect(() => createAgent({ model: mockModel([]), stroe: memoryStore() } as never)).toThrow('createAgent: stroe is not an option; did you mean `store`?');
   });
 });

@@ -5,10 +5,13 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { createAgent, defineTool, KoagentError, memoryStore, RunFailedError, type GenerateResult, type Message, type ModelProvider, type ToolContext } from '../../src/index.js';
-import type { InterruptPolicy } from '../../src/types.js';
+import type { InterruptPolicy } from '../../src/core/vocabulary/contexts.js';
 import type { RunStore } from '../../src/store.js';
 import { mockModel } from '../../src/testing/index.js';
-import { mortal, overriding, settle, testClock } from '../support/durable.js';
+import { mortal, overriding } from '../support/durable.js';
+import { manualClock } from '../support/clock.js';
+import { gate } from '../support/core.js';
+import { nextTurn } from '../support/waits.js';
 
 /** A model that reads the transcript: asks to charge 30 until a result came, then reports it. */
 function cashier(): ModelProvider {
@@ -52,15 +55,15 @@ const teller = (store: RunStore, tool: ReturnType<typeof charge>) => createAgent
  * and a lease that has since expired: the store holds a run for recovery to continue.
  */
 async function diedAfterTheCall(): Promise<{ store: RunStore; ledger: Ledger }> {
-  const clock = testClock();
-  const store = memoryStore({ leaseMs: 1000, now: clock.now });
+  const clock = manualClock();
+  const store = memoryStore({ leaseMs: 1000, clock });
   const ledger = new Ledger();
   const a = mortal(store);
   let turns = 0;
   const dying: ModelProvider = { name: 'dying', generate: (request) => (++turns === 2 ? (a.die(), new Promise(() => undefined)) : cashier().generate(request)) };
   void createAgent({ name: 'teller', model: dying, tools: [charge(ledger)], store: a.store }).run('Charge me');
-  await settle();
-  clock.advance(1001);
+  await a.died;
+  await clock.advance(1001);
   return { store, ledger };
 }
 
@@ -69,21 +72,20 @@ async function diedAfterTheCall(): Promise<{ store: RunStore; ledger: Ledger }> 
  * recovers it once A's lease expired. Returns what B got and the effects.
  */
 async function crashAndRecover(options: { idempotent?: boolean; onInterrupted?: InterruptPolicy; dieAfterTool?: boolean } = {}) {
-  const clock = testClock();
-  const store = memoryStore({ leaseMs: 1000, now: clock.now });
+  const clock = manualClock();
+  const store = memoryStore({ leaseMs: 1000, clock });
   const ledger = new Ledger();
   const a = mortal(store);
   const tool = { idempotent: options.idempotent, onInterrupted: options.onInterrupted };
   void teller(a.store, charge(ledger, { ...tool, during: () => (options.dieAfterTool ? a.die() : (a.die(), new Promise(() => undefined))) })).run('Charge me');
-  await settle();
-  expect(a.dead).toBe(true);
+  await a.died;
   const stored = (await store.listRuns())[0];
   expect(stored.status).toBe('running');
   // B cannot take the run while A's lease holds.
   const b = teller(store, charge(ledger, tool));
-  expect(await b.recover()).toEqual([]);
-  clock.advance(1001);
-  const recovered = await b.recover();
+  expect(await b.runs.recover()).toEqual([]);
+  await clock.advance(1001);
+  const recovered = await b.runs.recover();
   return { store, ledger, b, recovered, runId: stored.runId };
 }
 
@@ -119,8 +121,8 @@ describe('a durable run', () => {
 
   it('asks the model again only once the settled call is stored', async () => {
     const inner = memoryStore();
-    // Every checkpoint lands a little later, as over a network.
-    const store = overriding(inner, { checkpoint: (...args) => new Promise((resolve) => setTimeout(resolve, 5)).then(() => inner.checkpoint(...args)) });
+    // Every checkpoint lands a turn of the event loop later, as over a network.
+    const store = overriding(inner, { checkpoint: (...args) => nextTurn().then(() => inner.checkpoint(...args)) });
     const seen: unknown[] = [];
     const watching: ModelProvider = {
       name: 'watching',
@@ -145,10 +147,10 @@ describe('a durable run', () => {
   });
 });
 
-describe('agent.recover()', () => {
+describe('agent.runs.recover()', () => {
   it('continues a run whose worker died after a tool call was done, without running it again', async () => {
     const { store, ledger } = await diedAfterTheCall();
-    const [recovered] = await teller(store, charge(ledger)).recover();
+    const [recovered] = await teller(store, charge(ledger)).runs.recover();
     expect(recovered.result).toMatchObject({ status: 'completed', text: 'Result: {"charged":30}' });
     expect(ledger.executions).toHaveLength(1);
     expect(recovered.result!.state.segment).toBe(2);
@@ -172,7 +174,7 @@ describe('agent.recover()', () => {
   it("asks a human about a call found running when its tool says 'ask', and runs it again only if approved", async () => {
     const { store, ledger, b, recovered, runId } = await crashAndRecover({ onInterrupted: 'ask' });
     expect(recovered[0].result).toMatchObject({ status: 'suspended', stopReason: 'approval' });
-    const [waiting] = await b.pendingApprovals();
+    const [waiting] = await b.runs.pendingApprovals();
     expect(waiting.runId).toBe(runId);
     expect(waiting.pendingApprovals).toEqual([{ toolCallId: 'c1', toolName: 'charge', args: { amount: 30 }, reason: `This call had started when the run was interrupted and may have taken effect (idempotency key ${runId}:c1); approve to run it again, deny to tell the model it did not complete` }]);
     expect((await store.loadRun(runId))!.ledger).toEqual([{ id: 'c1', entry: 'pending' }]);
@@ -189,13 +191,13 @@ describe('agent.recover()', () => {
   });
 
   it('checks the arguments of a call it reruns against the bounds, as the stored state holds them', async () => {
-    const clock = testClock();
-    const store = memoryStore({ leaseMs: 1000, now: clock.now });
+    const clock = manualClock();
+    const store = memoryStore({ leaseMs: 1000, clock });
     const ledger = new Ledger();
     const a = mortal(store);
     void teller(a.store, charge(ledger, { idempotent: true, during: () => (a.die(), new Promise(() => undefined)) })).run('Charge me');
-    await settle();
-    clock.advance(1001);
+    await a.died;
+    await clock.advance(1001);
     // A stored state is JSON anyone with access to the store can edit: its arguments are the model's again.
     const edited = overriding(store, {
       claimExpired: async (agentName, owner) => {
@@ -205,7 +207,7 @@ describe('agent.recover()', () => {
         return claimed;
       },
     });
-    const [recovered] = await createAgent({ name: 'teller', model: cashier(), tools: [charge(ledger, { idempotent: true })], store: edited, toolArguments: { maxBytes: 1_000 } }).recover();
+    const [recovered] = await createAgent({ name: 'teller', model: cashier(), tools: [charge(ledger, { idempotent: true })], store: edited, toolArguments: { maxBytes: 1_000 } }).runs.recover();
     expect(ledger.executions).toHaveLength(1);
     expect(recovered.result!.messages.find((m) => m.role === 'tool')?.metadata?.error).toEqual({ kind: 'validation', message: 'Invalid arguments for charge: the arguments are larger than the 1000 bytes of JSON allowed' });
   });
@@ -215,16 +217,16 @@ describe('agent.recover()', () => {
     // The next version of the agent has one more tool: its calls may mean other things.
     const refund = defineTool({ name: 'refund', description: 'Refund', execute: () => 'refunded' });
     const v2 = createAgent({ name: 'teller', model: cashier(), tools: [charge(ledger), refund], store });
-    const [refused] = await v2.recover();
+    const [refused] = await v2.runs.recover();
     expect(refused.error).toBeInstanceOf(RunFailedError);
     expect(refused.error!.code).toBe('invalid_resume');
-    expect(refused.error!.message).toMatch(/is not continued, and is stored as failed: it was started by a version of this agent with other tools .*agent\.resume\(agent\.adoptState\(/);
+    expect(refused.error!.message).toMatch(/is not continued, and is stored as failed: it was started by a version of this agent with other tools .*agent\.resume\(agent\.runs\.adoptState\(/);
     // Stored as failed: it is not claimed again.
-    expect(await v2.recover()).toEqual([]);
+    expect(await v2.runs.recover()).toEqual([]);
     const stored = (await store.loadRun(refused.runId))!;
     expect(stored).toMatchObject({ status: 'failed', error: { code: 'invalid_resume' } });
-    await expect(v2.resume(refused.runId)).rejects.toThrow(/belongs to another agent named "teller" \(other tools.*agent\.adoptState\(state\)/);
-    const result = await v2.resume(v2.adoptState(stored));
+    await expect(v2.resume(refused.runId)).rejects.toThrow(/belongs to another agent named "teller" \(other tools.*agent\.runs\.adoptState\(state\)/);
+    const result = await v2.resume(v2.runs.adoptState(stored));
     expect(result).toMatchObject({ status: 'completed', text: 'Result: {"charged":30}' });
     expect(ledger.executions).toHaveLength(1);
     // The stored run is v2's now.
@@ -253,23 +255,23 @@ describe('agent.recover()', () => {
   });
 
   it('leaves a run whose stored state does not pass the checks of resume failed, naming what is wrong', async () => {
-    const clock = testClock();
-    const store = memoryStore({ leaseMs: 1000, now: clock.now });
+    const clock = manualClock();
+    const store = memoryStore({ leaseMs: 1000, clock });
     const agent = teller(store, charge(new Ledger()));
     const state = { ...(await agent.run('Charge me')).state, runId: 'run_bad', status: 'running' as const };
     state.messages = [...state.messages, { role: 'user', content: 5 } as never];
     await store.createRun({ state, owner: 'a worker that died' });
-    clock.advance(1001);
-    const [refused] = await agent.recover();
+    await clock.advance(1001);
+    const [refused] = await agent.runs.recover();
     expect(refused).toMatchObject({ runId: 'run_bad', error: { code: 'invalid_resume' } });
     expect(refused.error!.message).toMatch(/its stored state does not pass the checks of resume \(resume\(state\): state\.messages\[4\]/);
     expect((await store.loadRun('run_bad'))!.status).toBe('failed');
   });
 
   it('finds nothing to do when no run is left behind, and needs a store', async () => {
-    expect(await teller(memoryStore(), charge(new Ledger())).recover()).toEqual([]);
-    await expect(createAgent({ model: cashier() }).recover()).rejects.toThrow('agent.recover() needs a run store: createAgent({ store }) with memoryStore(), sqliteStore() from koagent/sqlite or postgresStore() from koagent/postgres, or { store } in this call\'s options');
-    await expect(teller(memoryStore(), charge(new Ledger())).recover({ limit: 0 })).rejects.toThrow('agent.recover(options): limit must be a whole number ≥ 1 or Infinity (got 0)');
+    expect(await teller(memoryStore(), charge(new Ledger())).runs.recover()).toEqual([]);
+    await expect(createAgent({ model: cashier() }).runs.recover()).rejects.toThrow('agent.runs.recover() needs a run store: createAgent({ store }) with memoryStore(), sqliteStore() from koagent/sqlite or postgresStore() from koagent/postgres, or { store } in this call\'s options');
+    await expect(teller(memoryStore(), charge(new Ledger())).runs.recover({ limit: 0 })).rejects.toThrow('agent.runs.recover(options): limit must be a whole number ≥ 1 or Infinity (got 0)');
   });
 });
 
@@ -288,17 +290,38 @@ describe('the lease', () => {
     expect(owners[0]).toMatch(new RegExp(`:${process.pid}:`));
   });
 
+  it("is renewed every third of it, on its store's clock, while the segment runs: however far that clock moves, no other worker takes the run", async () => {
+    const clock = manualClock();
+    const store = memoryStore({ leaseMs: 1000, clock });
+    const entered = gate();
+    let release: () => void = () => undefined;
+    const slow = charge(new Ledger(), { during: () => new Promise<void>((resolve) => (release = resolve, entered.open())) });
+    const running = teller(store, slow).run('Charge me');
+    await entered.promise;
+    const start = clock.now();
+    expect(clock.timers).toBe(1);
+    await clock.advance(10_000);
+    // Renewed every 333 ms: the 30th renewal, at 9 990 ms, holds it until 10 990 ms.
+    expect((await store.listRuns())[0].leaseExpiresAt).toBe(start + 9990 + 1000);
+    expect(await teller(store, charge(new Ledger())).runs.recover()).toEqual([]);
+    release();
+    expect((await running).status).toBe('completed');
+    // The segment over, its renewals stop.
+    expect(clock.timers).toBe(0);
+  });
+
   it('stops a worker that lost it: another worker finishes the run, the first writes and runs nothing more', async () => {
-    const clock = testClock();
-    const store = memoryStore({ leaseMs: 1000, now: clock.now });
+    const clock = manualClock();
+    const store = memoryStore({ leaseMs: 1000, clock });
     const ledger = new Ledger();
     let release: () => void = () => undefined;
+    const entered = gate();
     // A's tool stalls (a long GC pause, a blocked event loop): A cannot renew in time.
-    const slow = charge(ledger, { idempotent: true, during: () => new Promise<void>((resolve) => (release = resolve)) });
+    const slow = charge(ledger, { idempotent: true, during: () => new Promise<void>((resolve) => (release = resolve, entered.open())) });
     const stalled = createAgent({ name: 'teller', model: cashier(), tools: [slow], store: overriding(store, { renew: async () => true }) }).run('Charge me');
-    await settle();
-    clock.advance(1001);
-    const [recovered] = await teller(store, charge(ledger, { idempotent: true })).recover();
+    await entered.promise;
+    await clock.advance(1001);
+    const [recovered] = await teller(store, charge(ledger, { idempotent: true })).runs.recover();
     expect(recovered.result!.status).toBe('completed');
     release();
     const failure = await stalled.catch((e: unknown) => e);
@@ -309,17 +332,24 @@ describe('the lease', () => {
   });
 
   it('cancels the segment when a renewal finds the lease lost, and the run fails with lease_lost', async () => {
-    const clock = testClock();
-    const store = memoryStore({ leaseMs: 60, now: clock.now });
+    const clock = manualClock();
+    const store = memoryStore({ leaseMs: 60, clock });
     const ledger = new Ledger();
     const cancelled: unknown[] = [];
-    const waitForCancel = charge(ledger, { during: (ctx) => new Promise((_, reject) => ctx.signal.addEventListener('abort', () => (cancelled.push(ctx.signal.reason), reject(ctx.signal.reason)))) });
-    const first = teller(store, waitForCancel).run('Charge me');
-    await settle();
-    clock.advance(61);
-    // Another worker takes the run over (its recovery reruns nothing: the call is reported).
-    const takeover = teller(store, charge(ledger)).recover();
-    const failure = await first.catch((e: unknown) => e);
+    const entered = gate();
+    const waitForCancel = charge(ledger, { during: (ctx) => new Promise((_, reject) => (entered.open(), ctx.signal.addEventListener('abort', () => (cancelled.push(ctx.signal.reason), reject(ctx.signal.reason))))) });
+    // Its failure is taken at once, so it is never left unhandled while the test moves the clock.
+    const first = teller(store, waitForCancel).run('Charge me').catch((e: unknown) => e);
+    await entered.promise;
+    // The worker stalls past its lease (its renewals are missed), and another takes the run over
+    // meanwhile (its recovery reruns nothing: the call is reported).
+    clock.jump(61);
+    const claimed = gate();
+    const takeover = teller(store, charge(ledger)).runs.recover({ onEvent: (e) => void (e.type === 'run.start' && claimed.open()) });
+    await claimed.promise;
+    // The first worker's renewal that was due runs now, and finds the lease lost.
+    await clock.advance(0);
+    const failure = await first;
     expect(KoagentError.is(failure) && failure.code).toBe('lease_lost');
     expect((failure as Error).message).toMatch(/its lease was lost while the segment ran/);
     expect(cancelled).toHaveLength(1);

@@ -6,6 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { createAgent, defineTool, type Middleware, type ModelProvider, type ToolContext } from '../../src/index.js';
 import type { AssistantMessage } from '../../src/types.js';
 import { mockModel } from '../../src/testing/index.js';
+import { nextTurn } from '../support/waits.js';
 
 interface App {
   userId: string;
@@ -37,11 +38,12 @@ describe('ctx.context at every hook point', () => {
   });
 
   it('is each run\'s own: concurrent runs see their own contexts', async () => {
-    // Asks for the tool on a user message, answers after a tool result: the same for every run, whatever the interleaving.
+    // Asks for the tool on a user message, answers after a tool result: the same for every run, whatever the interleaving
+    // (each answer a turn of the event loop later, so the runs interleave).
     const model: ModelProvider = {
       name: 'by-turn',
       async generate({ messages }) {
-        await new Promise((resolve) => setTimeout(resolve, 1));
+        await nextTurn();
         const last = messages.at(-1)!;
         const message: AssistantMessage = last.role === 'user' ? { role: 'assistant', content: '', toolCalls: [{ id: 'c1', name: 'find', args: { id: 'x' } }] } : { role: 'assistant', content: 'ok' };
         return { message, usage: { inputTokens: 1, outputTokens: 1 }, finishReason: 'stop' };

@@ -5,9 +5,11 @@ import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { createAgent, defineTool, mapText, memoryStore, openai, type AgentEvent, type Message, type ModelProvider, type RunResult } from '../../src/index.js';
 import { mockModel } from '../../src/testing/index.js';
-import type { OpenAiCompatibleServer as ChatServer } from '../../src/testing/index.js';
+import type { OpenAICompatibleServer as ChatServer } from '../../src/testing/index.js';
 import { chatServerPerTest } from '../support/chat-server.js';
-import { mortal, settle, testClock } from '../support/durable.js';
+import { mortal } from '../support/durable.js';
+import { manualClock } from '../support/clock.js';
+import { heldStream } from '../support/core.js';
 
 const server = chatServerPerTest();
 const model = (s: ChatServer) => openai({ model: 'gpt-5-mini', baseURL: s.baseURL, apiKey: 'sk-test' });
@@ -62,8 +64,8 @@ describe('{ stream: true }: every kind of segment asks the model with stream=tru
 
   it('a recovered run streams: recover({ stream: true }) gives the events of each run it continues, and the list as its result', async () => {
     const s = await server({ reply: { text: 'Recovered, and paid.' } });
-    const clock = testClock();
-    const store = memoryStore({ leaseMs: 1000, now: clock.now });
+    const clock = manualClock();
+    const store = memoryStore({ leaseMs: 1000, clock });
     const dying = mortal(store);
     const add = defineTool({ name: 'add', description: 'Add', execute: () => 3 });
     // The first worker asks for a tool, then dies while its model is asked again.
@@ -74,10 +76,9 @@ describe('{ stream: true }: every kind of segment asks the model with stream=tru
       },
     };
     void createAgent({ name: 'teller', model: dies, tools: [add], store: dying.store }).run('Add');
-    await settle();
-    expect(dying.dead).toBe(true);
-    clock.advance(1001);
-    const { events, result } = await drain(createAgent({ name: 'teller', model: model(s), tools: [add], store }).recover({ stream: true }));
+    await dying.died;
+    await clock.advance(1001);
+    const { events, result } = await drain(createAgent({ name: 'teller', model: model(s), tools: [add], store }).runs.recover({ stream: true }));
     expect(s.requests.map((r) => r.body.stream)).toEqual([true]);
     expect(result).toHaveLength(1);
     expect(result[0].result).toMatchObject({ status: 'completed', text: 'Recovered, and paid.' });
@@ -150,7 +151,7 @@ describe('a streamed resume keeps the stream rules of agent.stream()', () => {
   });
 
   it('breaking out of a streamed resume cancels it: the segment ends aborted, once', async () => {
-    const agent = createAgent({ model: mockModel([{ toolCalls: [{ id: 'p', name: 'pay', args: { to: 'Alice' } }] }, 'a b c d e f g h'], { deltaLatencyMs: 5 }), tools: [pay] });
+    const agent = createAgent({ model: heldStream(mockModel([{ toolCalls: [{ id: 'p', name: 'pay', args: { to: 'Alice' } }] }, 'a b c d e f g h'])), tools: [pay] });
     const first = await agent.run('Pay Alice');
     const ends: AgentEvent[] = [];
     const stream = agent.resume(first.state, { p: true }, { stream: true, onEvent: (e) => void (e.type === 'run.end' && ends.push(e)) });

@@ -10,6 +10,7 @@ import type { RunState } from '../../src/index.js';
 import { sqliteStore } from '../../src/sqlite.js';
 import { bank, helper, ops } from '../fixtures/cli-agents.js';
 import { mortal } from '../support/durable.js';
+import { offsetClock } from '../support/clock.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const AGENTS = 'test/fixtures/cli-agents.ts';
@@ -210,12 +211,13 @@ describe('runs approve, deny and delete', () => {
 
 describe('runs recover', () => {
   it('continues a run whose worker died, through its agent, once its lease expired', async () => {
-    const store = sqliteStore({ path: db, leaseMs: 50 });
+    // The dead worker's clock was a minute behind: its lease had run out by the time it took it.
+    const store = sqliteStore({ path: db, leaseMs: 50, clock: offsetClock(-60_000) });
     const worker = mortal(store);
     let runId = '';
-    // The worker dies as the run starts: the run stays running in the store, its lease running out.
+    // The worker dies as the run starts: the run stays running in the store, its lease out.
     void helper.run('Help me', { store: worker.store, onEvent: (event) => { if (event.type === 'run.start') { runId = event.runId; worker.die(); } } });
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    await worker.died;
     await store.close();
     expect(runId).not.toBe('');
     const { code, stdout, stderr } = await koagent('runs', 'recover', runId, '--store', db, '--agents', AGENTS);

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sqliteStore } from '../../src/sqlite.js';
 import { ops } from '../fixtures/cli-agents.js';
-import { untilStatus } from '../studio/fixtures.js';
+import { until } from '../support/waits.js';
 import { koagentStudio, stopped } from '../support/cli.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'koagent-cli-studio-'));
@@ -74,7 +74,8 @@ describe('koagent studio', () => {
       expect(answer.status, await answer.clone().text()).toBe(202);
       const reader = sqliteStore({ path: db });
       try {
-        await untilStatus(reader, waiting, 'completed');
+        // The studio process resumes the run: no event of its end reaches this one, so the store is polled.
+        await until(async () => (await reader.loadRun(waiting))?.status === 'completed', `run ${waiting} to complete`, { timeoutMs: 10_000 });
         expect((await reader.loadRun(waiting))!.ledger).toEqual([{ id: 'd1', entry: 'done' }]);
       } finally {
         await reader.close();

@@ -6,20 +6,21 @@
 // the installed package, not src/.
 import { z } from 'zod';
 import { MockLanguageModelV3 } from 'ai/test';
-import {
-  createAgent, defineMiddleware, defineTool, deny, memoryStore, retryMiddleware, timeoutMiddleware, toolError,
-  type AgentHook, type Hook, type Middleware, type RunResult, type ToolContext,
-} from 'koagent';
+import { createAgent, defineMiddleware, defineTool, deny, memoryStore, toolError, type Middleware, type RunResult, type ToolContext } from 'koagent';
 import { aiSdk, type AiSdkLanguageModel } from 'koagent/ai-sdk';
-import { HookRegistry } from 'koagent/hooks';
+import { HookRegistry, type AgentHook, type Hook } from 'koagent/hooks';
 import { mcpTools, serveMcp } from 'koagent/mcp';
-import { modelFallbackMiddleware } from 'koagent/middleware';
-import { postgresStore, type PostgresStoreOptions } from 'koagent/postgres';
-import { sandboxedHooks, SandboxError, type SandboxedHooks, type SandboxOptions } from 'koagent/sandbox';
+import { modelFallbackMiddleware, retryMiddleware, timeoutMiddleware } from 'koagent/middleware';
+import { postgresStore } from 'koagent/postgres';
+import { sandboxedHooks, SandboxError, type SandboxedHooks } from 'koagent/sandbox';
 import { sqliteStore } from 'koagent/sqlite';
 import type { RunStore } from 'koagent/store';
 import type {} from 'koagent/types';
 import { mockModel } from 'koagent/testing';
+
+// An options object's type, read from its function's signature.
+type PostgresStoreOptions = Parameters<typeof postgresStore>[0];
+type SandboxOptions = NonNullable<Parameters<typeof sandboxedHooks>[1]>;
 
 const weather = defineTool({
   name: 'get_weather',

@@ -5,6 +5,7 @@ import { z } from 'zod';
 import { describe, expect, it } from 'vitest';
 import { createAgent, defineTool, type GenerateOptions, type Message, type RunResult } from '../../src/index.js';
 import { mockModel } from '../../src/testing/index.js';
+import { heldStream } from '../support/core.js';
 
 /** A tool that runs until its signal aborts, recording that it saw the abort. */
 function untilAborted(log: { started: number; aborted: number }, onStart?: () => void) {
@@ -115,7 +116,7 @@ describe('signal on send()', () => {
 describe('signal on stream()', () => {
   it('aborts the streamed model call; the stream ends with run.end and the result says aborted', async () => {
     const controller = new AbortController();
-    const stream = createAgent({ model: mockModel(['one two three four five six'], { deltaLatencyMs: 5 }) }).stream('Count', { signal: controller.signal });
+    const stream = createAgent({ model: heldStream(mockModel(['one two three four five six'])) }).stream('Count', { signal: controller.signal });
     const types: string[] = [];
     for await (const event of stream) {
       types.push(event.type);

@@ -3,7 +3,8 @@
 // the run state stays writable as JSON.
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { createAgent, defineTool, type AgentEvent, type Hook } from '../../src/index.js';
+import { createAgent, defineTool, type AgentEvent } from '../../src/index.js';
+import type { Hook } from '../../src/hooks.js';
 import { mockModel } from '../../src/testing/index.js';
 import { toolMessages } from '../support/core.js';
 

@@ -64,10 +64,11 @@ describe('npm run docs', () => {
     expect(model.documents?.map((d) => d.name)).toEqual(expect.arrayContaining(['durable-runs', 'testing', 'providers', 'streaming']));
   }, 180_000);
 
-  it('puts every name of the root in a category (agent, tools, middleware, hooks, stores, providers …), none left over', async () => {
+  it('puts every name of the root in a category (agent, tools, middleware, stores, providers …), the dialects under hooks, none left over', async () => {
     const { model } = await build();
     const root = model.children.find((m) => m.name === 'koagent')!;
-    expect(root.categories.map((c) => c.title)).toEqual(expect.arrayContaining(['Agent', 'Tools', 'Middleware', 'Hooks', 'Stores', 'Providers']));
+    expect(root.categories.map((c) => c.title)).toEqual(expect.arrayContaining(['Agent', 'Tools', 'Middleware', 'Stores', 'Providers']));
+    expect(model.children.find((m) => m.name === 'koagent/hooks')!.categories.map((c) => c.title)).toEqual(['Hooks']);
     const uncategorised = model.children.flatMap((m) => m.categories?.filter((c) => c.title === 'Other').map(() => m.name) ?? []);
     expect(uncategorised).toEqual([]);
     expect(model.children.find((m) => m.name === 'koagent/testing')!.categories.map((c) => c.title)).toEqual(['Testing']);

@@ -53,7 +53,7 @@ describe('the built-in middleware, imported from koagent/middleware everywhere',
   const builtIns = builtInNames();
 
   it('knows the names koagent/middleware exports (the check itself reads them)', () => {
-    expect([...builtIns]).toEqual(expect.arrayContaining(['retryMiddleware', 'RetryOptions', 'timeoutMiddleware', 'TimeoutError', 'compactionMiddleware', 'mediaStoreMiddleware', 'fileMediaStore', 'piiRedactionMiddleware']));
+    expect([...builtIns]).toEqual(expect.arrayContaining(['retryMiddleware', 'isRetryableError', 'timeoutMiddleware', 'TimeoutError', 'compactionMiddleware', 'mediaStoreMiddleware', 'fileMediaStore', 'piiRedactionMiddleware']));
   });
 
   it('no page of the README or the manual, and no example, imports one from the package root', () => {

@@ -15,11 +15,16 @@ function setup(write: (cp: Checkpoint, final: boolean) => Promise<void>) {
   return { state, writer: new StateWriter(state, checkpoints), checkpoints };
 }
 
-/** A sink whose writes finish when the test says. */
+/** A sink whose writes finish when the test says; `started(n)` resolves once the nth write began. */
 function gated() {
   const writes: { cp: Checkpoint; final: boolean; done: () => void; fail: (e: unknown) => void }[] = [];
-  const write = (cp: Checkpoint, final: boolean) => new Promise<void>((done, fail) => writes.push({ cp, final, done, fail }));
-  return { writes, write };
+  const waiting: { n: number; tell: () => void }[] = [];
+  const write = (cp: Checkpoint, final: boolean) => new Promise<void>((done, fail) => {
+    writes.push({ cp, final, done, fail });
+    for (const w of waiting.filter((w) => writes.length >= w.n)) w.tell();
+  });
+  const started = (n: number) => new Promise<void>((tell) => (writes.length >= n ? tell() : waiting.push({ n, tell })));
+  return { writes, write, started };
 }
 
 describe('Checkpoints', () => {
@@ -88,7 +93,7 @@ describe('Checkpoints', () => {
   });
 
   it('finishes after the write under way, with a final write, and writes nothing after it', async () => {
-    const { writes, write } = gated();
+    const { writes, write, started } = gated();
     const { writer, checkpoints } = setup(write);
     writer.append({ role: 'user', content: 'one' });
     void checkpoints.flush();
@@ -96,7 +101,7 @@ describe('Checkpoints', () => {
     await Promise.resolve();
     expect(writes).toHaveLength(1);
     writes[0].done();
-    await new Promise((r) => setTimeout(r, 0));
+    await started(2);
     expect(writes.map((w) => w.final)).toEqual([false, true]);
     writes[1].done();
     await finished;

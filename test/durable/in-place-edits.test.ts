@@ -9,11 +9,12 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { memoryStore, type Message } from '../../src/index.js';
-import type { RunStore } from '../../src/store.js';
+import type { Clock, RunStore } from '../../src/store.js';
 import { postgresStore } from '../../src/postgres.js';
 import { sqliteStore } from '../../src/sqlite.js';
 import { buildEditingAgent } from '../fixtures/editing-agent.js';
 import { startPostgres, type TestPostgres } from '../support/postgres-server.js';
+import { offsetClock } from '../support/clock.js';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '../..');
 const CHILD = join(ROOT, 'test/fixtures/editing-child.ts');
@@ -27,6 +28,9 @@ afterAll(async () => {
   await postgres?.stop();
   for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
 });
+
+/** The clock of the process that recovers: a minute ahead of the dead worker's, whose lease (400 ms) is out by it. */
+const AHEAD = offsetClock(60_000);
 
 /** The worker: resolves with how it exited. */
 function killedWorker(kind: string, where: string): Promise<{ signal: NodeJS.Signals | null; stderr: string }> {
@@ -44,7 +48,7 @@ async function liveTranscript(): Promise<Message[]> {
   return result.messages;
 }
 
-async function killThenRecover(kind: 'sqlite' | 'postgres', where: string, open: () => Promise<RunStore> | RunStore) {
+async function killThenRecover(kind: 'sqlite' | 'postgres', where: string, open: (clock: Clock) => Promise<RunStore> | RunStore) {
   const live = await liveTranscript();
   // The live run edited the user's message and a tool result in place, and pushed a note.
   expect(live.map((m) => m.role)).toEqual(['user', 'system', 'assistant', 'tool', 'assistant']);
@@ -53,21 +57,16 @@ async function killThenRecover(kind: 'sqlite' | 'postgres', where: string, open:
 
   const exit = await killedWorker(kind, where);
   expect(exit.signal, exit.stderr).toBe('SIGKILL');
-  const store = await open();
+  const store = await open(AHEAD);
   try {
     const [run] = await store.listRuns({ agentName: 'editor' });
     const stored = (await store.loadRun(run.runId))!;
     expect(stored.status).toBe('running');
     // As it was live when the worker died: the in-place edit and the pushed note are there.
     expect(stored.messages).toEqual(live.slice(0, 4).map((m, i) => (i === 3 ? { ...m, metadata: undefined } : m)).map(withoutUndefined));
-    // The lease of the dead worker expires; another process recovers the run.
+    // Another process recovers the run: by its clock, a minute ahead, the dead worker's lease is out.
     const agent = buildEditingAgent({ store });
-    let recoveredRuns = await agent.recover();
-    for (let waited = 0; recoveredRuns.length === 0 && waited < 10_000; waited += 100) {
-      await new Promise((resolve) => setTimeout(resolve, 100));
-      recoveredRuns = await agent.recover();
-    }
-    const [recovered] = recoveredRuns;
+    const [recovered] = await agent.runs.recover();
     expect(recovered.error).toBeUndefined();
     expect(recovered.result!.messages).toEqual(live);
     expect((await store.loadRun(run.runId))!.messages).toEqual(live);
@@ -85,11 +84,11 @@ describe('a hook that edits the transcript in place, its worker killed after the
     const dir = mkdtempSync(join(tmpdir(), 'koagent-edits-'));
     dirs.push(dir);
     const path = join(dir, 'runs.db');
-    await killThenRecover('sqlite', path, () => sqliteStore({ path, leaseMs: 400 }));
+    await killThenRecover('sqlite', path, (clock) => sqliteStore({ path, leaseMs: 400, clock }));
   }, 60_000);
 
   it('on PostgreSQL: the same', async () => {
     const url = await postgres!.database();
-    await killThenRecover('postgres', url, () => postgresStore({ connectionString: url, leaseMs: 400 }));
+    await killThenRecover('postgres', url, (clock) => postgresStore({ connectionString: url, leaseMs: 400, clock }));
   }, 60_000);
 });

@@ -1,7 +1,7 @@
 // The provider examples run offline (against a loopback server, and say so), and `npm start`
 // picks a real model when KOAGENT_MODEL names one. Each runs as its own Node process.
 import { afterEach, describe, expect, it } from 'vitest';
-import { openAiCompatibleServer, type OpenAiCompatibleServer } from '../../src/testing/index.js';
+import { openaiCompatibleServer, type OpenAICompatibleServer } from '../../src/testing/index.js';
 import { runExample as run } from '../support/examples.js';
 
 /** The environment of a machine with no model configured. */
@@ -11,7 +11,7 @@ function offlineEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
   return env;
 }
 
-let server: OpenAiCompatibleServer | undefined;
+let server: OpenAICompatibleServer | undefined;
 afterEach(async () => {
   await server?.close();
   server = undefined;
@@ -46,7 +46,7 @@ describe('npm start (examples/main.ts) chooses its model from the environment', 
   });
 
   it('uses the model KOAGENT_MODEL names, over HTTP', async () => {
-    server = await openAiCompatibleServer({ responses: [
+    server = await openaiCompatibleServer({ responses: [
       { reply: { toolCalls: [{ id: 'c1', name: 'get_weather', arguments: '{"city":"Paris"}' }] } },
       { reply: { text: 'Paris is sunny, said the real model.' } },
     ] });

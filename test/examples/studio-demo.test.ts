@@ -36,7 +36,7 @@ describe('the studio demo', () => {
       expect(new Set(traces.booking!.calls.map((call) => call.segment))).toEqual(new Set([booking.segment]));
       const refund = traces.payments!.calls.find((call) => call.name === 'refund')!;
       expect(refund.outcome).toBe('approval');
-      expect(refund.layers.find((layer) => layer.name === 'cents-only')!.effects).toContainEqual({ kind: 'rewrote-args', changes: [{ path: '/args/amount', before: 40.004, after: 40 }] });
+      expect(refund.layers.find((layer) => layer.name === 'cents-only')!.effects).toContainEqual({ type: 'rewrote-args', changes: [{ path: '/args/amount', before: 40.004, after: 40 }] });
       const payments = (await store.loadRun(runs.find((run) => run.agentName === 'payments')!.runId))!;
       expect(payments.pendingApprovals[0]!.args).toEqual({ orderId: 'A-17', amount: 40 });
       expect(payments.usage.cost).toBeGreaterThan(0);

@@ -27,7 +27,7 @@ function sideCaller(usage = { inputTokens: 100, outputTokens: 50 }): Middleware 
   return {
     name: 'classifier',
     async model(ctx, next) {
-      await ctx.generate(mockModel([{ text: 'safe', usage }]), { messages: [{ role: 'user', content: 'Classify' }] }, 'classify');
+      await ctx.generate({ provider: mockModel([{ text: 'safe', usage }]), messages: [{ role: 'user', content: 'Classify' }] }, 'classify');
       return next();
     },
   };

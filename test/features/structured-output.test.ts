@@ -3,7 +3,8 @@
 // when a layer ends the run, typed in result.output.
 import { z } from 'zod';
 import { describe, expect, it } from 'vitest';
-import { createAgent, defineTool, InvalidOutputError, KoagentError, RunFailedError, type AgentEvent, type AgentHook, type Hook, type Middleware } from '../../src/index.js';
+import { createAgent, defineTool, InvalidOutputError, KoagentError, RunFailedError, type AgentEvent, type Middleware } from '../../src/index.js';
+import type { AgentHook, Hook } from '../../src/hooks.js';
 import { mockModel } from '../../src/testing/index.js';
 
 const Weather = z.object({ city: z.string(), celsius: z.number() });

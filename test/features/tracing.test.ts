@@ -5,9 +5,10 @@ import { SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
 import { BasicTracerProvider, InMemorySpanExporter, ParentBasedSampler, SamplingDecision, SimpleSpanProcessor, type ReadableSpan, type Sampler } from '@opentelemetry/sdk-trace-base';
 import { z } from 'zod';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { createAgent, defineTool, type Middleware } from '../../src/index.js';
+import { createAgent, defineTool, type Middleware, type ModelProvider } from '../../src/index.js';
 import { mockModel } from '../../src/testing/index.js';
 import { add, rejection } from '../support/core.js';
+import { nextTurn } from '../support/waits.js';
 
 let exporter = new InMemorySpanExporter();
 const register = (sampler?: Sampler) => {
@@ -83,8 +84,10 @@ describe('span parentage', () => {
   });
 
   it('keeps two runs at once apart: each run\'s calls hang under its own run span', async () => {
-    const agentA = createAgent({ name: 'a', model: mockModel([{ toolCalls: [{ name: 'add', args: { a: 1, b: 1 } }] }, 'A.'], { latencyMs: 5 }), tools: [add] });
-    const agentB = createAgent({ name: 'b', model: mockModel([{ toolCalls: [{ name: 'add', args: { a: 2, b: 2 } }] }, 'B.'], { latencyMs: 5 }), tools: [add] });
+    // Each reply a turn of the event loop later, so the two runs' calls interleave.
+    const later = (model: ModelProvider): ModelProvider => ({ ...model, generate: async (request) => (await nextTurn(), model.generate(request)) });
+    const agentA = createAgent({ name: 'a', model: later(mockModel([{ toolCalls: [{ name: 'add', args: { a: 1, b: 1 } }] }, 'A.'])), tools: [add] });
+    const agentB = createAgent({ name: 'b', model: later(mockModel([{ toolCalls: [{ name: 'add', args: { a: 2, b: 2 } }] }, 'B.'])), tools: [add] });
     await Promise.all([agentA.run('Go'), agentB.run('Go')]);
     for (const name of ['a', 'b']) {
       const run = one(`invoke_agent ${name}`);
@@ -171,7 +174,7 @@ describe('span names and attributes (GenAI semantic conventions)', () => {
   });
 
   it('a side call span carries koagent.call.purpose (ctx.generate, and the compaction summary)', async () => {
-    const classify: Middleware = { name: 'classify', async model(ctx, next) { await ctx.generate(mockModel(['safe']), { messages: [{ role: 'user', content: 'Is this safe?' }] }, 'classify'); return next(); } };
+    const classify: Middleware = { name: 'classify', async model(ctx, next) { await ctx.generate({ provider: mockModel(['safe']), messages: [{ role: 'user', content: 'Is this safe?' }] }, 'classify'); return next(); } };
     const model = mockModel([{ toolCalls: [{ name: 'add', args: { a: 1, b: 1 } }] }, { toolCalls: [{ name: 'add', args: { a: 2, b: 2 } }] }, 'Done.']);
     await createAgent({ name: 'careful', model, tools: [add], middleware: [classify], compaction: { maxMessages: 4, keepRecent: 1, model: mockModel(['a summary']) } }).run('Go');
     const run = one('invoke_agent careful');

@@ -3,7 +3,8 @@
 // part a tool result from the call that asked for it.
 import { z } from 'zod';
 import { describe, expect, it } from 'vitest';
-import { compactionMiddleware, createAgent, defineTool, type AgentEvent, type Message, type Middleware } from '../../src/index.js';
+import { compactionMiddleware } from '../../src/middleware.js';
+import { createAgent, defineTool, type AgentEvent, type Message, type Middleware } from '../../src/index.js';
 import { transcriptTokens, SUMMARY_PREFIX } from '../../src/middleware/compaction-middleware.js';
 import { mockModel, type MockReply } from '../../src/testing/index.js';
 import { estimateTokens, MEDIA_TOKENS, textOf } from '../../src/core/vocabulary/content.js';

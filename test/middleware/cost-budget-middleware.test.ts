@@ -4,7 +4,8 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { createAgent, defineTool, ProviderError, type Middleware, type ModelProvider } from '../../src/index.js';
-import { costBudgetMiddleware, memoryKeyValues, modelFallbackMiddleware, type CostRecord, type PriceTable } from '../../src/middleware.js';
+import { costBudgetMiddleware, memoryKeyValues, modelFallbackMiddleware, type PriceTable } from '../../src/middleware.js';
+import type { CostRecord } from '../../src/middleware/cost-budget-middleware.js';
 import { mockModel } from '../../src/testing/index.js';
 import { runFailure } from '../support/core.js';
 

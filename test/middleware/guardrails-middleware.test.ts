@@ -7,6 +7,7 @@ import { createAgent, defineTool, textOf, type AgentEvent, type GenerateOptions 
 import { guardrailsMiddleware, type ModelGuardrail } from '../../src/middleware.js';
 import { mockModel } from '../../src/testing/index.js';
 import { add, gate, provider, reply } from '../support/core.js';
+import { nextTurn } from '../support/waits.js';
 
 const noJailbreak: ModelGuardrail = { name: 'no-jailbreak', check: ({ text }) => (/ignore previous/i.test(text) ? { block: 'Jailbreak attempt', info: { matched: 'ignore previous' } } : undefined) };
 const noLegal: ModelGuardrail = { name: 'no-legal-advice', check: ({ text }) => (/you should sue/i.test(text) ? { block: 'Legal advice' } : undefined) };
@@ -51,7 +52,7 @@ describe('guardrailsMiddleware: input guardrails', () => {
     const moderated: ModelGuardrail = {
       name: 'moderation',
       check: async ({ text }, ctx) => {
-        const { message } = await ctx.generate(classifier, { messages: [{ role: 'user', content: `safe or unsafe? ${text}` }] }, 'guardrail:moderation');
+        const { message } = await ctx.generate({ provider: classifier, messages: [{ role: 'user', content: `safe or unsafe? ${text}` }] }, 'guardrail:moderation');
         return textOf(message.content) === 'unsafe' ? { block: 'Flagged by moderation' } : undefined;
       },
     };
@@ -93,7 +94,7 @@ describe('guardrailsMiddleware: parallel input guardrails', () => {
 
   it('the model answers first, then the guardrail trips: the reply is discarded', async () => {
     const { model, open, answered } = gatedModel();
-    const late: ModelGuardrail = { name: 'late', check: async () => { open.open(); await answered.promise; await new Promise((r) => setTimeout(r, 0)); return { block: 'Too late, but still no' }; } };
+    const late: ModelGuardrail = { name: 'late', check: async () => { open.open(); await answered.promise; await nextTurn(); return { block: 'Too late, but still no' }; } };
     const result = await createAgent({ model, middleware: [guardrailsMiddleware({ input: [late], parallel: true })] }).run('Hi');
     expect(result.stopReason).toBe('stop:guardrail:late');
     expect(JSON.stringify(result.state.messages)).not.toContain('The model answered');
@@ -101,14 +102,14 @@ describe('guardrailsMiddleware: parallel input guardrails', () => {
 
   it('the model answers first, then the guardrail passes: the reply stands', async () => {
     const { model, open, answered } = gatedModel();
-    const passes: ModelGuardrail = { name: 'passes', check: async () => { open.open(); await answered.promise; await new Promise((r) => setTimeout(r, 0)); } };
+    const passes: ModelGuardrail = { name: 'passes', check: async () => { open.open(); await answered.promise; await nextTurn(); } };
     const result = await createAgent({ model, middleware: [guardrailsMiddleware({ input: [passes], parallel: true })] }).run('Hi');
     expect(result).toMatchObject({ stopReason: 'final', text: 'The model answered.' });
   });
 
   it('the guardrail passes first, then the model answers: the reply stands', async () => {
     const { model, open } = gatedModel();
-    const passes: ModelGuardrail = { name: 'passes', check: () => { setTimeout(() => open.open(), 0); } };
+    const passes: ModelGuardrail = { name: 'passes', check: () => { void nextTurn().then(() => open.open()); } };
     const result = await createAgent({ model, middleware: [guardrailsMiddleware({ input: [passes], parallel: true })] }).run('Hi');
     expect(result.text).toBe('The model answered.');
   });

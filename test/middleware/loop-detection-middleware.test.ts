@@ -156,6 +156,6 @@ describe('loopDetectionMiddleware: options', () => {
 
   it('is a named middleware with named functions', () => {
     const m = loopDetectionMiddleware();
-    expect([m.name, m.run?.name, m.tool?.name, m.model?.name]).toEqual(['loop-detection', 'forgetWindow', 'detectLoops', 'endOnLoop']);
+    expect([m.name, m.run, m.tool?.name, m.model?.name]).toEqual(['loop-detection', undefined, 'detectLoops', 'endOnLoop']);
   });
 });

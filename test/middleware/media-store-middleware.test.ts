@@ -5,9 +5,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { z } from 'zod';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { createAgent, defineTool, fileMediaStore, mediaStoreMiddleware, type MediaStore, type Message } from '../../src/index.js';
+import { createAgent, defineTool, type Message } from '../../src/index.js';
+import { fileMediaStore, mediaStoreMiddleware, type MediaStore } from '../../src/middleware.js';
 import type { ImagePart } from '../../src/types.js';
-import { MEDIA_REF } from '../../src/media.js';
+import { MEDIA_REF } from '../../src/middleware/media-store-middleware.js';
 import { mockModel } from '../../src/testing/index.js';
 
 const big = Buffer.alloc(100_000, 7).toString('base64'); // ~133 KB of base64

@@ -7,8 +7,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { createAgent, defineTool, openai, ProviderError, type AgentEvent, type GenerateOptions, type ModelProvider } from '../../src/index.js';
 import type { StreamPart } from '../../src/types.js';
-import { modelFallbackMiddleware, retryMiddleware, type FallbackRecord } from '../../src/middleware.js';
-import { mockModel, openAiCompatibleServer } from '../../src/testing/index.js';
+import { modelFallbackMiddleware, retryMiddleware } from '../../src/middleware.js';
+import type { FallbackRecord } from '../../src/middleware/model-fallback-middleware.js';
+import { mockModel, openaiCompatibleServer } from '../../src/testing/index.js';
 import { chatServerPerTest } from '../support/chat-server.js';
 import { provider, reply, runFailure } from '../support/core.js';
 
@@ -181,7 +182,7 @@ describe('modelFallbackMiddleware: over HTTP', () => {
   it('falls back when the primary server answers 503, and the backup server gets the same conversation', async () => {
     const primary = await serve({ status: 503, body: { error: { message: 'The server is overloaded', type: 'server_error' } } });
     const primaryModel = openai({ model: 'gpt-primary', baseURL: primary.baseURL, apiKey: 'sk-test' });
-    const backupServer = await openAiCompatibleServer({ responses: [{ reply: { text: 'Hello from the backup.' } }] });
+    const backupServer = await openaiCompatibleServer({ responses: [{ reply: { text: 'Hello from the backup.' } }] });
     try {
       const events: AgentEvent[] = [];
       const backupModel = openai({ model: 'gpt-backup', baseURL: backupServer.baseURL, apiKey: 'sk-test' });

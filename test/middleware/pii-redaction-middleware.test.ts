@@ -222,7 +222,7 @@ describe('piiRedactionMiddleware: the raw value reaches no event, span, state or
         reports: JSON.stringify(reports),
       };
       expect(exporter.getFinishedSpans().length).toBeGreaterThan(3);
-      expect(haystacks.state).toContain('"kind":"replaced-result"');
+      expect(haystacks.state).toContain('"type":"replaced-result"');
       expect(haystacks.stored).toContain('[CREDIT_CARD]');
       for (const [where, text] of Object.entries(haystacks)) {
         for (const raw of [EMAIL, 'jane.doe', '4111 1111', KEY]) expect(text.includes(raw), `${raw} in ${where}`).toBe(false);

@@ -7,7 +7,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it, vi } from 'vitest';
 import { createAgent, defineTool, type AgentEvent, type GenerateOptions, type GenerateResult, type ModelProvider } from '../../src/index.js';
-import { memoryKeyValues, requestKey, responseCacheMiddleware } from '../../src/middleware.js';
+import { memoryKeyValues, responseCacheMiddleware } from '../../src/middleware.js';
+import { requestKey } from '../../src/middleware/response-cache-middleware.js';
 import { RequestKeys } from '../../src/middleware/response-cache-middleware.js';
 import { sqliteStore } from '../../src/sqlite.js';
 
@@ -145,7 +146,7 @@ describe('responseCacheMiddleware: the key', () => {
     const renamed = base();
     (renamed.messages[1] as { toolCalls: { id: string }[] }).toolCalls[0].id = 'call_zz9';
     (renamed.messages[2] as { toolCallId: string }).toolCallId = 'call_zz9';
-    renamed.messages[0] = { role: 'user', content: 'Weather?', metadata: { at: Date.now() } } as never;
+    renamed.messages[0] = { role: 'user', content: 'Weather?', metadata: { at: 1_800_000_000_000 } } as never;
     expect(requestKey(renamed, provider)).toBe(key);
     const args = base();
     (args.messages[1] as { toolCalls: { args: unknown }[] }).toolCalls[0].args = { units: 'C', city: 'Oslo' };

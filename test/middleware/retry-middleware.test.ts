@@ -2,7 +2,8 @@
 // server's Retry-After), when it stops, and that an abort ends it at once. Waits are recorded
 // through the injectable `sleep`, so nothing here depends on the clock.
 import { describe, expect, it } from 'vitest';
-import { createAgent, isRetryableError, ProviderError, retryMiddleware, type AgentEvent, type GenerateOptions } from '../../src/index.js';
+import { createAgent, ProviderError, type AgentEvent, type GenerateOptions } from '../../src/index.js';
+import { isRetryableError, retryMiddleware } from '../../src/middleware.js';
 import { provider, reply, runFailure } from '../support/core.js';
 
 const rateLimited = (retryAfterMs?: number) => new ProviderError({ provider: 'test', kind: 'http', status: 429, providerMessage: 'slow down', retryable: true, ...(retryAfterMs !== undefined ? { retryAfterMs } : {}) });

@@ -2,7 +2,8 @@
 // passes exactly when the test moves the clock, and no test depends on how fast the machine is.
 import { z } from 'zod';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { createAgent, defineTool, isRetryableError, KoagentError, retryMiddleware, RunFailedError, TimeoutError, timeoutMiddleware, type GenerateOptions, type GenerateResult, type Middleware } from '../../src/index.js';
+import { createAgent, defineTool, KoagentError, RunFailedError, type GenerateOptions, type GenerateResult, type Middleware } from '../../src/index.js';
+import { isRetryableError, retryMiddleware, TimeoutError, timeoutMiddleware } from '../../src/middleware.js';
 import { mockModel } from '../../src/testing/index.js';
 import { add, rejection, reply } from '../support/core.js';
 

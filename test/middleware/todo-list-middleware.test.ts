@@ -1,20 +1,12 @@
 // todoListMiddleware: the model plans with a write_todos tool the agent does not have; the list
-// is kept in hook state, shown to the model on every request (that request only), and survives a
-// suspend → JSON → resume in another process.
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { afterEach, describe, expect, it } from 'vitest';
+// is kept in hook state and shown to the model on every request (that request only). (It survives
+// a suspend → JSON → resume in another process: todo-list-middleware-processes.test.ts.)
+import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { createAgent, defineTool, retryMiddleware, textOf, timeoutMiddleware, type AgentEvent, type Message } from '../../src/index.js';
+import { createAgent, defineTool, textOf, type AgentEvent, type Message } from '../../src/index.js';
+import { retryMiddleware, timeoutMiddleware } from '../../src/middleware.js';
 import { promptCachingMiddleware, todoListMiddleware, todosOf, type Todo } from '../../src/middleware.js';
 import { mockModel, type MockReply } from '../../src/testing/index.js';
-import { buildTodoAgent, PLAN } from '../fixtures/todo-agent.js';
-import { childReport } from '../support/child-report.js';
-
-const ROOT = join(dirname(fileURLToPath(import.meta.url)), '../..');
-const CHILD = join(ROOT, 'test/fixtures/todo-resume-child.ts');
 
 const search = defineTool({ name: 'search', description: 'Search the docs', input: z.object({ q: z.string() }), execute: ({ q }) => `found ${q}` });
 const plan: Todo[] = [{ content: 'Find the docs', status: 'in_progress' }, { content: 'Summarise them', status: 'pending' }];
@@ -154,33 +146,4 @@ describe('todoListMiddleware: where it goes, and names', () => {
   ])('%o is refused', (options, message) => {
     expect(() => todoListMiddleware(options as never)).toThrow(message);
   });
-});
-
-describe('todoListMiddleware: the list survives suspend → JSON → resume in another process', () => {
-  const dirs: string[] = [];
-  afterEach(() => {
-    for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
-  });
-
-  const resumeInChild = (stateFile: string, decisions: Record<string, unknown>) => childReport(CHILD, [stateFile, JSON.stringify(decisions)]);
-
-  it('the other process shows the model the list and finishes the plan', async () => {
-    const { agent } = buildTodoAgent();
-    const paused = await agent.run('Release 1.2.0');
-    expect(paused.status).toBe('suspended');
-    expect(todosOf(paused.state)).toEqual(PLAN);
-    const dir = mkdtempSync(join(tmpdir(), 'koagent-todos-'));
-    dirs.push(dir);
-    const stateFile = join(dir, 'state.json');
-    writeFileSync(stateFile, JSON.stringify(paused.state));
-    const report = await resumeInChild(stateFile, { d1: true });
-    expect(report.pid).not.toBe(process.pid);
-    expect(report).toMatchObject({ status: 'completed', text: 'Released 1.2.0 and told the team.' });
-    // The first request there already ends with the list written here.
-    expect(report.sent[0].tools).toEqual(['deploy', 'write_todos']);
-    expect(report.sent[0].last.content).toContain('1. [completed] Build the release\n2. [in_progress] Deploy it\n3. [pending] Tell the team');
-    expect(report.sent[1].last.content).toContain('2. [completed] Deploy it');
-    expect(report.todos).toEqual(PLAN.map((todo) => ({ ...todo, status: 'completed' })));
-    expect((report.stored as Message[]).some(isReminder)).toBe(false);
-  }, 30_000);
 });

@@ -4,7 +4,7 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { createAgent, defineTool, type AgentEvent } from '../../src/index.js';
-import type { ToolAnnotations } from '../../src/types.js';
+import type { ToolAnnotations } from '../../src/core/vocabulary/contexts.js';
 import { memoryKeyValues, toolCacheMiddleware } from '../../src/middleware.js';
 import { mockModel, type MockToolCall } from '../../src/testing/index.js';
 

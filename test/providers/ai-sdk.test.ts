@@ -7,10 +7,11 @@ import { simulateReadableStream } from 'ai';
 import { MockLanguageModelV3 } from 'ai/test';
 import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { createAgent, defineTool, ProviderError, retryMiddleware } from '../../src/index.js';
+import { createAgent, defineTool, ProviderError } from '../../src/index.js';
+import { retryMiddleware } from '../../src/middleware.js';
 import type { StreamPart } from '../../src/types.js';
 import { aiSdk } from '../../src/providers/ai-sdk.js';
-import { openAiCompatibleServer, type OpenAiCompatibleServer } from '../../src/testing/index.js';
+import { openaiCompatibleServer, type OpenAICompatibleServer } from '../../src/testing/index.js';
 import { rejection } from '../support/core.js';
 import { collectParts } from '../support/chat-server.js';
 
@@ -221,14 +222,14 @@ describe('aiSdk(model): prompt-cache counts of a LanguageModelV2 model', () => {
 });
 
 describe('aiSdk(model): @ai-sdk/openai over real HTTP', () => {
-  let server: OpenAiCompatibleServer | undefined;
+  let server: OpenAICompatibleServer | undefined;
   afterEach(async () => {
     await server?.close();
     server = undefined;
   });
 
   it('runs an agent with a tool call through the AI SDK\'s OpenAI provider against the loopback server', async () => {
-    server = await openAiCompatibleServer({ responses: [
+    server = await openaiCompatibleServer({ responses: [
       { reply: { toolCalls: [{ id: 'call_1', name: 'get_weather', arguments: '{"city":"Lima"}' }], usage: { prompt_tokens: 20, completion_tokens: 7 } } },
       { reply: { text: 'Lima is sunny.', usage: { prompt_tokens: 35, completion_tokens: 4 } } },
     ] });
@@ -244,7 +245,7 @@ describe('aiSdk(model): @ai-sdk/openai over real HTTP', () => {
   });
 
   it('streams through the AI SDK\'s OpenAI provider, and maps its HTTP errors', async () => {
-    server = await openAiCompatibleServer({ responses: [
+    server = await openaiCompatibleServer({ responses: [
       { reply: { text: 'Grüße 🌍' }, splitInside: ['ü', '🌍'] },
       { status: 429, headers: { 'retry-after': '1' }, body: { error: { message: 'Rate limit reached.', type: 'requests', param: null, code: 'rate_limit_exceeded' } } },
     ] });

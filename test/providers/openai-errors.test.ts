@@ -2,23 +2,18 @@
 // typed ProviderError (or the run's abort), the retry middleware recovers what is retryable,
 // and a failed run's state resumes once the server is back.
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { createAgent, openai, ProviderError, retryMiddleware, RunFailedError } from '../../src/index.js';
+import { createAgent, openai, ProviderError, RunFailedError } from '../../src/index.js';
+import { retryMiddleware } from '../../src/middleware.js';
 import type { StreamPart } from '../../src/types.js';
-import type { OpenAiCompatibleServer } from '../../src/testing/index.js';
+import type { OpenAICompatibleServer } from '../../src/testing/index.js';
 import { add, rejection, runFailure } from '../support/core.js';
 import { chatServerPerTest, collectParts } from '../support/chat-server.js';
 
 const serve = chatServerPerTest();
 
-const model = (s: OpenAiCompatibleServer) => openai({ model: 'gpt-5-mini', baseURL: s.baseURL, apiKey: 'sk-test' });
+const model = (s: OpenAICompatibleServer) => openai({ model: 'gpt-5-mini', baseURL: s.baseURL, apiKey: 'sk-test' });
 const ask = { messages: [{ role: 'user' as const, content: 'Hi' }], tools: [] };
 const openaiError = (message: string, type: string, code: string | null) => ({ error: { message, type, param: null, code } });
-
-/** Wait (bounded by count, not by time) until `condition` holds. */
-async function until(condition: () => boolean): Promise<void> {
-  for (let i = 0; i < 200 && !condition(); i++) await new Promise((resolve) => setTimeout(resolve, 5));
-  expect(condition()).toBe(true);
-}
 
 describe('HTTP errors become one typed ProviderError', () => {
   it('a 400 is not retryable and keeps the server\'s message and code verbatim', async () => {
@@ -173,7 +168,8 @@ describe('through an agent: no run state is lost', () => {
     expect(result.messages).toEqual([{ role: 'user', content: 'Hi' }]);
     // The request was made (the server may bill it): it counts, with no tokens.
     expect(result.usage).toMatchObject({ modelCalls: 1, totalTokens: 0 });
-    await until(() => s.disconnects === 1);
+    await s.disconnected(1);
+    expect(s.disconnects).toBe(1);
   });
 
   it('an aborted stream rejects with the signal\'s reason, and the server sees the client go', async () => {
@@ -184,7 +180,8 @@ describe('through an agent: no run state is lost', () => {
     await s.received(1);
     controller.abort(reason);
     expect(await rejection(pending)).toBe(reason);
-    await until(() => s.disconnects === 1);
+    await s.disconnected(1);
+    expect(s.disconnects).toBe(1);
   });
 });
 

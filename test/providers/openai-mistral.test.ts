@@ -5,12 +5,12 @@
 // that cannot be read fails the call, so no text is lost in silence.
 import { describe, expect, it } from 'vitest';
 import { createAgent, openai } from '../../src/index.js';
-import type { OpenAiCompatibleServer } from '../../src/testing/index.js';
+import type { OpenAICompatibleServer } from '../../src/testing/index.js';
 import { rejection } from '../support/core.js';
 import { chatServerPerTest, collectParts } from '../support/chat-server.js';
 
 const serve = chatServerPerTest();
-const model = (s: OpenAiCompatibleServer) => openai({ name: 'mistral', model: 'magistral-medium-2509', baseURL: s.baseURL, apiKey: 'test-key', maxTokensField: 'max_tokens' });
+const model = (s: OpenAICompatibleServer) => openai({ name: 'mistral', model: 'magistral-medium-2509', baseURL: s.baseURL, apiKey: 'test-key', maxTokensField: 'max_tokens' });
 const ask = { tools: [], messages: [{ role: 'user' as const, content: 'What is 17 × 23? Answer with the number only.' }] };
 
 const THOUGHT = 'The user asks for 17 × 23. 17 × 20 = 340 and 17 × 3 = 51, so 340 + 51 = 391.';

@@ -5,12 +5,12 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { createAgent, defineTool, openai, type Message } from '../../src/index.js';
-import type { OpenAiCompatibleServer } from '../../src/testing/index.js';
+import type { OpenAICompatibleServer } from '../../src/testing/index.js';
 import { rejection } from '../support/core.js';
 import { chatServerPerTest, collectParts } from '../support/chat-server.js';
 
 const serve = chatServerPerTest();
-const model = (s: OpenAiCompatibleServer, extra: Partial<Parameters<typeof openai>[0]> = {}) => openai({ model: 'gpt-5-mini', baseURL: s.baseURL, apiKey: 'sk-test', ...extra });
+const model = (s: OpenAICompatibleServer, extra: Partial<Parameters<typeof openai>[0]> = {}) => openai({ model: 'gpt-5-mini', baseURL: s.baseURL, apiKey: 'sk-test', ...extra });
 
 // The first bytes of real files, in base64: enough for the media type to be read from them.
 const PNG = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==';

@@ -3,7 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { createAgent, defineTool, openai } from '../../src/index.js';
-import type { OpenAiCompatibleServer } from '../../src/testing/index.js';
+import type { OpenAICompatibleServer } from '../../src/testing/index.js';
 import { chatServerPerTest, collectParts } from '../support/chat-server.js';
 
 const weather = defineTool({
@@ -15,7 +15,7 @@ const weather = defineTool({
 
 const serve = chatServerPerTest();
 
-const model = (s: OpenAiCompatibleServer, extra: Partial<Parameters<typeof openai>[0]> = {}) => openai({ model: 'gpt-5-mini', baseURL: s.baseURL, apiKey: 'sk-test', ...extra });
+const model = (s: OpenAICompatibleServer, extra: Partial<Parameters<typeof openai>[0]> = {}) => openai({ model: 'gpt-5-mini', baseURL: s.baseURL, apiKey: 'sk-test', ...extra });
 
 describe('openai provider: a full agent run over HTTP', () => {
   it('round-trips tool calls and results, sending messages, tools (zod JSON schema), temperature, max tokens and headers exactly', async () => {

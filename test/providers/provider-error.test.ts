@@ -1,7 +1,8 @@
 // ProviderError and the helpers that decide what is retryable and how long to wait.
 import { describe, expect, it } from 'vitest';
 import { createAgent, KoagentError, ProviderError } from '../../src/index.js';
-import { isRetryableStatus, retryAfterMs } from '../../src/core/vocabulary/provider-error.js';
+import { isRetryableStatus } from '../../src/core/vocabulary/provider-error.js';
+import { retryAfterMs } from '../../src/providers/retry-after.js';
 import { provider, runFailure } from '../support/core.js';
 
 describe('retryAfterMs', () => {

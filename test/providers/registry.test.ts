@@ -3,11 +3,11 @@ import { inspect } from 'node:util';
 // the environment; a bad string, an unknown prefix or a missing key fails there, saying what to set.
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { createAgent, registerModelPrefix, resolveModel, type ModelProvider } from '../../src/index.js';
-import type { OpenAIChatModel } from '../../src/types.js';
+import type { OpenAIChatModel } from '../../src/providers/openai.js';
 import { modelPrefixes } from '../../src/providers/registry.js';
-import { openAiCompatibleServer, type OpenAiCompatibleServer } from '../../src/testing/index.js';
+import { openaiCompatibleServer, type OpenAICompatibleServer } from '../../src/testing/index.js';
 
-let server: OpenAiCompatibleServer | undefined;
+let server: OpenAICompatibleServer | undefined;
 afterEach(async () => {
   vi.unstubAllEnvs();
   await server?.close();
@@ -16,7 +16,7 @@ afterEach(async () => {
 
 describe('openai: prefix', () => {
   it('runs an agent given only a model string, with OPENAI_BASE_URL and OPENAI_API_KEY from the environment', async () => {
-    server = await openAiCompatibleServer({ responses: [{ reply: { text: 'Hello from the server.' } }] });
+    server = await openaiCompatibleServer({ responses: [{ reply: { text: 'Hello from the server.' } }] });
     vi.stubEnv('OPENAI_API_KEY', 'sk-env');
     vi.stubEnv('OPENAI_BASE_URL', server.baseURL);
     const result = await createAgent({ model: 'openai:gpt-5-mini' }).run('Hi');
@@ -51,7 +51,7 @@ describe('ollama: prefix', () => {
   });
 
   it('follows OLLAMA_BASE_URL, sends no Authorization header and puts maxTokens in max_tokens', async () => {
-    server = await openAiCompatibleServer({ responses: [{ reply: { text: 'hi' } }] });
+    server = await openaiCompatibleServer({ responses: [{ reply: { text: 'hi' } }] });
     const model = resolveModel('ollama:llama3.2', { OLLAMA_BASE_URL: server.baseURL, OPENAI_API_KEY: 'sk-not-for-ollama' });
     await model.generate({ messages: [{ role: 'user', content: 'Hi' }], tools: [], maxTokens: 32 });
     expect(server.requests[0].body).toEqual({ model: 'llama3.2', messages: [{ role: 'user', content: 'Hi' }], max_tokens: 32 });

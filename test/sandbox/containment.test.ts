@@ -1,12 +1,14 @@
 // Hostile hook source: each attempt is refused or contained with a hook_failed naming the hook,
 // and the host process, other runs and other hooks go on as if it had not happened.
+import { randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { createAgent, defineTool, RunFailedError, type AgentHook } from '../../src/index.js';
+import { createAgent, defineTool, RunFailedError } from '../../src/index.js';
+import type { AgentHook } from '../../src/hooks.js';
 import { mockModel } from '../../src/testing/index.js';
 import { SandboxError, sandboxedHooks } from '../../src/sandbox.js';
 import { echo, openSandbox, runEcho } from './support.js';
@@ -49,11 +51,11 @@ describe('no file system, network, process or environment', () => {
   });
 
   it('a module that imports node:fs does not load, saying what it may import', async () => {
-    await expect(sandboxedHooks("import { readFileSync } from 'node:fs'; export default { name: 'x', preToolCall() { readFileSync('/etc/passwd'); } };")).rejects.toThrow(/imports "node:fs": a sandboxed hook may import only ToolResult, ToolError, textOf and mapText from 'koagent'/);
+    await expect(sandboxedHooks("import { readFileSync } from 'node:fs'; export default { name: 'x', preToolCall() { readFileSync('/etc/passwd'); } };")).rejects.toThrow(/imports "node:fs": a sandboxed hook may import only ToolResult \(from 'koagent\/hooks'\), ToolError, textOf and mapText \(from 'koagent'\)/);
   });
 
   it('a hook that writes a file writes none', async () => {
-    const path = join(tmpdir(), `koagent-sandbox-${process.pid}-${Date.now()}.txt`);
+    const path = join(tmpdir(), `koagent-sandbox-${randomUUID()}.txt`);
     const { hooks } = await sandbox(hostile(`const fs = await import('fs'); fs.writeFileSync(${JSON.stringify(path)}, 'owned');`));
     expect((await failure(run(hooks))).code).toBe('hook_failed');
     expect(existsSync(path)).toBe(false);

@@ -4,7 +4,8 @@
 // ran with, stop reason, output and hook state.
 import { afterAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { createAgent, defineTool, type AgentHook, type Hook, type Message, type RunState } from '../../src/index.js';
+import { createAgent, defineTool, type Message, type RunState } from '../../src/index.js';
+import type { AgentHook, Hook } from '../../src/hooks.js';
 import { mockModel } from '../../src/testing/index.js';
 import { sandboxedHooks, type SandboxedHooks } from '../../src/sandbox.js';
 import { hookSource, inProcessHooks } from './support.js';

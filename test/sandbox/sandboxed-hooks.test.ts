@@ -2,7 +2,8 @@
 // and how a sandboxed hook's reads and writes of its context reach the run.
 import { afterAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { createAgent, defineTool, HookRegistry, type AgentHook, type Hook } from '../../src/index.js';
+import { createAgent, defineTool } from '../../src/index.js';
+import { HookRegistry, type AgentHook, type Hook } from '../../src/hooks.js';
 import { mockModel } from '../../src/testing/index.js';
 import { sandboxedHooks, type SandboxedHooks } from '../../src/sandbox.js';
 import { inProcessHooks } from './support.js';

@@ -7,7 +7,8 @@ import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { afterAll } from 'vitest';
 import { z } from 'zod';
-import { createAgent, defineTool, type AgentHook, type Hook } from '../../src/index.js';
+import { createAgent, defineTool } from '../../src/index.js';
+import type { AgentHook, Hook } from '../../src/hooks.js';
 import { sandboxedHooks, type SandboxedHooks } from '../../src/sandbox.js';
 import { mockModel } from '../../src/testing/index.js';
 import { exportOrder } from '../../src/sandbox/engine.js';
@@ -18,13 +19,14 @@ export function hookSource(file: string): string {
 }
 
 const index = pathToFileURL(fileURLToPath(new URL('../../src/index.ts', import.meta.url))).href;
+const hooks = pathToFileURL(fileURLToPath(new URL('../../src/hooks.ts', import.meta.url))).href;
 let loaded = 0;
 
 /** The hooks of `source` as ordinary in-process objects: its `koagent` import points at src/. */
 export async function inProcessHooks(source: string): Promise<Array<AgentHook | Hook>> {
   const dir = mkdtempSync(join(tmpdir(), 'koagent-hooks-'));
   const file = join(dir, `hooks-${++loaded}.mjs`);
-  writeFileSync(file, source.replace(/from\s+'koagent(?:\/hooks)?'/g, `from ${JSON.stringify(index)}`));
+  writeFileSync(file, source.replace(/from\s+'koagent'/g, `from ${JSON.stringify(index)}`).replace(/from\s+'koagent\/hooks'/g, `from ${JSON.stringify(hooks)}`));
   const ns = (await import(pathToFileURL(file).href)) as Record<string, unknown>;
   const isClass = (v: unknown) => typeof v === 'function' && /^class[\s{]/.test(Function.prototype.toString.call(v));
   const take = (v: unknown) => (isClass(v) ? new (v as new () => object)() : v) as AgentHook | Hook;

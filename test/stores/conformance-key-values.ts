@@ -1,22 +1,15 @@
 // What every store's key-value table (`store.keyValues`) must do: run against the memory,
 // SQLite and PostgreSQL stores alike (each store's test file calls it with its own factory).
-// Times to live are real here (the SQL stores expire rows by the database's clock).
-import { spawn } from 'node:child_process';
-import { dirname, join } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
-import { fileURLToPath } from 'node:url';
+// Times to live go by a clock the test moves (the store's `clock`). Counters shared by
+// processes are in conformance-key-values-processes.ts.
 import { describe, expect, it } from 'vitest';
 import type { KeyValueStore } from '../../src/middleware.js';
-import type { RunStore } from '../../src/store.js';
-
-const ROOT = join(dirname(fileURLToPath(import.meta.url)), '../..');
-const CHILD = join(ROOT, 'test/fixtures/key-values-child.ts');
+import type { Clock, RunStore } from '../../src/store.js';
+import { manualClock, type ManualClock } from '../support/clock.js';
 
 export interface KeyValueFixture {
-  /** A new, empty store. */
-  make(): Promise<RunStore>;
-  /** SQL stores: where a child process opens the same database (`sqlite` file or `postgres` URL). */
-  shared?: () => Promise<{ kind: 'sqlite' | 'postgres'; where: string; open(): Promise<RunStore> }>;
+  /** A new, empty store (on `clock` when given). */
+  make(options?: { clock?: Clock }): Promise<RunStore>;
   /**
    * SQL stores: a store with a second connection to its database, to put rows in the key-value
    * table behind the store's back (`exec`, `$1` placeholders) and count them (`count`).
@@ -24,35 +17,16 @@ export interface KeyValueFixture {
   raw?: () => Promise<{ store: RunStore; exec(text: string, ...params: unknown[]): Promise<void>; count(where: string): Promise<number>; close(): Promise<void> }>;
 }
 
-async function withValues<T>(fixture: KeyValueFixture, use: (values: KeyValueStore, store: RunStore) => Promise<T>): Promise<T> {
-  const store = await fixture.make();
+/** Use the key-value store of a new store, on a clock the test moves. */
+async function withValues<T>(fixture: KeyValueFixture, use: (values: KeyValueStore, clock: ManualClock) => Promise<T>): Promise<T> {
+  const clock = manualClock();
+  const store = await fixture.make({ clock });
   try {
     expect(store.keyValues).toBeDefined();
-    return await use(store.keyValues!, store);
+    return await use(store.keyValues!, clock);
   } finally {
     await store.close();
   }
-}
-
-/** Start `key-values-child.ts` processes on one database, let them add together, and give each one's totals. */
-async function addInProcesses(kind: string, where: string, key: string, processes: number, adds: number): Promise<number[][]> {
-  const children = Array.from({ length: processes }, () => spawn(process.execPath, ['--import', 'tsx', CHILD, kind, where, key, String(adds)], { cwd: ROOT, stdio: ['pipe', 'pipe', 'pipe'] }));
-  const outputs = children.map((child) => {
-    let out = '';
-    let err = '';
-    child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
-    child.stderr.on('data', (chunk: Buffer) => (err += chunk.toString()));
-    const ready = new Promise<void>((resolve, reject) => {
-      const check = () => (out.includes('ready\n') ? resolve() : undefined);
-      child.stdout.on('data', check);
-      child.once('exit', (code) => reject(new Error(`child exited (${code}) before it was ready: ${err}`)));
-    });
-    const done = new Promise<number[]>((resolve, reject) => child.once('exit', (code) => (code === 0 ? resolve(JSON.parse(out.split('\n')[1])) : reject(new Error(`child exited ${code}: ${err}`)))));
-    return { child, ready, done };
-  });
-  await Promise.all(outputs.map((o) => o.ready));
-  for (const { child } of outputs) child.stdin.write('go\n');
-  return Promise.all(outputs.map((o) => o.done));
 }
 
 export function keyValueConformance(kind: string, fixture: KeyValueFixture): void {
@@ -78,11 +52,12 @@ export function keyValueConformance(kind: string, fixture: KeyValueFixture): voi
     });
 
     it('forgets a value once its time to live has passed; a value set without one stays', async () => {
-      await withValues(fixture, async (values) => {
+      await withValues(fixture, async (values, clock) => {
         await values.set('short', 'soon gone', { ttlMs: 40 });
         await values.set('long', 'stays');
+        await clock.advance(39);
         expect(await values.get('short')).toBe('soon gone');
-        await sleep(80);
+        await clock.advance(1);
         expect(await values.get('short')).toBeUndefined();
         expect(await values.delete('short')).toBe(false);
         expect(await values.get('long')).toBe('stays');
@@ -128,29 +103,31 @@ export function keyValueConformance(kind: string, fixture: KeyValueFixture): voi
     });
 
     it('keeps the expiry a counter was created with (a fixed window), then starts again at delta', async () => {
-      await withValues(fixture, async (values) => {
+      await withValues(fixture, async (values, clock) => {
         await values.add('window', 1, { ttlMs: 60 });
+        await clock.advance(30);
+        // A later add keeps the expiry the counter was created with, whatever ttlMs it gives.
         expect(await values.add('window', 1, { ttlMs: 60 })).toBe(2);
-        await sleep(100);
+        await clock.advance(30);
         expect(await values.get('window')).toBeUndefined();
         expect(await values.add('window', 5, { ttlMs: 60_000 })).toBe(5);
         // The new window's expiry is the one the restart gave: far ahead.
-        await sleep(100);
+        await clock.advance(100);
         expect(await values.get('window')).toBe(5);
       });
     });
 
     it('set replaces a counter and its expiry', async () => {
-      await withValues(fixture, async (values) => {
+      await withValues(fixture, async (values, clock) => {
         await values.add('n', 7, { ttlMs: 40 });
         await values.set('n', 1);
-        await sleep(80);
+        await clock.advance(80);
         expect(await values.add('n', 1)).toBe(2);
       });
     });
   });
 
-  const { raw, shared } = fixture;
+  const { raw } = fixture;
   if (raw !== undefined) {
     describe(`${kind} store: key-value table upkeep`, () => {
       it('deletes expired rows as writes go by, a bounded batch every hundred writes', async () => {
@@ -171,24 +148,6 @@ export function keyValueConformance(kind: string, fixture: KeyValueFixture): voi
           await db.close();
         }
       });
-    });
-  }
-  if (shared !== undefined) {
-    describe(`${kind} store: key-value counters across processes`, () => {
-      it('two processes adding to one counter lose no add, and no total is given twice', async () => {
-        const db = await shared();
-        const adds = 150;
-        const [a, b] = await addInProcesses(db.kind, db.where, 'shared', 2, adds);
-        expect(a).toHaveLength(adds);
-        expect(b).toHaveLength(adds);
-        expect([...a, ...b].sort((x, y) => x - y)).toEqual(Array.from({ length: 2 * adds }, (_, i) => i + 1));
-        const store = await db.open();
-        try {
-          expect(await store.keyValues!.get('shared')).toBe(2 * adds);
-        } finally {
-          await store.close();
-        }
-      }, 60_000);
     });
   }
 }

@@ -1,16 +1,16 @@
 // What every run store must do with runs, leases and checkpoints: run against the memory,
 // SQLite and PostgreSQL stores alike (each store's test file calls it with its own factory).
-import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
 import { createAgent, defineTool, KoagentError, type RunState } from '../../src/index.js';
-import type { Checkpoint, ClaimedRun, RunStore } from '../../src/store.js';
+import type { Checkpoint, ClaimedRun, Clock, RunStore } from '../../src/store.js';
 import { checkState } from '../../src/core/state/state-schema.js';
 import { mockModel } from '../../src/testing/index.js';
 import { storedState } from '../support/durable.js';
+import { manualClock } from '../support/clock.js';
 
 export interface StoreFactory {
-  /** A new, empty store; `leaseMs` short for the tests that wait for a lease to expire. */
-  (options?: { leaseMs?: number }): Promise<RunStore>;
+  /** A new, empty store; with `clock`, a clock the test moves (to expire leases, age runs). */
+  (options?: { leaseMs?: number; clock?: Clock }): Promise<RunStore>;
 }
 
 const add = defineTool({ name: 'add', description: 'Add', execute: () => 3 });
@@ -151,10 +151,11 @@ export function runConformance(kind: string, make: StoreFactory): void {
     });
 
     it('refuses a write whose lease another worker took over (fencing), and writes nothing of it', async () => {
-      const store = await make({ leaseMs: 50 });
+      const clock = manualClock();
+      const store = await make({ leaseMs: 1000, clock });
       const created = await store.createRun({ state: newRun('run_fenced'), owner: 'w1' });
       const stale = 'lease' in created ? created.lease : expect.fail('not created');
-      await sleep(80);
+      await clock.advance(1001);
       const claimed = (await store.claimExpired('teller', 'w2')) as ClaimedRun | undefined;
       expect(claimed?.lease).toMatchObject({ runId: 'run_fenced', owner: 'w2' });
       expect(claimed!.lease.token).toBeGreaterThan(stale.token);
@@ -171,20 +172,21 @@ export function runConformance(kind: string, make: StoreFactory): void {
     });
 
     it('lets recovery claim only runs whose lease expired, of the agent named, each once', async () => {
-      // Leases long enough that the three claims below all start before the winner's new lease
-      // could expire, on a busy machine too: else a later claim would rightly take the run again.
-      const store = await make({ leaseMs: 400 });
+      // The clock stands still while the three claims below race: the winner's new lease cannot
+      // expire before the others look (else a later claim would rightly take the run again).
+      const clock = manualClock();
+      const store = await make({ leaseMs: 1000, clock });
       const a = await store.createRun({ state: newRun('run_a'), owner: 'w1' });
       await store.createRun({ state: { ...newRun('run_other'), agentName: 'someone-else' }, owner: 'w1' });
       expect(await store.claimExpired('teller', 'w2')).toBeUndefined();
       // A renewed lease does not expire.
-      await sleep(250);
+      await clock.advance(600);
       expect(await store.renew((a as { lease: never }).lease)).toBe(true);
-      await sleep(250);
+      await clock.advance(600);
       expect(await store.claimExpired('teller', 'w2')).toBeUndefined();
       // Connections opened now (a database store's pool), so the claims race each other, not the connecting.
       await Promise.all([store.listRuns(), store.listRuns(), store.listRuns()]);
-      await sleep(450);
+      await clock.advance(401);
       const claims = (await Promise.all([store.claimExpired('teller', 'w2'), store.claimExpired('teller', 'w3'), store.claimExpired('teller', 'w4')])) as (ClaimedRun | undefined)[];
       expect(claims.filter((c) => c !== undefined).map((c) => c!.state.runId)).toEqual(['run_a']);
       expect(claims.find((c) => c !== undefined)!.state).toEqual(newRun('run_a'));
@@ -192,13 +194,14 @@ export function runConformance(kind: string, make: StoreFactory): void {
     });
 
     it('claims a named run only: when its lease expired, and when it is of the agent named', async () => {
-      const store = await make({ leaseMs: 400 });
+      const clock = manualClock();
+      const store = await make({ leaseMs: 1000, clock });
       await store.createRun({ state: newRun('run_first'), owner: 'w1' });
-      await sleep(5);
+      await clock.advance(5);
       await store.createRun({ state: newRun('run_second'), owner: 'w1' });
       await store.createRun({ state: { ...newRun('run_theirs'), agentName: 'someone-else' }, owner: 'w1' });
       expect(await store.claimExpired('teller', 'w2', 'run_second')).toBeUndefined();
-      await sleep(450);
+      await clock.advance(1001);
       expect(await store.claimExpired('someone-else', 'w2', 'run_second')).toBeUndefined();
       expect(await store.claimExpired('teller', 'w2', 'run_theirs')).toBeUndefined();
       expect(await store.claimExpired('teller', 'w2', 'run_nobody')).toBeUndefined();
@@ -212,10 +215,11 @@ export function runConformance(kind: string, make: StoreFactory): void {
     });
 
     it('gives the lease back with the final checkpoint: a finished run is never claimed', async () => {
-      const store = await make({ leaseMs: 20 });
+      const clock = manualClock();
+      const store = await make({ leaseMs: 1000, clock });
       const created = await store.createRun({ state: newRun('run_done'), owner: 'w1' });
       await store.checkpoint((created as { lease: never }).lease, small('completed'), true);
-      await sleep(40);
+      await clock.advance(1001);
       expect(await store.claimExpired('teller', 'w2')).toBeUndefined();
       const [summary] = await store.listRuns({ agentName: 'teller' });
       expect(summary).toMatchObject({ runId: 'run_done', status: 'completed', leaseExpiresAt: 0 });
@@ -279,6 +283,32 @@ export function runConformance(kind: string, make: StoreFactory): void {
       const created = await store.createRun({ state: newRun('run_m'), owner: 'w1' });
       await store.checkpoint((created as { lease: never }).lease, small('failed', 3), true);
       expect(await store.claimRun('run_m', { owner: 'w2', segment: 2, state: newRun('run_m') })).toEqual({ refused: 'segment', status: 'failed', segment: 3 });
+      await store.close();
+    });
+
+    it('goes by its clock: a run is created, changed and leased at the times the clock says', async () => {
+      const clock = manualClock();
+      const start = clock.now();
+      const store = await make({ leaseMs: 1000, clock });
+      const created = await store.createRun({ state: newRun('run_timed'), owner: 'w1' });
+      expect((await store.listRuns())[0]).toMatchObject({ createdAt: start, updatedAt: start, leaseExpiresAt: start + 1000 });
+      await clock.advance(400);
+      await store.checkpoint((created as { lease: never }).lease, small(), false);
+      expect((await store.listRuns())[0]).toMatchObject({ createdAt: start, updatedAt: start + 400, leaseExpiresAt: start + 1400 });
+      await clock.advance(250);
+      expect(await store.renew((created as { lease: never }).lease)).toBe(true);
+      expect((await store.listRuns())[0].leaseExpiresAt).toBe(start + 1650);
+      await store.close();
+    });
+
+    it('refuses a clock that reads other than a finite number, naming it, and writes nothing', async () => {
+      let reading: unknown = Number.NaN;
+      const store = await make({ clock: { now: () => reading as number, setTimer: () => () => undefined } });
+      await expect(store.createRun({ state: newRun('run_never'), owner: 'w1' })).rejects.toThrow(/clock\.now\(\) must return milliseconds since the epoch, a finite number \(got NaN\)/);
+      reading = '1800000000000';
+      await expect(store.createRun({ state: newRun('run_never'), owner: 'w1' })).rejects.toThrow(/clock\.now\(\) must return milliseconds since the epoch, a finite number \(got the string "1800000000000"\)/);
+      reading = 1_800_000_000_000;
+      expect(await store.listRuns()).toEqual([]);
       await store.close();
     });
 

@@ -1,11 +1,11 @@
 // What every run store must do with sessions, listings, deletion and retention: run against
 // the memory, SQLite and PostgreSQL stores alike.
-import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
 import { createAgent, defineTool, KoagentError, type Message } from '../../src/index.js';
 import type { RunStore } from '../../src/store.js';
 import { mockModel } from '../../src/testing/index.js';
 import type { StoreFactory } from './conformance-runs.js';
+import { manualClock } from '../support/clock.js';
 
 /** An agent that answers the Nth message of its session with "reply N", on `store` (resumable: a fresh agent goes on counting). */
 function chatty(store: RunStore, replies = 10) {
@@ -90,9 +90,10 @@ export function sessionConformance(kind: string, make: StoreFactory): void {
     });
 
     it('lists runs by agent, session and status, newest change first', async () => {
-      const store = await make();
+      const clock = manualClock();
+      const store = await make({ clock });
       const first = await chatty(store).run('one', { sessionId: 'x' });
-      await sleep(5);
+      await clock.advance(5);
       const second = await chatty(store).run('two', { sessionId: 'y' });
       expect((await store.listRuns({ agentName: 'chat' })).map((r) => r.runId)).toEqual([second.runId, first.runId]);
       expect((await store.listRuns({ sessionId: 'x' })).map((r) => r.runId)).toEqual([first.runId]);
@@ -145,12 +146,14 @@ export function sessionConformance(kind: string, make: StoreFactory): void {
     });
 
     it('prunes finished runs older than the policy says, and never a running one', async () => {
-      const store = await make();
+      const clock = manualClock();
+      const store = await make({ clock });
       const agent = chatty(store);
       const old = await agent.send('old', { sessionId: 'p' });
       await store.createRun({ state: { ...old.state, runId: 'run_running', sessionId: 'q', status: 'running' }, owner: 'w1' });
-      await sleep(60);
+      await clock.advance(60);
       const recent = await agent.send('recent', { sessionId: 'p' });
+      // Older than 50 ms: the old run (60 ms), not the recent one (0 ms), nor the running one.
       expect(await store.prune({ olderThanMs: 50 })).toBe(1);
       expect(await store.loadRun(old.runId)).toBeUndefined();
       expect((await store.loadRun(recent.runId))!.messages).toEqual(recent.messages);

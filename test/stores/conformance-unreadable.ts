@@ -3,12 +3,12 @@
 // with its table and row; it never runs from a transcript with a hole; and recovery quarantines
 // it and goes on with the agent's other runs. Run on SQLite and PostgreSQL, damaging the rows
 // with SQL on the database itself.
-import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
 import { createAgent, defineTool, KoagentError, type RunState } from '../../src/index.js';
-import type { RunStore } from '../../src/store.js';
+import type { Clock, RunStore } from '../../src/store.js';
 import { mockModel } from '../../src/testing/index.js';
 import { storedState } from '../support/durable.js';
+import { manualClock } from '../support/clock.js';
 
 /** A new store, and a way to run SQL on its database behind its back. */
 export interface DamageableStore {
@@ -24,7 +24,7 @@ async function rejection(promise: Promise<unknown>): Promise<KoagentError> {
   return error as KoagentError;
 }
 
-export function unreadableConformance(kind: string, make: (options: { leaseMs?: number }) => Promise<DamageableStore>): void {
+export function unreadableConformance(kind: string, make: (options: { leaseMs?: number; clock?: Clock }) => Promise<DamageableStore>): void {
   describe(`${kind} store: rows that cannot be read`, () => {
     const model = () => mockModel(['done', 'done']);
 
@@ -35,29 +35,30 @@ export function unreadableConformance(kind: string, make: (options: { leaseMs?: 
     }
 
     it('stores a run whose transcript row is not JSON failed (corrupt_run), naming the row, and recovers the agent\'s other runs', async () => {
-      const { store, exec, close } = await make({ leaseMs: 30 });
+      const clock = manualClock();
+      const { store, exec, close } = await make({ leaseMs: 1000, clock });
       const warnings: string[] = [];
       const agent = createAgent({ name: 'teller', model: model(), store, logger: { warn: (message: string) => void warnings.push(message) } });
-      const adopt = (state: RunState) => agent.adoptState(state);
+      const adopt = (state: RunState) => agent.runs.adoptState(state);
       await died(store, adopt, 'run_bad');
       await died(store, adopt, 'run_good');
       // Cut short, as a write torn by hand or by a damaged disk would leave it.
       await exec(`UPDATE koagent_messages SET message = '{"role":' WHERE run_id = $1 AND seq = 1`, 'run_bad');
-      await sleep(60);
+      await clock.advance(1001);
       const loaded = await rejection(store.loadRun('run_bad'));
       expect(loaded.code).toBe('corrupt_run');
       expect(loaded.message).toMatch(/^run run_bad cannot be read: table koagent_messages, row \(run_id 'run_bad', seq 1\), column message is not JSON \(.+\)/);
 
-      const recovered = await agent.recover();
+      const recovered = await agent.runs.recover();
       expect(recovered.map((r) => [r.runId, r.result?.status ?? r.error?.code])).toEqual([['run_bad', 'corrupt_run'], ['run_good', 'completed']]);
       expect(recovered[0].error!.message).toMatch(/run run_bad cannot be read: table koagent_messages, row \(run_id 'run_bad', seq 1\), column message is not JSON .*Recovery stored the run failed and went on/);
       const [bad] = await store.listRuns({ agentName: 'teller', status: 'failed' });
       expect(bad).toMatchObject({ runId: 'run_bad', status: 'failed', leaseExpiresAt: 0, error: { code: 'corrupt_run' } });
-      expect(warnings).toEqual([expect.stringMatching(/^koagent: agent.recover\(\): run run_bad cannot be read: /)]);
+      expect(warnings).toEqual([expect.stringMatching(/^koagent: agent.runs.recover\(\): run run_bad cannot be read: /)]);
       // Quarantined: no later recovery meets it again.
-      expect(await agent.recover()).toEqual([]);
+      expect(await agent.runs.recover()).toEqual([]);
       // And finished, as any failed run: retention deletes it with the others once it is old enough.
-      await sleep(5);
+      await clock.advance(5);
       expect(await store.prune({ olderThanMs: 1 })).toBe(2);
       expect(await store.listRuns({ agentName: 'teller' })).toEqual([]);
       await close();

@@ -9,6 +9,8 @@ import { runConformance } from './conformance-runs.js';
 import { sessionConformance } from './conformance-sessions.js';
 import { unreadableConformance } from './conformance-unreadable.js';
 import { keyValueConformance } from './conformance-key-values.js';
+import { sharedKeyValueConformance } from './conformance-key-values-processes.js';
+import type { Clock } from '../../src/store.js';
 
 let server: TestPostgres;
 beforeAll(async () => {
@@ -18,16 +20,11 @@ afterAll(async () => {
   await server?.stop();
 });
 
-const make = async (options: { leaseMs?: number } = {}) => postgresStore({ connectionString: await server.database(), ...options });
+const make = async (options: { leaseMs?: number; clock?: Clock } = {}) => postgresStore({ connectionString: await server.database(), ...options });
 runConformance('postgres', make);
 sessionConformance('postgres', make);
 keyValueConformance('postgres', {
-  make: () => make(),
-  shared: async () => {
-    const url = await server.database();
-    await (await postgresStore({ connectionString: url })).close();
-    return { kind: 'postgres', where: url, open: () => postgresStore({ connectionString: url }) };
-  },
+  make,
   raw: async () => {
     const pool = new pg.Pool({ connectionString: await server.database() });
     const store = await postgresStore({ pool });
@@ -38,6 +35,11 @@ keyValueConformance('postgres', {
       close: async () => (await store.close(), await pool.end()),
     };
   },
+});
+sharedKeyValueConformance('postgres', async () => {
+  const url = await server.database();
+  await (await postgresStore({ connectionString: url })).close();
+  return { kind: 'postgres', where: url, open: () => postgresStore({ connectionString: url }) };
 });
 unreadableConformance('postgres', async (options) => {
   const pool = new pg.Pool({ connectionString: await server.database() });

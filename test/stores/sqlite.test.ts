@@ -10,6 +10,7 @@ import { mockModel } from '../../src/testing/index.js';
 import { sqliteStore } from '../../src/sqlite.js';
 import { migrate } from '../../src/stores/sqlite.js';
 import { MIGRATIONS } from '../../src/stores/sql/schema.js';
+import type { Clock } from '../../src/store.js';
 import { storedState } from '../support/durable.js';
 import { runConformance } from './conformance-runs.js';
 import { sessionConformance } from './conformance-sessions.js';
@@ -20,7 +21,7 @@ const dir = mkdtempSync(join(tmpdir(), 'koagent-sqlite-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 let files = 0;
 const file = () => join(dir, `runs-${++files}.db`);
-const make = async (options: { leaseMs?: number } = {}) => sqliteStore({ path: file(), ...options });
+const make = async (options: { leaseMs?: number; clock?: Clock } = {}) => sqliteStore({ path: file(), ...options });
 
 runConformance('sqlite', make);
 
@@ -53,11 +54,7 @@ async function fsyncJournal(open: () => ReturnType<typeof sqliteStore>): Promise
 }
 sessionConformance('sqlite', make);
 keyValueConformance('sqlite', {
-  make: () => make(),
-  shared: async () => {
-    const path = file();
-    return { kind: 'sqlite', where: path, open: async () => sqliteStore({ path }) };
-  },
+  make,
   raw: async () => {
     const path = file();
     const store = sqliteStore({ path });
@@ -156,6 +153,7 @@ describe('sqliteStore', () => {
     expect(() => sqliteStore({ path: file(), synchronous: 'off' as never })).toThrow(`sqliteStore(options): synchronous must be 'before-tools', 'normal' or 'full' (got the string "off")`);
     expect(() => sqliteStore({ path: file(), leaseMs: -5 })).toThrow('sqliteStore(options): leaseMs must be a number of milliseconds ≥ 10 (got -5)');
     expect(() => sqliteStore({ path: file(), busyTimeoutMs: Number.NaN })).toThrow('sqliteStore(options): busyTimeoutMs must be a number of milliseconds ≥ 0 (got NaN)');
+    expect(() => sqliteStore({ path: file(), clock: Date.now as never })).toThrow(/^sqliteStore\(options\): clock must be an object \{ now\(\): number, setTimer\(ms, callback, options\?\) \}/);
     expect(() => sqliteStore({ file: file() } as never)).toThrow('sqliteStore(options): file is not an option of sqliteStore; did you mean `path`?');
     expect(() => sqliteStore({ path: file(), retention: { olderThanMs: 1, statuses: ['running'] } } as never)).toThrow("sqliteStore(options): retention.statuses[0] must be 'completed', 'failed' or 'suspended' (a running run is never pruned)");
     expect(() => sqliteStore({ path: join(dir, 'no/such/dir/runs.db') })).toThrow(/sqliteStore: cannot open .*no\/such\/dir\/runs.db: /);

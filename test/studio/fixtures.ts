@@ -5,18 +5,60 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { z } from 'zod';
-import { createAgent, defineTool, type Agent, type AgentHook, type Hook, type Middleware } from '../../src/index.js';
+import { createAgent, defineTool, type Agent, type Middleware } from '../../src/index.js';
+import type { AgentHook, Hook } from '../../src/hooks.js';
 import { costBudgetMiddleware } from '../../src/middleware.js';
 import { sqliteStore } from '../../src/sqlite.js';
 import type { RunStore } from '../../src/store.js';
 import { mockModel } from '../../src/testing/index.js';
+import { overriding } from '../support/durable.js';
 
-/** A SQLite file in a temporary folder, and a way to remove it. */
-export function tempStore(): { store: RunStore; path: string; dispose(): Promise<void> } {
+/** A SQLite file in a temporary folder, watched: what was written to it and read from it is told as it happens. */
+export interface TempStore {
+  store: RunStore;
+  path: string;
+  /** Resolves once a write stored run `runId` with `status` (at once if one did). */
+  stored(runId: string, status: string): Promise<void>;
+  /** Resolves once the next listing of the runs (`listRuns`) has been answered. */
+  listed(): Promise<void>;
+  dispose(): Promise<void>;
+}
+
+/** A SQLite file in a temporary folder (see `TempStore`), and a way to remove it. */
+export function tempStore(): TempStore {
   const dir = mkdtempSync(join(tmpdir(), 'koagent-studio-'));
   const path = join(dir, 'runs.db');
-  const store = sqliteStore({ path });
-  return { store, path, dispose: async () => (await store.close(), rmSync(dir, { recursive: true, force: true })) };
+  const inner = sqliteStore({ path });
+  const seen = new Set<string>();
+  let storedWaiters: { key: string; resolve: () => void }[] = [];
+  let listWaiters: (() => void)[] = [];
+  const wrote = (runId: string, status: string) => {
+    const key = `${runId} ${status}`;
+    seen.add(key);
+    const ready = storedWaiters.filter((w) => w.key === key);
+    storedWaiters = storedWaiters.filter((w) => w.key !== key);
+    for (const w of ready) w.resolve();
+  };
+  const store = overriding(inner, {
+    checkpoint: async (lease, checkpoint, final) => {
+      await inner.checkpoint(lease, checkpoint, final);
+      wrote(lease.runId, checkpoint.status);
+    },
+    listRuns: async (filter) => {
+      const runs = await inner.listRuns(filter);
+      const waiting = listWaiters;
+      listWaiters = [];
+      for (const resolve of waiting) resolve();
+      return runs;
+    },
+  });
+  return {
+    store,
+    path,
+    stored: (runId, status) => (seen.has(`${runId} ${status}`) ? Promise.resolve() : new Promise((resolve) => storedWaiters.push({ key: `${runId} ${status}`, resolve }))),
+    listed: () => new Promise((resolve) => listWaiters.push(resolve)),
+    dispose: async () => (await inner.close(), rmSync(dir, { recursive: true, force: true })),
+  };
 }
 
 /** An AgentHooks hook that notes each tool call and its result (the trace names it `log-calls`). */
@@ -94,14 +136,4 @@ export function slowAgent(store: RunStore): { agent: Agent; entered: Promise<voi
     model: mockModel([{ toolCalls: [{ name: 'wait_for_stock', args: { sku: 'KO-1' }, id: 'call_wait' }] }, 'It is in stock.'], { resumable: true }),
   });
   return { agent, entered, release };
-}
-
-/** Wait until `store` holds run `runId` with `status`. */
-export async function untilStatus(store: RunStore, runId: string, status: string, timeoutMs = 10_000): Promise<void> {
-  const until = Date.now() + timeoutMs;
-  for (;;) {
-    if ((await store.loadRun(runId))?.status === status) return;
-    if (Date.now() > until) throw new Error(`run ${runId} did not become ${status} (it is ${(await store.loadRun(runId))?.status})`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
 }

@@ -8,7 +8,7 @@ import { fileURLToPath } from 'node:url';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { startStudio, type Studio } from '../../src/studio/server.js';
-import { editorAgent, paymentsAgent, slowAgent, supportAgent, tempStore, untilStatus } from './fixtures.js';
+import { editorAgent, paymentsAgent, slowAgent, supportAgent, tempStore } from './fixtures.js';
 
 const executablePath = process.env.KOAGENT_CHROMIUM ?? '/usr/bin/chromium';
 const found = existsSync(executablePath);
@@ -112,7 +112,7 @@ describe.skipIf(!found)(found ? 'the studio page in Chromium' : `the studio page
     await snap(page, 'approvals');
     await card.locator('[data-testid="approve"]').click();
     expect(await page.locator('[data-testid="notice"]').textContent()).toContain(`Run ${state.runId} resumed`);
-    await untilStatus(temp.store, state.runId, 'completed');
+    await temp.stored(state.runId, 'completed');
     expect(executions.refunds).toEqual([{ orderId: 'A-17', amount: 40 }]);
     expect((await temp.store.loadRun(state.runId))!.ledger).toEqual([{ id: 'call_refund', entry: 'done' }]);
   });
@@ -134,7 +134,7 @@ describe.skipIf(!found)(found ? 'the studio page in Chromium' : `the studio page
     const card = page.locator(`.approval[data-run="${state.runId}"]`);
     await card.locator('[data-testid="args"]').fill('{ "orderId": "A-17", "amount": 40 }');
     await card.locator('[data-testid="approve-edited"]').click();
-    await untilStatus(temp.store, state.runId, 'completed');
+    await temp.stored(state.runId, 'completed');
     await page.goto(`${studio.url}#/run/${encodeURIComponent(state.runId)}`);
     const decision = page.locator('[data-testid="decisions"] li[data-call="call_refund"]');
     await decision.waitFor();
@@ -182,7 +182,7 @@ describe.skipIf(!found)(found ? 'the studio page in Chromium' : `the studio page
     await args.fill('{ "orderId": "A-17", "amount": 25 }');
     await card.locator('[data-testid="approve-edited"]').click();
     expect(await page.locator('[data-testid="notice"]').textContent()).toContain(`Run ${state.runId} resumed`);
-    await untilStatus(temp.store, state.runId, 'completed');
+    await temp.stored(state.runId, 'completed');
     expect(executions.refunds.at(-1)).toEqual({ orderId: 'A-17', amount: 25 });
   });
 

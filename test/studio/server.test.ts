@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunState } from '../../src/index.js';
 import { startStudio, type Studio } from '../../src/studio/server.js';
 import type { LayerTraceRecord } from '../../src/trace.js';
-import { editorAgent, MOCK_PRICE, paymentsAgent, supportAgent, tempStore, untilStatus } from './fixtures.js';
+import { editorAgent, MOCK_PRICE, paymentsAgent, supportAgent, tempStore } from './fixtures.js';
 
 const temp = tempStore();
 const executions = { refunds: [] as { orderId: string; amount: number }[] };
@@ -115,7 +115,7 @@ describe('approvals', () => {
     const answer = () => api(`runs/${state.runId}/approvals/call_refund`, { method: 'POST', body: JSON.stringify({ approved: true }) });
     const statuses = (await Promise.all([answer(), answer()])).map((response) => response.status).sort();
     expect(statuses).toEqual([202, 409]);
-    await untilStatus(temp.store, state.runId, 'completed');
+    await temp.stored(state.runId, 'completed');
     expect(executions.refunds.length - before).toBe(1);
     expect((await answer()).status).toBe(409);
   });
@@ -124,7 +124,7 @@ describe('approvals', () => {
     const { state } = await payments.run('Refund order A-17');
     const answered = await api(`runs/${state.runId}/approvals/call_refund`, { method: 'POST', body: JSON.stringify({ approved: true, args: { orderId: 'A-17', amount: 25 } }) });
     expect(answered.status).toBe(202);
-    await untilStatus(temp.store, state.runId, 'completed');
+    await temp.stored(state.runId, 'completed');
     expect(executions.refunds.at(-1)).toEqual({ orderId: 'A-17', amount: 25 });
   });
 
@@ -135,14 +135,14 @@ describe('approvals', () => {
     expect(misspelt.status).toBe(400);
     expect(((await misspelt.json()) as { error: string }).error).toMatch(/actor\.nmae is not a field of a decision's actor; did you mean `name`\?/);
     expect((await answer({ approved: true, args: { orderId: 'A-17', amount: 40 }, reason: 'Round it down', actor: { id: 'u_17', name: 'Grace' } })).status).toBe(202);
-    await untilStatus(temp.store, state.runId, 'completed');
+    await temp.stored(state.runId, 'completed');
     const detail = (await (await api(`runs/${state.runId}`)).json()) as { state: RunState; trace: LayerTraceRecord };
     expect(detail.state.decisionLog).toEqual([{
       toolCallId: 'call_refund', toolName: 'refund', decision: 'approved', args: { orderId: 'A-17', amount: 42.5 }, editedArgs: { orderId: 'A-17', amount: 40 },
       reason: 'Round it down', actor: { id: 'u_17', name: 'Grace' }, surface: 'studio', at: expect.stringMatching(/^\d{4}-/), segment: 2,
     }]);
     const ran = detail.trace.calls.filter((call) => call.id === 'call_refund').at(-1)!;
-    expect(ran.layers.find((l) => l.name === 'koagent:approval')!.effects).toEqual([expect.objectContaining({ kind: 'human-decision', decision: 'approved', surface: 'studio', changes: [{ path: '/args/amount', before: 42.5, after: 40 }] })]);
+    expect(ran.layers.find((l) => l.name === 'koagent:approval')!.effects).toEqual([expect.objectContaining({ type: 'human-decision', decision: 'approved', surface: 'studio', changes: [{ path: '/args/amount', before: 42.5, after: 40 }] })]);
     // The export carries it, since it is in the state.
     expect(((await (await api(`runs/${state.runId}/export`)).json()) as RunState).decisionLog).toEqual(detail.state.decisionLog);
   });
@@ -151,7 +151,7 @@ describe('approvals', () => {
     const { state } = await payments.run('Refund order A-17');
     const before = executions.refunds.length;
     expect((await api(`runs/${state.runId}/approvals/call_refund`, { method: 'POST', body: JSON.stringify({ approved: false, reason: 'Order already refunded' }) })).status).toBe(202);
-    await untilStatus(temp.store, state.runId, 'completed');
+    await temp.stored(state.runId, 'completed');
     expect(executions.refunds.length).toBe(before);
     const tool = (await temp.store.loadRun(state.runId))!.messages.find((m) => m.role === 'tool');
     expect(JSON.stringify(tool)).toContain('Order already refunded');
@@ -168,7 +168,7 @@ describe('approvals', () => {
       expect(await first.json()).toMatchObject({ resumed: false, waitingFor: ['call_refund_2'] });
       expect((await temp.store.loadRun(state.runId))!.status).toBe('suspended');
       expect(((await answer('call_refund_2', { approved: false, reason: 'Not B-2' })).status)).toBe(202);
-      await untilStatus(temp.store, state.runId, 'completed');
+      await temp.stored(state.runId, 'completed');
       expect(executions.refunds.filter((refund) => refund.orderId.startsWith('B-'))).toEqual([{ orderId: 'B-1', amount: 40 }]);
     } finally {
       await studioOfBoth.close();
@@ -183,7 +183,7 @@ describe('approvals', () => {
       const before = executions.refunds.length;
       const answered = await fetch(new URL(`/api/runs/${state.runId}/approvals/call_refund`, ofStoreless.url), { method: 'POST', headers: { 'x-koagent-token': ofStoreless.token, 'content-type': 'application/json' }, body: '{"approved":true}' });
       expect(answered.status, await answered.clone().text()).toBe(202);
-      await untilStatus(temp.store, state.runId, 'completed');
+      await temp.stored(state.runId, 'completed');
       expect(executions.refunds.length - before).toBe(1);
     } finally {
       await ofStoreless.close();
@@ -206,11 +206,12 @@ describe('approvals', () => {
 describe('live updates', () => {
   it('push the runs that changed as server-sent events', async () => {
     const controller = new AbortController();
+    // The stream takes the store as it is (its first listing) before the run starts.
+    const taken = temp.listed();
     const response = await api('events', { signal: controller.signal });
     expect(response.headers.get('content-type')).toContain('text/event-stream');
     const reader = response.body!.getReader();
-    // Let the stream take the store as it is before the run starts.
-    await new Promise((resolve) => setTimeout(resolve, 150));
+    await taken;
     const { state } = await supportAgent(temp.store).run('Where is my parcel?');
     let text = '';
     while (!text.includes(state.runId)) text += new TextDecoder().decode((await reader.read()).value);

@@ -60,6 +60,30 @@ export function provider(answer: (request: GenerateOptions, call: number) => Gen
   };
 }
 
+/**
+ * `model`, its stream held after its first `deltas` text deltas until the call is aborted (then it
+ * throws the abort's reason, as a provider's stream does): a reply still coming when the test acts
+ * on it, however fast the machine, with no pause between deltas to rely on.
+ *
+ * @example const stream = createAgent({ model: heldStream(mockModel(['a b c'])) }).stream('Go'); // breaks after 'a ' find the rest still to come
+ */
+export function heldStream(model: ModelProvider, deltas = 1): ModelProvider {
+  return {
+    ...model,
+    async *stream(request) {
+      let seen = 0;
+      for await (const part of model.stream!(request)) {
+        yield part;
+        if (part.type !== 'text' || ++seen !== deltas) continue;
+        const signal = request.signal;
+        if (signal === undefined) throw new Error('heldStream: the request has no signal, so nothing could end the hold');
+        await new Promise<void>((resolve) => (signal.aborted ? resolve() : signal.addEventListener('abort', () => resolve(), { once: true })));
+        signal.throwIfAborted();
+      }
+    },
+  };
+}
+
 /** A promise with its resolve function outside, to let a test decide when something finishes. */
 export function gate<T = void>(): { promise: Promise<T>; open: (value: T) => void } {
   let open!: (value: T) => void;

@@ -6,10 +6,12 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { afterAll, afterEach, beforeAll } from 'vitest';
-import { createClient, createWorker, type Worker, type WorkerClient, type WorkerOptions } from '../../src/worker.js';
+import { createClient, createWorker, type Worker, type WorkerClient } from '../../src/worker.js';
+import type { WorkerOptions } from '../../src/worker/options.js';
 import type { QueuePool } from '../../src/worker/connection.js';
 import { prepareEffects } from '../fixtures/worker-agents.js';
 import { startPostgres, type TestPostgres } from './postgres-server.js';
+import { until } from './waits.js';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '../..');
 const CHILD = join(ROOT, 'test/fixtures/worker-spec-child.ts');
@@ -31,7 +33,7 @@ export interface TestDb {
   child(options: ChildOptions): Promise<WorkerChild>;
   /** Every effect recorded so far: one row per tool call (its idempotency key). */
   effects(runId?: string): Promise<{ key: string; runId: string; tool: string; version: string | null; executions: number }[]>;
-  /** Call `check` every 50 ms until it gives a value other than undefined/false (at most `ms`). */
+  /** Call `check` every 50 ms until it gives a value other than undefined/false (at most `ms`): `until` of waits.ts. */
   until<T>(check: () => Promise<T | undefined | false>, what: string, ms?: number): Promise<T>;
 }
 
@@ -149,15 +151,7 @@ export function useDatabase(): () => Promise<TestDb> {
         );
         return rows;
       },
-      async until(check, what, ms = 15_000) {
-        const end = Date.now() + ms;
-        for (;;) {
-          const value = await check();
-          if (value !== undefined && value !== false) return value as never;
-          if (Date.now() > end) throw new Error(`waited ${ms} ms for ${what}`);
-          await new Promise((resolve) => setTimeout(resolve, 50));
-        }
-      },
+      until: (check, what, ms = 15_000) => until(check, what, { timeoutMs: ms, everyMs: 50 }),
     };
     return db;
   };

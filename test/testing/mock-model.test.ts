@@ -3,10 +3,11 @@ import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { createAgent, defineTool, memoryStore, type GenerateOptions } from '../../src/index.js';
 import type { ToolMessage } from '../../src/types.js';
-import { MEDIA_TOKENS } from '../../src/media.js';
+import { MEDIA_TOKENS } from '../../src/core/vocabulary/content.js';
 import { mockModel } from '../../src/testing/index.js';
 import { add, runFailure } from '../support/core.js';
-import { mortal, settle, testClock } from '../support/durable.js';
+import { mortal } from '../support/durable.js';
+import { manualClock } from '../support/clock.js';
 
 const request = (content = 'Hi'): GenerateOptions => ({ messages: [{ role: 'user', content }], tools: [] });
 
@@ -160,17 +161,17 @@ describe('resumable: replies picked by the transcript', () => {
   });
 
   it('picks a recovered run up where its transcript stands: a fresh mock in the new worker does not start again', async () => {
-    const clock = testClock();
-    const store = memoryStore({ leaseMs: 1000, now: clock.now });
+    const clock = manualClock();
+    const store = memoryStore({ leaseMs: 1000, clock });
     const dying = mortal(store);
     const sums: number[] = [];
     // The first worker dies as the tool returns: its call stays `running`, and is run again (idempotent).
     const dyingAdd = defineTool({ name: 'add', description: 'Add', idempotent: true, input: z.object({ a: z.number(), b: z.number() }), execute: ({ a, b }) => (sums.push(a + b), dying.die(), a + b) });
     void createAgent({ name: 'adder', model: mockModel(script(), { resumable: true }), tools: [dyingAdd], store: dying.store }).run('Add 1 and 2');
-    await settle();
-    clock.advance(1001);
+    await dying.died;
+    await clock.advance(1001);
     const fresh = mockModel(script(), { resumable: true });
-    const [recovered] = await createAgent({ name: 'adder', model: fresh, tools: [dyingAdd], store }).recover();
+    const [recovered] = await createAgent({ name: 'adder', model: fresh, tools: [dyingAdd], store }).runs.recover();
     expect(recovered.result!.output).toBe('The sum is 3.');
     expect(sums).toEqual([3, 3]);
     // The new worker's model was asked once, with the run's transcript so far; a plain mock would have asked for the tool again.

@@ -4,6 +4,7 @@ import { createAgent, defineTool, type AgentOptions, type Tool, type ToolContext
 import type { PermissionRecord } from '../../src/types.js';
 import { mockModel, type MockToolCall } from '../../src/testing/index.js';
 import { answerTo, countingTool, eventLog, toolMessages } from '../fixtures/counting-tools.js';
+import { nextTurn } from '../support/waits.js';
 
 function agentWith(tools: Tool<any, any>[], calls: MockToolCall[], extra: Partial<AgentOptions> = {}) {
   const log = eventLog();
@@ -34,7 +35,7 @@ describe('needsApproval', () => {
   });
 
   it('an async function is awaited', async () => {
-    const pay = countingTool('pay', { needsApproval: async (args: { amount: number }) => { await new Promise((r) => setTimeout(r, 5)); return args.amount > 100; } });
+    const pay = countingTool('pay', { needsApproval: async (args: { amount: number }) => { await nextTurn(); return args.amount > 100; } });
     const { agent } = agentWith([pay.tool], [{ id: 'big', name: 'pay', args: { amount: 500 } }]);
     const result = await agent.run('go');
     expect(result.status).toBe('suspended');
@@ -150,7 +151,7 @@ describe('resume decisions', () => {
     expect(answer.content).toBe('Error (denied): A human denied this call');
     expect(answer.metadata?.error).toEqual({ kind: 'denied', message: 'A human denied this call', by: 'approval' });
     expect(model.calls[1].messages.at(-1)).toEqual(answer);
-    expect(log.of('tool.error')).toEqual([expect.objectContaining({ toolCallId: 'p', kind: 'denied', by: 'approval' })]);
+    expect(log.of('tool.error')).toEqual([expect.objectContaining({ toolCallId: 'p', error: expect.objectContaining({ kind: 'denied', by: 'approval' }) })]);
     expect(done.text).toBe('All done.');
   });
 

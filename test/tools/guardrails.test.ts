@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { createAgent, defineTool, type AgentOptions, type Tool, type ToolContext, type ToolOutcome } from '../../src/index.js';
 import { mockModel } from '../../src/testing/index.js';
 import { answerTo, countingTool, eventLog } from '../fixtures/counting-tools.js';
+import { nextTurn } from '../support/waits.js';
 
 function oneCall(tool: Tool<any, any>, args: Record<string, unknown>, extra: Partial<AgentOptions> = {}) {
   const log = eventLog();
@@ -21,7 +22,7 @@ describe('input guardrails', () => {
     const answer = answerTo(result.messages, 'c');
     expect(answer.content).toBe('Error (guardrail): Paths under /root are off limits');
     expect(answer.metadata?.error).toEqual({ kind: 'guardrail', message: 'Paths under /root are off limits', by: 'noRoot' });
-    expect(log.of('tool.error')).toEqual([expect.objectContaining({ kind: 'guardrail', by: 'noRoot' })]);
+    expect(log.of('tool.error')).toEqual([expect.objectContaining({ error: expect.objectContaining({ kind: 'guardrail', by: 'noRoot' }) })]);
     expect(model.calls[1].messages.at(-1)).toEqual(answer);
     expect(result.text).toBe('Done.');
   });
@@ -43,7 +44,8 @@ describe('input guardrails', () => {
   });
 
   it('an async guardrail is awaited', async () => {
-    const slow = async () => { await new Promise((r) => setTimeout(r, 5)); return { block: 'later' }; };
+    // Its verdict comes a turn of the event loop later.
+    const slow = async () => { await nextTurn(); return { block: 'later' }; };
     const { tool, runs } = countingTool('read', { guardrails: { input: [slow] } });
     const result = await oneCall(tool, {}).agent.run('go');
     expect(runs).toHaveLength(0);

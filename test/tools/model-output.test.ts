@@ -2,7 +2,8 @@
 // what the model reads of it — the result as JSON, or what toModelOutput makes of it (text or parts).
 import { z } from 'zod';
 import { describe, expect, it, expectTypeOf } from 'vitest';
-import { createAgent, defineTool, type AgentEvent, type AgentHook, type Hook, type Middleware, type ToolOutcome } from '../../src/index.js';
+import { createAgent, defineTool, type AgentEvent, type Middleware, type ToolOutcome } from '../../src/index.js';
+import type { AgentHook, Hook } from '../../src/hooks.js';
 import { mockModel } from '../../src/testing/index.js';
 
 const png = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==';
@@ -27,7 +28,7 @@ describe('a tool\'s output schema', () => {
     const events: AgentEvent[] = [];
     const result = await createAgent({ model: callOnce('sum'), tools: [sum] }).run('Sum', { onEvent: (e) => events.push(e) });
     expect(toolMessage(result.messages)?.content).toMatch(/sum returned a result that does not fit its output schema.*total/s);
-    expect(events.find((e) => e.type === 'tool.error')).toMatchObject({ kind: 'execution', toolName: 'sum' });
+    expect(events.find((e) => e.type === 'tool.error')).toMatchObject({ error: { kind: 'execution' }, toolName: 'sum' });
   });
 });
 

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { createAgent, defineTool, deny, type AgentOptions } from '../../src/index.js';
-import type { PermissionRecord, PermissionsOption } from '../../src/types.js';
+import type { PermissionRecord } from '../../src/types.js';
+import type { PermissionsOption } from '../../src/tools/permissions.js';
 import { mockModel, type MockToolCall } from '../../src/testing/index.js';
 import { answerTo, countingTool, eventLog } from '../fixtures/counting-tools.js';
 
@@ -144,7 +145,7 @@ describe('permissions: deny', () => {
     expect(answer.content).toBe('Error (denied): The shell is disabled here');
     expect(answer.metadata?.error).toEqual({ kind: 'denied', message: 'The shell is disabled here', by: 'rule:no-shell' });
     expect(model.calls[1].messages.at(-1)).toEqual(answer);
-    expect(log.of('tool.error')).toEqual([expect.objectContaining({ toolCallId: 's', toolName: 'shell', kind: 'denied', message: 'The shell is disabled here', by: 'rule:no-shell' })]);
+    expect(log.of('tool.error')).toEqual([expect.objectContaining({ toolCallId: 's', toolName: 'shell', error: { kind: 'denied', message: 'The shell is disabled here', by: 'rule:no-shell' } })]);
     expect(result.text).toBe('Done.');
   });
 

@@ -1,8 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { createAgent, defineTool, isToolset, type Tool } from '../../src/index.js';
+import { createAgent, defineTool, type Tool } from '../../src/index.js';
+import { isToolset } from '../../src/tools/toolset.js';
 import type { Toolset, ToolSpec } from '../../src/types.js';
-import { mockModel, type MockCall } from '../../src/testing/index.js';
+import { mockModel } from '../../src/testing/index.js';
+import type { MockCall } from '../../src/testing/mock-model.js';
 import { answerTo } from '../fixtures/counting-tools.js';
 
 /** A toolset whose list the test changes by hand (a new array each time, as the contract asks). */

@@ -5,7 +5,8 @@
 import Database from 'better-sqlite3';
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
-import { postgresStore, type PostgresPool, type PostgresPoolConfig, type PostgresStoreOptions } from '../../src/postgres.js';
+import { postgresStore, type PostgresPool } from '../../src/postgres.js';
+import type { PostgresPoolConfig, PostgresStoreOptions } from '../../src/stores/postgres.js';
 import { migrate } from '../../src/stores/sqlite.js';
 
 describe("the drivers' types fit the stores' declared parts", () => {

@@ -5,7 +5,8 @@
 // today (`npm run typecheck` fails with "Unused '@ts-expect-error'" the day it is not).
 import { describe, expect, expectTypeOf, it } from 'vitest';
 import { createAgent, defineMiddleware, ProviderError, type AgentEvent, type ModelContext } from '../../src/index.js';
-import { modelFallbackMiddleware, type PiiReport } from '../../src/middleware.js';
+import { modelFallbackMiddleware } from '../../src/middleware.js';
+import type { PiiReport } from '../../src/middleware/pii-redaction-middleware.js';
 import { provider, reply } from '../support/core.js';
 
 declare module '../../src/types.js' {

@@ -7,8 +7,9 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createClient, type WorkerClient } from '../../src/worker.js';
+import { createClient, type RunReport, type WorkerClient } from '../../src/worker.js';
 import { startPostgres, type TestPostgres } from '../support/postgres-server.js';
+import { until } from '../support/waits.js';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '../..');
 const CHILD = join(ROOT, 'test/fixtures/worker-process.ts');
@@ -24,9 +25,9 @@ afterAll(async () => {
   await server?.stop();
 });
 
-/** A worker process at `version`; resolves once it takes jobs. */
+/** A worker process at `version`; resolves once it takes jobs. Its connections carry its id as their application_name. */
 function startWorker(url: string, version: string, id: string): Promise<ChildProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', CHILD, url, version, id, String(TOOL_MS)], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, ['--import', 'tsx', CHILD, `${url}?application_name=${id}`, version, id, String(TOOL_MS)], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
   children.push(child);
   let errors = '';
   child.stderr!.on('data', (chunk) => (errors += chunk));
@@ -43,26 +44,13 @@ function killed(child: ChildProcess): Promise<void> {
   });
 }
 
-/** Answer every pending approval once (and check that a second answer is refused), until `done()`. */
-async function approveWhileRunning(client: WorkerClient, done: () => boolean, answered: Map<string, number>, refusedTwice: string[]): Promise<void> {
-  while (!done()) {
-    for (const run of await client.approvals({ agent: 'teller' })) {
-      const decisions = Object.fromEntries(run.pendingApprovals!.map((call) => [call.toolCallId, true]));
-      // A list read a moment ago may name a run answered since: only an answer that went ahead counts.
-      if (!(await client.answer(run.runId, decisions).then(() => true, () => false))) continue;
-      answered.set(run.runId, (answered.get(run.runId) ?? 0) + 1);
-      await client.answer(run.runId, decisions).catch(() => refusedTwice.push(run.runId));
-    }
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-}
-
 describe('many worker processes on one PostgreSQL', () => {
   it('completes every run once through kills and a deploy, without a recover() call', async () => {
     const url = await server.database();
     const pool = new pg.Pool({ connectionString: url });
     pool.on('error', () => undefined);
-    await pool.query('CREATE TABLE test_executions (key text NOT NULL, run_id text NOT NULL, tool text NOT NULL, worker text NOT NULL, version text NOT NULL, at bigint NOT NULL)');
+    // `seq` orders the executions: no clock of any process is compared.
+    await pool.query('CREATE TABLE test_executions (seq bigserial PRIMARY KEY, key text NOT NULL, run_id text NOT NULL, tool text NOT NULL, worker text NOT NULL, version text NOT NULL)');
     await pool.query('CREATE TABLE test_effects (key text PRIMARY KEY, run_id text NOT NULL, tool text NOT NULL)');
     const client = await createClient({ connectionString: url });
     try {
@@ -77,30 +65,42 @@ describe('many worker processes on one PostgreSQL', () => {
 async function scenario(url: string, pool: pg.Pool, client: WorkerClient): Promise<void> {
     const workers = await Promise.all(['w1', 'w2', 'w3', 'w4'].map((id) => startWorker(url, '1', id)));
 
-    // The first wave: 150 runs, one in ten asking for a refund (which needs approval).
+    // Each run followed as soon as it is started: a run that suspends is answered (once; a second
+    // answer is refused) while the others run, and followed on to its end.
     const ids: string[] = [];
-    const start = async (i: number) => ids.push(await client.start('teller', i % 10 === 0 ? `please refund order ${i}` : `record order ${i}`, { idempotencyKey: `order-${i}`, tenant: `t${i % 3}` }));
+    const answered = new Map<string, number>();
+    const refusedTwice: string[] = [];
+    const completions: Promise<RunReport>[] = [];
+    let completed = 0;
+    let fortyCompleted!: () => void;
+    const forty = new Promise<void>((resolve) => (fortyCompleted = resolve));
+    const start = async (i: number) => {
+      const runId = await client.start('teller', i % 10 === 0 ? `please refund order ${i}` : `record order ${i}`, { idempotencyKey: `order-${i}`, tenant: `t${i % 3}` });
+      ids.push(runId);
+      completions.push(completion(client, runId, answered, refusedTwice).then((report) => {
+        if (report.status === 'completed' && ++completed === 40) fortyCompleted();
+        return report;
+      }));
+    };
+
+    // The first wave: 150 runs, one in ten asking for a refund (which needs approval).
     for (let i = 0; i < 150; i++) await start(i);
     // A retried request starts no second run.
     expect(await client.start('teller', 'record order 1', { idempotencyKey: 'order-1' })).toBe(ids[1]);
 
-    const answered = new Map<string, number>();
-    const refusedTwice: string[] = [];
-    let finished = false;
-    const approving = approveWhileRunning(client, () => finished, answered, refusedTwice);
-
     // Mid-way: two workers die with runs in their hands.
-    await until(async () => Number((await pool.query("SELECT count(*) FROM koagent_dispatch WHERE state = 'settled' AND status = 'completed'")).rows[0].count) >= 40);
+    await forty;
     const { rows: held } = await pool.query("SELECT run_id FROM koagent_dispatch WHERE state = 'active' AND worker IN ('w1', 'w2')");
-    const killedAt = Date.now();
+    const beforeKill = await lastExecution(pool);
     await Promise.all([killed(workers[0]), killed(workers[1])]);
+    // Once the server has closed the dead workers' connections, nothing more of theirs can land.
+    await until(async () => (await pool.query("SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name IN ('w1', 'w2')")).rows[0].n === 0, "the killed workers' connections to close");
+    const afterDeath = await lastExecution(pool);
     // A new worker, and the deploy: version 2 beside the version-1 ones; then the second wave.
     await Promise.all([startWorker(url, '1', 'w5'), startWorker(url, '2', 'w6')]);
     for (let i = 150; i < RUNS; i++) await start(i);
 
-    const reports = await Promise.all(ids.map((id) => completion(client, id)));
-    finished = true;
-    await approving;
+    const reports = await Promise.all(completions);
 
     // Every run completed, none lost, none dead.
     expect(reports.filter((r) => r.status !== 'completed').map((r) => `${r.runId}: ${r.status} ${r.error?.message ?? ''}`)).toEqual([]);
@@ -115,12 +115,12 @@ async function scenario(url: string, pool: pg.Pool, client: WorkerClient): Promi
       if (i % 10 === 0) expect(effectsOf(runId, 'refund'), runId).toBeLessThanOrEqual(1);
     }
     // A refund (not idempotent) is never executed twice; a record step only when its worker died while it ran, and then by another worker.
-    const executions = await pool.query('SELECT key, tool, array_agg(worker ORDER BY at) AS workers, array_agg(at ORDER BY at) AS ats FROM test_executions GROUP BY key, tool HAVING count(*) > 1');
+    const executions = await pool.query('SELECT key, tool, array_agg(worker ORDER BY seq) AS workers, array_agg(seq ORDER BY seq) AS seqs FROM test_executions GROUP BY key, tool HAVING count(*) > 1');
     expect(executions.rows.filter((r) => r.tool === 'refund')).toEqual([]);
     for (const row of executions.rows) {
       expect(['w1', 'w2']).toContain(row.workers[0]);
       expect(row.workers.slice(1).every((w: string) => !['w1', 'w2'].includes(w))).toBe(true);
-      expect(Number(row.ats[1])).toBeGreaterThanOrEqual(killedAt);
+      expect(Number(row.seqs[1])).toBeGreaterThan(beforeKill);
     }
     expect(executions.rows.length).toBeLessThanOrEqual(2 * 4);
 
@@ -145,7 +145,7 @@ async function scenario(url: string, pool: pg.Pool, client: WorkerClient): Promi
     expect(held.length).toBeGreaterThan(0);
     const { rows: claims } = await pool.query('SELECT run_id, lease_token FROM koagent_runs WHERE run_id = ANY($1)', [held.map((r) => r.run_id)]);
     expect(claims.filter((r) => Number(r.lease_token) > 1).length).toBeGreaterThan(0);
-    const { rows: ghosts } = await pool.query("SELECT count(*)::int AS n FROM test_executions WHERE worker IN ('w1', 'w2') AND at > $1", [killedAt + 50]);
+    const { rows: ghosts } = await pool.query("SELECT count(*)::int AS n FROM test_executions WHERE worker IN ('w1', 'w2') AND seq > $1", [afterDeath]);
     expect(ghosts[0].n).toBe(0);
 
     // No run changed version: every execution of a run ran on its version, and version 2 took new runs.
@@ -154,10 +154,10 @@ async function scenario(url: string, pool: pg.Pool, client: WorkerClient): Promi
     expect(reports.some((r) => r.version === '2')).toBe(true);
 }
 
-/** The run's report once it is over: a suspended run is waited for again, after its answer. */
-async function completion(client: WorkerClient, runId: string) {
+/** The run's report once it is over: a suspended run is answered (and answered again, which is refused), then waited for again. */
+async function completion(client: WorkerClient, runId: string, answered: Map<string, number>, refusedTwice: string[]): Promise<RunReport> {
   for (;;) {
-    const report = await client.wait(runId, { timeoutMs: 30_000 }).catch(async (error) => {
+    const report = await client.wait(runId, { timeoutMs: 60_000 }).catch(async (error) => {
       const db = (client as any).db;
       console.log(JSON.stringify({
         dispatch: (await db.query('SELECT * FROM koagent_dispatch WHERE run_id = $1', [runId])).rows,
@@ -168,11 +168,14 @@ async function completion(client: WorkerClient, runId: string) {
       throw error;
     });
     if (report.status !== 'suspended') return report;
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    const decisions = Object.fromEntries(report.pendingApprovals!.map((call) => [call.toolCallId, true]));
+    await client.answer(runId, decisions);
+    answered.set(runId, (answered.get(runId) ?? 0) + 1);
+    await client.answer(runId, decisions).catch(() => refusedTwice.push(runId));
   }
 }
 
-/** Resolve once `check()` is true (checked every 50 ms). */
-async function until(check: () => Promise<boolean>): Promise<void> {
-  while (!(await check())) await new Promise((resolve) => setTimeout(resolve, 50));
+/** The last execution's place in the log (0 before the first). */
+async function lastExecution(pool: pg.Pool): Promise<number> {
+  return Number((await pool.query('SELECT coalesce(max(seq), 0) AS last FROM test_executions')).rows[0].last);
 }

@@ -61,17 +61,12 @@ describe('a new run whose version is pinned meanwhile', () => {
     const v2 = await db.worker({ agents: [workerAgent(db.pool, { steps: 1 })], version: '2', id: 'v2', logger: quiet });
 
     // Another transaction pins the run to version 2, and commits only once the holder's pin waits for it.
-    const other = await db.pool.connect() as unknown as { query(text: string, values?: unknown[]): Promise<{ rows: any[] }>; release(): void };
-    try {
-      await other.query('BEGIN');
+    await new QueueDb(db.pool, false, 'the test').tx(async (other) => {
       const { rows: [{ pid }] } = await other.query('SELECT pg_backend_pid() AS pid');
       await pinVersion(other, runId, '2');
       gate.open();
       await db.until(async () => (await db.pool.query('SELECT 1 FROM pg_stat_activity WHERE $1 = ANY(pg_blocking_pids(pid))', [pid])).rows.length > 0, "the holder's pin to wait");
-      await other.query('COMMIT');
-    } finally {
-      other.release();
-    }
+    });
 
     expect(await client.wait(runId, { timeoutMs: 20_000 })).toMatchObject({ status: 'completed', version: '2' });
     expect(v2.counts.segments).toBe(1);

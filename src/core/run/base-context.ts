@@ -1,4 +1,4 @@
-import type { BaseContext, Logger, SubagentInfo } from '../vocabulary/contexts.js';
+import type { BaseContext, CallVariables, Logger, RunVariables, SubagentInfo } from '../vocabulary/contexts.js';
 import type { EmittedEvent } from '../vocabulary/events.js';
 import { plainJson } from '../vocabulary/json.js';
 import type { Message } from '../vocabulary/messages.js';
@@ -14,6 +14,7 @@ import type { RunState } from '../vocabulary/state.js';
  */
 export abstract class CallContext implements BaseContext {
   readonly #segment: Segment;
+  #var: CallVariables | undefined;
   readonly messages: Message[];
   signal: AbortSignal;
   readonly state: RunState;
@@ -64,6 +65,14 @@ export abstract class CallContext implements BaseContext {
     return this.#segment.agent.logger;
   }
 
+  get runVar(): RunVariables {
+    return this.#segment.runVar;
+  }
+
+  get var(): CallVariables {
+    return (this.#var ??= Object.create(null) as CallVariables);
+  }
+
   setHookState(name: string, value: unknown): void {
     if (typeof name !== 'string' || name === '') throw new TypeError('ctx.setHookState(name, value): name must be a non-empty string (it keys the value in state.hookState)');
     this.#segment.writer.setHookState(name, plainJson(value, `hook state ${JSON.stringify(name)}`, 'state'));
@@ -79,7 +88,7 @@ export abstract class CallContext implements BaseContext {
 }
 
 /** The counts koagent keeps itself: a layer adding to them would make limits lie. */
-const OWN_COUNTS = new Set(['inputTokens', 'outputTokens', 'totalTokens', 'modelCalls', 'toolCalls', 'cachedInputTokens', 'cacheWriteInputTokens']);
+const OWN_COUNTS: ReadonlySet<string> = new Set(['inputTokens', 'outputTokens', 'totalTokens', 'modelCalls', 'toolCalls', 'cachedInputTokens', 'cacheWriteInputTokens']);
 
 /** The segment behind a context koagent created. */
 export function segmentOf(ctx: BaseContext): Segment {

@@ -1,7 +1,8 @@
 import { segmentOf } from './base-context.js';
 import type { RunContext } from '../vocabulary/contexts.js';
 import { markOwnError } from '../vocabulary/errors.js';
-import type { AssistantToolCall } from '../vocabulary/messages.js';
+import type { AssistantMessage } from '../vocabulary/messages.js';
+import { ToolCall } from './tool-call.js';
 import type { GenerateResult } from '../vocabulary/model.js';
 import { ModelCallContext, modelTurn } from './model-call.js';
 import type { RunResult } from '../vocabulary/result.js';
@@ -19,35 +20,38 @@ export async function runLoop(ctx: RunContext): Promise<RunResult> {
   const segment = segmentOf(ctx);
   const { state } = segment;
   // Run again (a layer sends the model back), the loop reopens how the segment ends.
-  segment.goOn();
-  // The tool calls of the reply kept last, when no code but koagent's has seen them since.
-  let kept: readonly AssistantToolCall[] | undefined;
+  segment.end.goOn();
+  // The records of the reply kept last: the calls the next turn settles.
+  let kept: { reply: AssistantMessage; calls: ToolCall[] } | undefined;
   for (;;) {
     // The segment failed while this loop ran on (an orphaned next()): nothing it does would count.
-    if (segment.writer.closed) return segment.finish('aborted');
+    if (segment.writer.closed) return segment.end.decide('aborted');
     const last = state.messages[state.messages.length - 1];
     if (last?.role === 'assistant') {
       const calls = last.toolCalls;
-      if (calls === undefined || calls.length === 0) return segment.finish('final');
-      const turn = new ToolTurn(segment, calls, calls === kept);
+      if (calls === undefined || calls.length === 0) return segment.end.decide('final');
+      // A turn this segment did not keep the reply of (a resume continues it) makes its records now.
+      const records = kept?.reply === last ? kept.calls : calls.map((written) => new ToolCall(segment, written));
+      const turn = new ToolTurn(segment, records);
       await turn.settleAll();
-      if (turn.end()) return segment.finish('approval');
+      if (turn.end()) return segment.end.decide('approval');
       continue;
     }
     const stop = segment.stopReason();
-    if (stop !== undefined) return segment.finish(stop);
+    if (stop !== undefined) return segment.end.decide(stop);
     const call = modelTurn(segment);
     let reply: GenerateResult | undefined;
     try {
       reply = await segment.stacks.model(call);
-      kept = ModelCallContext.keep(call, reply);
+      const records = ModelCallContext.keep(call, reply);
+      kept = { reply: call.reply!, calls: records };
     } catch (error) {
       // A stack that failed leaves no reply; a failure while keeping the reply leaves it in place.
       if (reply === undefined) ModelCallContext.drop(call);
-      if (segment.aborted) return segment.finish('aborted');
+      if (segment.cancel.aborted) return segment.end.decide('aborted');
       throw error;
     }
-    if (segment.ended !== undefined) return segment.finish('hook_end');
+    if (segment.end.requested !== undefined) return segment.end.decide('hook_end');
   }
 }
 

@@ -1,4 +1,4 @@
-import { boundedArgs } from './arguments.js';
+import { checkedArgs, ToolCall } from './tool-call.js';
 import { CallContext, segmentOf } from './base-context.js';
 import type { ModelContext, SideRequest } from '../vocabulary/contexts.js';
 import { KoagentError, markProviderError } from '../vocabulary/errors.js';
@@ -8,7 +8,8 @@ import { isModelProvider, type GenerateOptions, type GenerateResult, type ModelP
 import { copyPlain } from '../vocabulary/json.js';
 import { plainValue } from '../state/transcript-view.js';
 import { endRun } from './run-context.js';
-import type { ProviderCall, Segment } from './segment.js';
+import type { ProviderCall } from './agent-core.js';
+import type { Segment } from './segment.js';
 import type { EndReason } from '../vocabulary/state.js';
 
 const NO_USAGE = Object.freeze({ inputTokens: 0, outputTokens: 0 });
@@ -33,7 +34,7 @@ export class ModelCallContext extends CallContext implements ModelContext {
   }
 
   get ended(): boolean {
-    return segmentOf(this).ended !== undefined;
+    return segmentOf(this).end.requested !== undefined;
   }
 
   end(output?: unknown, reason?: EndReason): GenerateResult {
@@ -41,11 +42,8 @@ export class ModelCallContext extends CallContext implements ModelContext {
     return { message: { role: 'assistant', content: '' }, usage: { ...NO_USAGE }, finishReason: 'hook_end' };
   }
 
-  generate(first: ModelProvider | SideRequest | undefined, second?: SideRequest | string, third?: string): Promise<GenerateResult> {
-    const segment = segmentOf(this);
-    // generate(request, purpose) or, as the AgentHook dialect calls it, generate(provider, request, purpose).
-    if (typeof second === 'string' || second === undefined) return sideCall(segment, undefined, first as SideRequest, second as string);
-    return sideCall(segment, first as ModelProvider | undefined, second, third as string);
+  generate(request: SideRequest, purpose: string): Promise<GenerateResult> {
+    return sideCall(segmentOf(this), request, purpose);
   }
 
   setReply(message: AssistantMessage): void {
@@ -75,7 +73,7 @@ export class ModelCallContext extends CallContext implements ModelContext {
     call.#reply = undefined;
     const { provider } = call;
     if (!isModelProvider(provider)) return Promise.reject(new TypeError('ctx.provider must be a model provider (an object with generate(request)); a layer set it to something else'));
-    return callProvider({ segment, provider, request: forProvider(call.request), purpose: call.purpose, turn: call });
+    return callProvider(segment, providerCall(segment, provider, forProvider(call.request), call.purpose, call));
   }
 
   /** Whether the turn's stack is still running (a provider call that ends after it changes nothing). */
@@ -94,23 +92,29 @@ export class ModelCallContext extends CallContext implements ModelContext {
   }
 
   /**
-   * The `model` stack is done: keep the reply its outermost layer returned, its tool calls'
-   * arguments within the bounds. Returns those calls when no listener has seen them since, so
-   * the turn that follows need not walk their arguments again.
+   * The `model` stack is done: keep the reply its outermost layer returned, each tool call's
+   * arguments checked against the bounds once, here. Returns its tool calls as the records
+   * the turn that follows settles.
    */
-  static keep(call: ModelCallContext, result: GenerateResult): readonly AssistantToolCall[] | undefined {
+  static keep(call: ModelCallContext, result: GenerateResult): ToolCall[] {
     call.#closed = true;
     const segment = segmentOf(call);
     let kept = result.message;
+    const checked: (Record<string, unknown> | string)[] = [];
     // A layer that ended the run without calling the model leaves no reply behind.
-    if (segment.ended === undefined || call.#reply !== undefined) {
+    if (segment.end.requested === undefined || call.#reply !== undefined) {
       const bounds = segment.agent.argumentBounds;
-      kept = segment.writer.keepReply(call.#reply, result.message, (args) => boundedArgs(args, bounds));
+      kept = segment.writer.keepReply(call.#reply, result.message, (raw) => {
+        const { kept: inTranscript, args } = checkedArgs(raw, bounds);
+        checked.push(args);
+        return inTranscript;
+      });
       call.#reply = kept;
     }
-    if (!segment.listening) return kept.toolCalls;
-    segment.publish({ type: 'model.done', step: call.step, purpose: 'turn', message: kept, usage: result.usage, finishReason: result.finishReason });
-    return undefined;
+    if (!segment.bus.listening) return (kept.toolCalls ?? []).map((written, i) => new ToolCall(segment, written, checked[i]));
+    segment.bus.publish({ type: 'model.done', step: call.step, purpose: 'turn', message: kept, usage: result.usage, finishReason: result.finishReason });
+    // A listener was handed the kept reply and may have changed it: its calls are checked as it is now.
+    return (kept.toolCalls ?? []).map((written) => new ToolCall(segment, written));
   }
 
   /** The `model` stack failed: the call leaves no reply in the transcript. */
@@ -137,7 +141,7 @@ export function modelTurn(segment: Segment): ModelCallContext {
     signal: segment.base.signal,
   };
   const call = new ModelCallContext(segment, request, step, 'turn');
-  if (segment.listening) segment.publish({ type: 'model.start', step, purpose: 'turn' });
+  if (segment.bus.listening) segment.bus.publish({ type: 'model.start', step, purpose: 'turn' });
   return call;
 }
 
@@ -146,8 +150,8 @@ export function modelTurn(segment: Segment): ModelCallContext {
  * layers of the segment's mode), checked, and counted in the run's usage (a turn's reply also placed in the
  * transcript). What it throws is the provider's.
  */
-async function callProvider(call: ProviderCall): Promise<GenerateResult> {
-  const { segment, provider, request } = call;
+async function callProvider(segment: Segment, call: ProviderCall): Promise<GenerateResult> {
+  const { provider, request } = call;
   let result: GenerateResult;
   try {
     result = await segment.stacks.provider(call);
@@ -156,7 +160,7 @@ async function callProvider(call: ProviderCall): Promise<GenerateResult> {
     // with it, so a step asks Node's signal nothing; a layer's own signal is asked.
     const signal = request.signal;
     if (signal === segment.base.signal) {
-      if (segment.aborted) throw signal.reason;
+      if (segment.cancel.aborted) throw signal.reason;
     } else signal?.throwIfAborted();
     checkReply(result, provider);
   } catch (error) {
@@ -169,6 +173,13 @@ async function callProvider(call: ProviderCall): Promise<GenerateResult> {
   return result;
 }
 
+/** The provider stack's context for one call: what its features see, and no more. */
+function providerCall(segment: Segment, provider: ModelProvider, request: GenerateOptions, purpose: string, turn: ModelContext | undefined): ProviderCall {
+  const call = { provider, request, purpose, turn, runVar: segment.runVar };
+  const { emit } = segment.base;
+  return emit === undefined ? call : { ...call, emit };
+}
+
 /**
  * The request as a provider gets it: the messages themselves, not the layers' view of them
  * (a provider may copy or serialise them however it likes).
@@ -178,21 +189,28 @@ function forProvider(request: GenerateOptions): GenerateOptions {
   return messages === request.messages ? request : Object.assign({}, request, { messages });
 }
 
-/** The terminal of the `provider` stack: the provider's own `generate`. */
+/** The terminal of the `provider` stack: the provider's own `generate`, whose errors are the provider's. */
 export function generateReply(call: ProviderCall): Promise<GenerateResult> {
-  return call.provider.generate(call.request);
+  const { provider } = call;
+  const fromProvider = (error: unknown) => Promise.reject(markProviderError(error, providerName(provider)));
+  try {
+    return Promise.resolve(provider.generate(call.request)).catch(fromProvider);
+  } catch (error) {
+    return fromProvider(error);
+  }
 }
 
 /** A side model call (`ctx.generate` of a model or tool context): straight to a provider, counted in the run's usage. */
-export async function sideCall(segment: Segment, provider: ModelProvider | undefined, request: SideRequest, purpose: string): Promise<GenerateResult> {
+export async function sideCall(segment: Segment, request: SideRequest, purpose: string): Promise<GenerateResult> {
+  if (typeof request !== 'object' || request === null || !Array.isArray(request.messages)) throw new TypeError('ctx.generate(request, purpose): request.messages must be an array of messages');
+  const { provider, ...rest } = request;
   const model = provider ?? segment.agent.provider;
-  if (!isModelProvider(model)) throw new TypeError('ctx.generate(provider, request, purpose): provider must be a model provider (an object with generate), or left out for the agent\'s model');
-  if (!Array.isArray(request?.messages)) throw new TypeError('ctx.generate(request, purpose): request.messages must be an array of messages');
+  if (!isModelProvider(model)) throw new TypeError('ctx.generate(request, purpose): request.provider must be a model provider (an object with generate), or left out for the agent\'s model');
   if (typeof purpose !== 'string' || purpose === '') throw new TypeError('ctx.generate(request, purpose): purpose must name what the call is for, e.g. \'compaction\' (it tags its span and events)');
   const step = segment.state.steps;
-  if (segment.listening) segment.publish({ type: 'model.start', step, purpose });
-  const result = await callProvider({ segment, provider: model, request: forProvider(Object.assign({ tools: [], signal: segment.base.signal }, request)), purpose, turn: undefined });
-  if (segment.listening) segment.publish({ type: 'model.done', step, purpose, message: result.message, usage: result.usage, finishReason: result.finishReason });
+  if (segment.bus.listening) segment.bus.publish({ type: 'model.start', step, purpose });
+  const result = await callProvider(segment, providerCall(segment, model, forProvider(Object.assign({ tools: [], signal: segment.base.signal }, rest)), purpose, undefined));
+  if (segment.bus.listening) segment.bus.publish({ type: 'model.done', step, purpose, message: result.message, usage: result.usage, finishReason: result.finishReason });
   return result;
 }
 

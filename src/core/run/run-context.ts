@@ -16,7 +16,7 @@ export class SegmentContext extends CallContext implements RunContext {
   end(output?: unknown, reason?: EndReason): RunResult {
     const owner = segmentOf(this);
     endRun(owner, output, reason);
-    return owner.finish('hook_end');
+    return owner.end.decide('hook_end');
   }
 }
 
@@ -36,7 +36,7 @@ export function endRun(segment: Segment, output: unknown, reason: EndReason | un
       throw new TypeError(`ctx.end(output): the output is kept in the run state, so it must be JSON; ${(error as Error).message.replace('the result is not JSON: ', '')}`);
     }
   }
-  segment.end(output, reason ?? 'hook_end');
+  segment.end.requested = { output, reason: reason ?? 'hook_end' };
 }
 
 /**
@@ -47,6 +47,6 @@ export function endRun(segment: Segment, output: unknown, reason: EndReason | un
  * @example catch (error) { const thrown = failing(ctx, blame(error, hookName)); await cleanUp(ctx.state); throw thrown; }
  */
 export function failing(ctx: RunContext, error: unknown): unknown {
-  segmentOf(ctx).failing(error);
+  segmentOf(ctx).end.failing(error);
   return error;
 }

@@ -1,5 +1,4 @@
-import { startingArgs } from '../state/approved-call.js';
-import { argsObject, isArgsObject } from './arguments.js';
+import type { ToolCall } from './tool-call.js';
 import { contentProblem } from '../vocabulary/content.js';
 import type { AssistantToolCall, ToolMessage } from '../vocabulary/messages.js';
 import { errorContent, resultContent, toolError, type ToolFailure, type ToolOutcome } from '../vocabulary/outcome.js';
@@ -22,11 +21,7 @@ export class ToolTurn {
   /** Calls that wait for a human, with their position in the reply (made on the first one). */
   private pending: { at: number; approval: PendingApproval }[] | undefined;
 
-  /**
-   * `bounded`: the calls' arguments were checked against the bounds as the reply was kept,
-   * and nothing has run since that could change them.
-   */
-  constructor(private readonly segment: Segment, private readonly calls: AssistantToolCall[], private readonly bounded: boolean) {
+  constructor(private readonly segment: Segment, private readonly calls: ToolCall[]) {
     for (let i = 0; i < calls.length; i++) if (segment.writer.heldResult(calls[i].id) === undefined) this.todo.push(i);
   }
 
@@ -36,22 +31,22 @@ export class ToolTurn {
    */
   settle(i: number, outcome: ToolOutcome): Promise<void> | undefined {
     const { segment } = this;
-    const call = this.calls[i];
+    const call = this.calls[i].written;
     if (outcome.requiresApproval !== true) return written(segment, call, outcome, this.calls.length === 1);
     const pending = (this.pending ??= []);
     // A nested run behind the call waits: its approvals are listed as the run's own, as it gives them.
     const { nested } = outcome;
     for (const approval of nested?.approvals ?? [ownApproval(call, outcome)]) {
       pending.push({ at: i, approval });
-      if (segment.listening) segment.publish({ type: 'approval.requested', ...approval });
+      if (segment.bus.listening) segment.bus.publish({ type: 'approval.requested', ...approval });
     }
     return segment.writer.callWaits(call.id, nested);
   }
 
   /** Settle every call left, up to `toolConcurrency` at a time. */
   settleAll(): Promise<void> {
-    const { segment, calls, bounded } = this;
-    return pool(this.todo, segment.agent.toolConcurrency, async (i) => this.settle(i, await callOutcome(segment, calls[i], bounded)));
+    const { segment, calls } = this;
+    return pool(this.todo, segment.agent.toolConcurrency, async (i) => this.settle(i, await callOutcome(segment, calls[i])));
   }
 
   /**
@@ -77,10 +72,10 @@ export class ToolTurn {
 function written(segment: Segment, call: AssistantToolCall, outcome: ToolOutcome, alone: boolean): Promise<void> | undefined {
   const message = toolMessage(call, outcome);
   const stepEnd = segment.writer.callSettled(call.id, message, alone);
-  if (segment.listening) {
+  if (segment.bus.listening) {
     const error = message.metadata?.error as ToolFailure | undefined;
-    if (error !== undefined) segment.publish({ type: 'tool.error', toolCallId: call.id, toolName: call.name, kind: error.kind, message: error.message, ...(error.by !== undefined ? { by: error.by } : {}) });
-    else segment.publish({ type: 'tool.done', toolCallId: call.id, toolName: call.name, result: message.content, ...replaced(outcome) });
+    if (error !== undefined) segment.bus.publish({ type: 'tool.error', toolCallId: call.id, toolName: call.name, error: { ...error } });
+    else segment.bus.publish({ type: 'tool.done', toolCallId: call.id, toolName: call.name, result: message.content, ...replaced(outcome) });
   }
   return stepEnd;
 }
@@ -111,34 +106,26 @@ async function pool<T>(items: T[], limit: number, fn: (item: T) => Promise<void>
 /**
  * Send one call through the `tool` stack, unless it must not run: it was interrupted while
  * running, the run was cancelled, a human denied it, or its arguments are no JSON object.
- * Not async, so the stack's own promise is what the caller awaits. `bounded`: its arguments
- * were checked against the bounds as the reply was kept, and nothing has run since that could
- * change them.
+ * Not async, so the stack's own promise is what the caller awaits.
  */
-export function callOutcome(segment: Segment, call: AssistantToolCall, bounded: boolean): ToolOutcome | Promise<ToolOutcome> {
+export function callOutcome(segment: Segment, record: ToolCall): ToolOutcome | Promise<ToolOutcome> {
+  const call = record.written;
   if (segment.writer.entryOf(call.id) === 'running') {
     const interrupted = interruptedCall(segment, call);
     if (interrupted !== undefined) return interrupted;
   }
-  const decision = segment.writer.decisionOn(call.id);
+  const { decision } = record;
   if (decision !== undefined) {
-    segment.recordPermission(
+    segment.bus.permission(
       { toolName: decision.toolName ?? call.name, toolCallId: call.id, args: decision.args ?? call.args },
       { decision: decision.approved ? 'allow' : 'deny', source: 'approval', ...(decision.reason !== undefined ? { reason: decision.reason } : {}) },
     );
   }
-  if (segment.aborted) return toolError('aborted', 'The run was cancelled before this call ran');
+  if (segment.cancel.aborted) return toolError('aborted', 'The run was cancelled before this call ran');
   // A human said no: the approval step settles it alone, where spans and the layer trace see it.
-  if (decision !== undefined && !decision.approved) return segment.stacks.denied(new ToolCallContext(segment, call, deniedArgs(call.args), decision));
-  const given = startingArgs(decision, call.name, call.args);
-  const args = bounded && given === call.args && isArgsObject(given) ? given : argsObject(given, segment.agent.argumentBounds);
-  if (typeof args === 'string') return toolError('validation', `Invalid arguments for ${call.name}: ${args}`);
-  return segment.stacks.tool(new ToolCallContext(segment, call, args, decision));
-}
-
-/** A denied call's arguments, as its context shows them: the model's, or none when they are no object. */
-function deniedArgs(args: unknown): Record<string, unknown> {
-  return isArgsObject(args) ? args : {};
+  if (decision !== undefined && !decision.approved) return segment.stacks.denied(new ToolCallContext(segment, record));
+  if (record.problem !== undefined) return toolError('validation', `Invalid arguments for ${call.name}: ${record.problem}`);
+  return segment.stacks.tool(new ToolCallContext(segment, record));
 }
 
 /**

@@ -20,7 +20,7 @@ export function nextSegment(state: RunState, decisions: Record<string, ApprovalD
   if (checked.agentName !== agent.name) throw bad(`this state belongs to agent "${checked.agentName}", not "${agent.name}"; resume it with that agent`);
   if (checked.agentId !== agent.id || checked.toolsFingerprint !== agent.toolsFingerprint) {
     const what = checked.agentId !== agent.id ? `id "${checked.agentId}", not "${agent.id}"` : 'other tools (its calls name tools, or arguments, this agent may not have)';
-    throw bad(`this state belongs to another agent named "${agent.name}" (${what}); resume it with the agent that ran it, or take it over on purpose with agent.adoptState(state)`);
+    throw bad(`this state belongs to another agent named "${agent.name}" (${what}); resume it with the agent that ran it, or take it over on purpose with agent.runs.adoptState(state)`);
   }
   if (checked.status === 'completed') throw bad(`run ${checked.runId} has completed (${checked.stopReason}); start a new one with agent.run() or agent.send()`);
   if (checked.status === 'running') throw bad(`run ${checked.runId} is still running; resume the state of its result or of its RunFailedError`);

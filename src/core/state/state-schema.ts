@@ -1,6 +1,7 @@
 // The run state's shape as a zod schema: what `resume` checks a state against, whole, before
 // anything runs. It is tied to the `RunState` type at compile time (`satisfies`), so the type that
 // documents the state and the check that guards it cannot drift apart.
+import { lazily } from '../vocabulary/lazy.js';
 import { z } from 'zod';
 import { KoagentError } from '../vocabulary/errors.js';
 import { contentProblem } from '../vocabulary/content.js';
@@ -114,7 +115,7 @@ function buildSchemas() {
   return { state, version2 };
 }
 
-let schemas: ReturnType<typeof buildSchemas> | undefined;
+const schemasOf = lazily(buildSchemas);
 
 const refuse = (what: string) => new KoagentError('invalid_resume', `resume(state): ${what}; pass the \`state\` of a RunResult or of a RunFailedError, unchanged`);
 
@@ -129,7 +130,7 @@ export function checkState(value: unknown): RunState {
   if (version !== STATE_VERSION && version !== 2) throw refuse(`state.version is ${JSON.stringify(version)}, expected ${STATE_VERSION} (the run state format this koagent writes; it reads 2 as well)`);
   const tooDeep = deepestPath(value, MAX_STATE_DEPTH);
   if (tooDeep !== undefined) throw refuse(`${tooDeep} is nested deeper than ${MAX_STATE_DEPTH} levels`);
-  schemas ??= buildSchemas();
+  const schemas = schemasOf();
   if (version === 2) {
     // Checked in its own format, so a bad field is named as the state has it, then listed.
     check(schemas.version2, value);

@@ -209,7 +209,7 @@ export function transcriptView(writer: TranscriptWrites, readOnly: boolean): Mes
 }
 
 /** The fields of a message the message check judges: what is set inside them is copied. */
-const CHECKED = new Set<string | symbol>(['content', 'toolCalls']);
+const CHECKED: ReadonlySet<string | symbol> = new Set(['content', 'toolCalls']);
 
 /** `target[key]`, as a view when it is an object, unless the proxy rules say it must be given as is (a frozen property). */
 function wrapped(target: object, key: string | symbol, view: (value: object) => object): unknown {

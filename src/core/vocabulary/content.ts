@@ -75,6 +75,8 @@ export type ContentPart = TextPart | ImagePart | FilePart | ReasoningPart;
  * What a user message may hold: text, images and files.
  *
  * @example const content: UserContentPart[] = [{ type: 'text', text: 'Summarise' }, { type: 'file', data: pdf, mediaType: 'application/pdf' }];
+ *
+ * @inline
  */
 export type UserContentPart = TextPart | ImagePart | FilePart;
 

@@ -2,7 +2,7 @@
 // written against. Nothing else of koagent is reachable from a context.
 import type { z } from 'zod';
 import type { ToolContentPart } from './content.js';
-import type { EmittedEvent } from './events.js';
+import type { EmittedEvent, PermissionRecord } from './events.js';
 import type { AssistantMessage, AssistantToolCall, Message } from './messages.js';
 import type { GenerateOptions, GenerateResult, ModelProvider, ToolSpec } from './model.js';
 import type { ToolOutcome } from './outcome.js';
@@ -31,6 +31,35 @@ export interface Logger {
   /** Report something koagent does not raise. */
   warn(message: string, ...details: unknown[]): void;
 }
+
+/**
+ * What layers keep for the rest of one run segment, in memory, shared by every context of it:
+ * `ctx.runVar`. Augment it to type your own (a value that must survive the segment belongs in
+ * `ctx.setHookState`).
+ *
+ * @example declare module 'koagent/types' { interface RunVariables { startedAt?: number } }
+ */
+export interface RunVariables {
+  /**
+   * The output the run state keeps for this segment's end, when a run layer chose another than
+   * the end's own after `next()` (structured output keeps the answer as the model wrote it,
+   * while the result carries the schema's output). Forgotten when the loop runs again.
+   *
+   * @internal
+   */
+  [STATE_OUTPUT]?: { output: unknown };
+}
+
+/** The key of `RunVariables` for the output the run state keeps (see there). */
+export const STATE_OUTPUT: unique symbol = Symbol('koagent.stateOutput');
+
+/**
+ * What layers keep for one call — a model call, a tool call, a segment's pass through the run
+ * stack — in memory: `ctx.var`. Augment it to type your own.
+ *
+ * @example declare module 'koagent/types' { interface CallVariables { t0?: number } }
+ */
+export interface CallVariables {}
 
 /**
  * Fields and methods every context has, at every hook point.
@@ -72,6 +101,19 @@ export interface BaseContext<C = unknown> {
   readonly emit?: <T extends string>(event: EmittedEvent<T>) => void;
   /** The agent's logger: for what a layer reports but does not raise. */
   readonly logger: Logger;
+  /**
+   * This run segment's variables, shared by every context of it (see `RunVariables`).
+   *
+   * @example run: async (ctx, next) => { ctx.runVar.startedAt = Date.now(); return next(); }
+   */
+  readonly runVar: RunVariables;
+  /**
+   * This context's own variables: one model call's, one tool call's, or (in a run context) the
+   * run stack's pass of this segment (see `CallVariables`).
+   *
+   * @example tool: async (ctx, next) => { ctx.var.t0 = performance.now(); return next(); }
+   */
+  readonly var: CallVariables;
   /**
    * Keep `value` (plain JSON) in the run state under `name` (`state.hookState[name]`): it
    * survives suspend, resume and other processes. A criogen Hook's `{ state }` is this.
@@ -148,8 +190,6 @@ export interface ModelContext<C = unknown> extends BaseContext<C> {
    * @example const { message } = await ctx.generate({ messages: [{ role: 'user', content: 'Classify: …' }] }, 'classify');
    */
   generate(request: SideRequest, purpose: string): Promise<GenerateResult>;
-  /** The same, with a provider of its own (undefined: the agent's model), as the AgentHook dialect calls it. */
-  generate(provider: ModelProvider | undefined, request: SideRequest, purpose: string): Promise<GenerateResult>;
   /**
    * Make `message` this call's reply in the transcript now, in place of the one there, so the
    * code after your `next()` sees the transcript end with it. (The loop keeps the reply the
@@ -164,11 +204,59 @@ export interface ModelContext<C = unknown> extends BaseContext<C> {
 }
 
 /**
- * The request of a side call (`ctx.generate`): messages at least; the rest defaults to no tools and the run's signal.
+ * The request of a side call (`ctx.generate`): messages at least; the rest defaults to no tools,
+ * the run's signal and the agent's model (`provider` asks another).
  *
  * @example const request: SideRequest = { messages: [{ role: 'user', content: 'Summarise: …' }], maxTokens: 200 };
  */
-export type SideRequest = Partial<GenerateOptions> & Pick<GenerateOptions, 'messages'>;
+export type SideRequest = Partial<GenerateOptions> & Pick<GenerateOptions, 'messages'> & { provider?: ModelProvider };
+
+/**
+ * One tool call, from the reply that asked for it to its result (`ctx.call`): what the model
+ * wrote, the arguments as the layers leave them, and what was decided of it. Layers change the
+ * call through it — `ctx.args` and `ctx.toolName` are its arguments and name — so whether it
+ * may have changed is a fact it knows, not a comparison: such a call is checked against its
+ * tool's schema again.
+ *
+ * @example tool: (ctx, next) => { if (ctx.call.args.limit === undefined) ctx.call.setArgs({ ...ctx.call.args, limit: 10 }); return next(); }
+ */
+export interface ToolCallRecord {
+  readonly id: string;
+  /** The call exactly as the model wrote it (as the transcript keeps it). */
+  readonly written: Readonly<AssistantToolCall>;
+  /** The tool it calls now. */
+  readonly name: string;
+  /** Its arguments now, as JSON (the schema's input form): the call's own copy, which a layer may edit in place. */
+  readonly args: Record<string, unknown>;
+  /** The arguments as the tool's schema parsed them, once validation checked the call: what the tool, its guardrails and `needsApproval` get. */
+  readonly parsedArgs: unknown;
+  /**
+   * A layer renamed the call, set its arguments, or was handed them (and so may have edited them
+   * in place) since validation last checked it: then it is checked again before it runs.
+   */
+  readonly changed: boolean;
+  /** The human's decision, when the call runs again after one (see `ApprovalDecision`). */
+  readonly decision: { readonly approved: boolean; readonly toolName?: string; readonly args?: unknown; readonly reason?: string } | undefined;
+  /** The last permission decision on the call (a rule's, or a layer's denial), once one was made. */
+  readonly policy: PermissionRecord | undefined;
+  /** Replace the arguments (checked against the tool's schema again before the tool runs). */
+  setArgs(args: Record<string, unknown>): void;
+  /** Call another tool with these arguments (checked again before it runs). */
+  rename(name: string): void;
+  /**
+   * Record a permission decision on this call: told to `onPermissionDecision` listeners and as
+   * a `permission.decision` event, and kept as `policy` (an `ask` makes the approval step pause).
+   */
+  decide(decision: Pick<PermissionRecord, 'decision' | 'source' | 'rule' | 'hook' | 'reason'>): void;
+  /**
+   * The outcome an exception becomes when code that counts as this call's tool (a hook of
+   * yours) threw it, by the agent's `onToolException`: a `ToolError` reaches the model as is,
+   * anything else is an `execution` error — or fails the run when the policy says `'fail'`.
+   *
+   * @example try { audit(ctx); } catch (error) { return ctx.call.thrown(error, 'audit'); }
+   */
+  thrown(error: unknown, by: string): ToolOutcome;
+}
 
 /**
  * Context of the `tool` hook point: once per tool call. `next()` resolves to its outcome.
@@ -177,13 +265,15 @@ export type SideRequest = Partial<GenerateOptions> & Pick<GenerateOptions, 'mess
  */
 export interface ToolContext<C = unknown> extends BaseContext<C> {
   readonly toolCallId: string;
-  /** The tool to run; a layer may change it before `next()` (the args are revalidated). */
+  /** The call itself: what the model wrote, the arguments and name now, what was decided (see `ToolCallRecord`). */
+  readonly call: ToolCallRecord;
+  /** The tool to run (`call.name`); a layer may change it before `next()` (the args are revalidated). */
   toolName: string;
-  /** The arguments as JSON (the schema's input form); a layer may replace or edit them. */
+  /** The arguments as JSON (`call.args`); a layer may replace or edit them (they are revalidated). */
   args: Record<string, unknown>;
   /** The call exactly as the model wrote it. */
   readonly toolCall: Readonly<AssistantToolCall>;
-  /** The resolved tool (set once validation passed; unset in layers that see raw calls). */
+  /** The resolved tool (set once validation passed; unset in layers that see raw calls). A layer may run another in its place. */
   tool: Tool | undefined;
   /** Same for every attempt at this call: across retries, resume and retried segments. */
   readonly idempotencyKey: string;
@@ -206,36 +296,20 @@ export interface ToolContext<C = unknown> extends BaseContext<C> {
    */
   deny(reason: string, by?: string): ToolOutcome;
   /**
-   * Replace the arguments now, as an AgentHook's `{ input }` does: checked at once against the
-   * tool's schema and, for a call a human approved, against what they approved. Returns the
-   * outcome that settles the call when they are refused (naming the hook `by`), else undefined.
-   *
-   * @example const refused = ctx.replaceArgs({ ...ctx.args, limit: 10 }, 'default-limit'); if (refused) return refused;
-   */
-  replaceArgs(args: Record<string, unknown>, by: string): ToolOutcome | undefined;
-  /**
-   * The outcome `error` becomes when code that counts as the tool (the tool, or a hook of
-   * yours) threw it, by the agent's `onToolException`: a `ToolError` reaches the model as is,
-   * anything else is an `execution` error — or fails the run when the policy says `'fail'`.
-   *
-   * @example try { audit(ctx); } catch (error) { return ctx.errorOutcome(error, 'audit'); }
-   */
-  errorOutcome(error: unknown, by: string): ToolOutcome;
-  /**
    * A side model call from a tool or a tool layer (a summary, an emulated result), as
    * `ModelContext.generate`: counted in the run's usage and limits, with its own span.
    *
    * @example const { message } = await ctx.generate({ messages: [{ role: 'user', content: `Summarise: ${page}` }] }, 'summarise-page');
    */
   generate(request: SideRequest, purpose: string): Promise<GenerateResult>;
-  /** The same, with a provider of its own (undefined: the agent's model). */
-  generate(provider: ModelProvider | undefined, request: SideRequest, purpose: string): Promise<GenerateResult>;
 }
 
 /**
  * A guardrail's verdict: `{ block: reason }` stops the call; anything else lets it through.
  *
  * @example const verdict: GuardrailVerdict = { block: 'The amount is over the limit' };
+ *
+ * @inline
  */
 export type GuardrailVerdict = { block: string } | void | undefined | null | boolean;
 
@@ -258,6 +332,8 @@ export type OutputGuardrail<I = any, R = unknown> = (result: R, args: I, ctx: To
  * guarantees: permission rules can match on them (`{ annotations: { destructiveHint: true }, decision: 'ask' }`).
  *
  * @example defineTool({ name: 'rm', description: 'Delete a file', annotations: { destructiveHint: true }, input, execute })
+ *
+ * @inline
  */
 export interface ToolAnnotations {
   /** A human-readable title. */
@@ -309,5 +385,7 @@ export interface Tool<S extends z.ZodType = z.ZodType, R = unknown, C = any> {
  * `'ask'`: suspend the run and let a human decide whether it runs again.
  *
  * @example defineTool({ name: 'wire', description: 'Send money', onInterrupted: 'ask', execute: wire })
+ *
+ * @inline
  */
 export type InterruptPolicy = 'rerun' | 'report' | 'ask';

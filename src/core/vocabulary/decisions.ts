@@ -1,5 +1,6 @@
 // A human decision as given to resume (or to a worker client's answer), checked field by field:
 // fail closed, a misspelt field refused naming the one meant, the actor made `{ id, name? }`.
+import { lazily } from './lazy.js';
 import { z } from 'zod';
 import { optionsSchema, parseOptions } from './options.js';
 import type { DecisionActor, DecisionSurface } from './state.js';
@@ -21,8 +22,7 @@ export interface CheckedDecision {
 }
 
 // Made on first use: most programs never resume a run (see the state schema).
-let schema: z.ZodType | undefined;
-function decisionSchema(): z.ZodType {
+const decisionSchema = lazily((): z.ZodType => {
   const text = (what: string) => z.string({ error: `must be a string (${what})` }).min(1, { error: `must not be empty (${what})` }).max(MAX_ACTOR, { error: `must be at most ${MAX_ACTOR} characters (${what})` });
   const actor = z.union([
     text("who decided, e.g. 'ada@example.com'"),
@@ -30,14 +30,14 @@ function decisionSchema(): z.ZodType {
   ], { error: "must be a string, or { id: string, name?: string } (who decided)" });
   const surface = z.string({ error: "must be a string such as 'api', 'cli', 'studio', 'worker-client' or one of your own" })
     .regex(SURFACE, { error: "must be a short lower-case name such as 'api', 'cli', 'studio', 'worker-client' or 'slack' (letters, digits, - _ . :, at most 64 characters)" });
-  return (schema ??= optionsSchema({
+  return optionsSchema({
     approved: z.boolean(),
     reason: z.string({ error: 'must be a string (why, told to the model on a denial)' }).optional(),
     args: z.unknown().optional(),
     actor: actor.optional(),
     surface: surface.optional(),
-  }, { noun: 'a field of a decision', aliases: { approve: 'approved', by: 'actor', user: 'actor', decidedBy: 'actor', editedArgs: 'args', arguments: 'args', input: 'args', via: 'surface', source: 'surface', channel: 'surface' } }));
-}
+  }, { noun: 'a field of a decision', aliases: { approve: 'approved', by: 'actor', user: 'actor', decidedBy: 'actor', editedArgs: 'args', arguments: 'args', input: 'args', via: 'surface', source: 'surface', channel: 'surface' } });
+});
 
 /**
  * One decision checked and made plain: `true`/`false` as `{ approved }`, the actor as

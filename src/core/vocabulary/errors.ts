@@ -8,6 +8,8 @@ const MARK = Symbol.for('koagent.error');
  * adds its codes where it is written, by declaration merging (the run stores do).
  *
  * @example const code: keyof ErrorCodes = 'hook_failed';
+ *
+ * @inline
  */
 export interface ErrorCodes {
   hook_failed: true;
@@ -73,9 +75,10 @@ export class RunFailedError extends KoagentError {
 }
 
 // Who threw what: set where a layer or the model throws, read where the exception leaves the
-// run. A WeakMap keeps the thrown value itself untouched for outer layers' try/catch.
+// run. The thrown object keeps its identity for outer layers' try/catch; the origin rides on it
+// under a key no one else reads, hidden from its enumeration and its JSON.
 export type ErrorOrigin = { kind: 'layer' | 'provider' | 'koagent'; name: string };
-const origins = new WeakMap<object, ErrorOrigin>();
+const ORIGIN: unique symbol = Symbol('koagent.errorOrigin');
 
 /**
  * Attribute `error` to `name`, unless its origin is already known (the first attribution wins):
@@ -104,19 +107,22 @@ export function markProviderError(error: unknown, name: string): unknown {
 
 function mark(error: unknown, origin: ErrorOrigin): unknown {
   if (typeof error === 'object' && error !== null) {
-    if (!origins.has(error)) origins.set(error, origin);
-    return error;
+    if (ORIGIN in error) return error;
+    if (Object.isExtensible(error)) {
+      Object.defineProperty(error, ORIGIN, { value: origin });
+      return error;
+    }
   }
-  // A primitive cannot be keyed, so it is wrapped once; its value stays reachable as `cause`.
+  // A primitive (or a frozen object) cannot carry it, so it is wrapped once; its value stays reachable as `cause`.
   const code = origin.kind === 'provider' ? 'model_error' : origin.kind === 'layer' ? 'hook_failed' : 'internal';
   const wrapped = new KoagentError(code, `${origin.name} threw ${describe(error)}`, { cause: error, layer: origin.kind === 'layer' ? origin.name : undefined });
-  origins.set(wrapped, origin);
+  Object.defineProperty(wrapped, ORIGIN, { value: origin });
   return wrapped;
 }
 
 /** Where an error came from, if koagent saw it arise. */
 export function errorOrigin(error: unknown): ErrorOrigin | undefined {
-  return typeof error === 'object' && error !== null ? origins.get(error) : undefined;
+  return typeof error === 'object' && error !== null ? (error as { [ORIGIN]?: ErrorOrigin })[ORIGIN] : undefined;
 }
 
 export function describe(value: unknown): string {

@@ -1,13 +1,15 @@
 import type { ToolContentPart } from './content.js';
 import type { AssistantMessage } from './messages.js';
 import type { FinishReason, TokenUsage } from './model.js';
-import type { ToolErrorKind } from './tool-error.js';
+import type { ToolFailure } from './outcome.js';
 import type { RunStatus, StopReason } from './state.js';
 
 /**
  * What a permission rule, a hook or a human decided about one call.
  *
  * @example const decision: PermissionDecision = 'ask';
+ *
+ * @inline
  */
 export type PermissionDecision = 'allow' | 'deny' | 'ask';
 
@@ -65,7 +67,7 @@ type MiddlewareEvent = { [T in MiddlewareEventType]: { type: T } & MiddlewareEve
  * declared in `MiddlewareEvents`. Events watch a run; they cannot change it. They carry what the
  * model sees, never a value a layer replaced.
  *
- * @example onEvent: (e) => { if (e.type === 'tool.error') console.warn(e.toolName, e.kind, e.message); }
+ * @example onEvent: (e) => { if (e.type === 'tool.error') console.warn(e.toolName, e.error.kind, e.error.message); }
  */
 export type AgentEvent = EventBase &
   (
@@ -75,7 +77,7 @@ export type AgentEvent = EventBase &
     | { type: 'model.done'; step: number; purpose: string; message: AssistantMessage; usage: TokenUsage; finishReason: FinishReason }
     | { type: 'tool.start'; toolCallId: string; toolName: string; args: unknown }
     | { type: 'tool.done'; toolCallId: string; toolName: string; /** What the model reads: text, or parts. */ result: string | ToolContentPart[]; replacedBy?: string; replacedByHook?: string }
-    | { type: 'tool.error'; toolCallId: string; toolName: string; kind: ToolErrorKind; message: string; /** The layer, rule, guardrail or `approval` that settled it, when known. */ by?: string }
+    | { type: 'tool.error'; toolCallId: string; toolName: string; /** As the call's outcome carries it: `by`, the layer, rule, guardrail or `approval` that settled it, when known. */ error: ToolFailure }
     | { type: 'approval.requested'; toolCallId: string; toolName: string; args: unknown; reason?: string; path?: string[] }
     | { type: 'model.retry'; step: number; attempt: number; delayMs: number; fromRetryAfter: boolean; message: string }
     | ({ type: 'permission.decision' } & PermissionRecord)
@@ -105,5 +107,7 @@ export type EmittedEvent<T extends string = string> = { type: T } & EmittedField
  * Watches a run's events (`onEvent`). One that throws or rejects is logged, and the run goes on.
  *
  * @example const log: EventListener = (e) => console.log(e.at, e.type);
+ *
+ * @inline
  */
 export type EventListener = (event: AgentEvent) => void;

@@ -83,7 +83,7 @@ export type Message = SystemMessage | UserMessage | AssistantMessage | ToolMessa
  */
 export type RunInput = string | Message | Message[];
 
-const ROLES = new Set(['system', 'user', 'assistant', 'tool']);
+const ROLES: ReadonlySet<string> = new Set(['system', 'user', 'assistant', 'tool']);
 
 const SHAPE = "{ role: 'system' | 'user' | 'assistant' | 'tool', content: string | parts }";
 

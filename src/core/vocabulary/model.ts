@@ -39,6 +39,8 @@ export interface GenerateOptions {
  * (`response_format` on the Chat Completions wire).
  *
  * @example model: (ctx, next) => { ctx.request.responseFormat = { type: 'json', schema: { type: 'object' } }; return next(); }
+ *
+ * @inline
  */
 export type ResponseFormat = { type: 'text' } | { type: 'json'; schema?: Record<string, unknown>; name?: string; description?: string };
 

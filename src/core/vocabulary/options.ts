@@ -8,15 +8,21 @@ import { ownValue } from './json.js';
  * limit'`), and keys people write by mistake for another (`systemPrompt` → `instructions`).
  *
  * @example optionsSchema({ ttlMs: z.number().optional() }, { noun: 'a cache option', aliases: { ttl: 'ttlMs' } })
+ *
+ * @inline
  */
 export interface OptionsWording {
   noun?: string;
   aliases?: Record<string, string>;
 }
 
-// By the object's keys, not the schema object: zod makes a new one for each refinement.
-const wording = new Map<string, OptionsWording>();
-const keysOf = (schema: z.ZodObject) => Object.keys(schema.shape).join(',');
+/**
+ * Where an options schema carries its wording: in its definition, under a key no one else reads,
+ * which zod copies into the schema a refinement makes of it.
+ */
+const WORDS: unique symbol = Symbol('koagent.optionsWording');
+type Worded = { [WORDS]?: OptionsWording };
+const wordsOf = (schema: z.ZodObject): OptionsWording => (schema._zod.def as Worded)[WORDS] ?? {};
 
 /**
  * A strict object schema of options: unknown keys are refused, with `words` for the message.
@@ -25,7 +31,7 @@ const keysOf = (schema: z.ZodObject) => Object.keys(schema.shape).join(',');
  */
 export function optionsSchema<T extends z.ZodRawShape>(shape: T, words: OptionsWording = {}): z.ZodObject<T, z.core.$strict> {
   const schema = z.strictObject(shape);
-  wording.set(keysOf(schema), words);
+  (schema._zod.def as Worded)[WORDS] = words;
   return schema;
 }
 
@@ -73,7 +79,7 @@ export function refuseMisspellings(schema: z.ZodObject, value: object, where: st
   const known = schema.shape;
   const check = (key: string) => {
     if (Object.prototype.hasOwnProperty.call(known, key)) return;
-    const words = wording.get(keysOf(schema)) ?? {};
+    const words = wordsOf(schema);
     const meant = ownValue(words.aliases, key) ?? nearest(key, Object.keys(known));
     if (meant !== undefined) throw new TypeError(`${where}: ${key} is not ${words.noun ?? 'an option'}; did you mean \`${meant}\`?`);
   };
@@ -103,7 +109,7 @@ function describeIssue(issue: Issue, schema: z.ZodType, value: unknown): string 
   const path = issue.path;
   if (issue.code === 'unrecognized_keys') {
     const owner = schemaAt(schema, path);
-    const words = (owner instanceof z.ZodObject ? wording.get(keysOf(owner)) : undefined) ?? {};
+    const words = owner instanceof z.ZodObject ? wordsOf(owner) : {};
     const allowed = owner instanceof z.ZodObject ? Object.keys(owner.shape) : [];
     const key = issue.keys[0];
     const closest = ownValue(words.aliases, key) ?? nearest(key, allowed);

@@ -7,6 +7,8 @@ import { KoagentError } from './errors.js';
  * inside a reply it had started to stream).
  *
  * @example if (ProviderError.is(error) && error.kind === 'network') scheduleRetry();
+ *
+ * @inline
  */
 export type ProviderErrorKind = 'http' | 'network' | 'malformed' | 'stream';
 
@@ -14,6 +16,8 @@ export type ProviderErrorKind = 'http' | 'network' | 'malformed' | 'stream';
  * The fields of a `ProviderError`; `message` is built from them.
  *
  * @example throw new ProviderError({ provider: 'acme', kind: 'http', status: 503, providerMessage: 'overloaded', retryable: true });
+ *
+ * @inline
  */
 export interface ProviderErrorDetails {
   /** The provider's `name` (e.g. `openai`), and the model id when there is one. */
@@ -86,35 +90,11 @@ export function isRetryableStatus(status: number): boolean {
   return status === 408 || status === 409 || status === 429 || status >= 500;
 }
 
-/** Something with a `get(name)` for headers: a fetch `Headers`, or a plain lower-case record. */
-export type HeaderSource = { get(name: string): string | null } | Record<string, string | undefined>;
-
-/**
- * How long the server asked us to wait, from `retry-after-ms` (OpenAI's, in milliseconds) or
- * `Retry-After` (seconds, or an HTTP date). Undefined when neither is there or readable.
- */
-export function retryAfterMs(headers: HeaderSource | undefined, now: number = Date.now()): number | undefined {
-  if (headers === undefined) return undefined;
-  const get = (name: string): string | undefined => {
-    if (typeof (headers as { get?: unknown }).get === 'function') return (headers as { get(n: string): string | null }).get(name) ?? undefined;
-    const record = headers as Record<string, string | undefined>;
-    const key = Object.keys(record).find((k) => k.toLowerCase() === name);
-    return key === undefined ? undefined : record[key];
-  };
-  const ms = Number(get('retry-after-ms'));
-  if (get('retry-after-ms') !== undefined && Number.isFinite(ms) && ms >= 0) return Math.ceil(ms);
-  const value = get('retry-after')?.trim();
-  if (value === undefined || value === '') return undefined;
-  if (/^\d+(\.\d+)?$/.test(value)) return Math.ceil(Number(value) * 1000);
-  const date = Date.parse(value);
-  return Number.isNaN(date) ? undefined : Math.max(0, date - now);
-}
-
 /** Statuses a retry policy tries again: timeouts, conflicts, rate limits and server errors (5xx only). */
 const RETRYABLE_STATUS = (status: number) => status === 408 || status === 409 || status === 429 || (status >= 500 && status <= 599);
 
 /** Error codes of connections that broke or timed out on the way, in Node and undici. */
-const NETWORK_CODES = new Set(['ECONNRESET', 'ECONNREFUSED', 'ECONNABORTED', 'ETIMEDOUT', 'EPIPE', 'EAI_AGAIN', 'ENETUNREACH', 'EHOSTUNREACH',
+const NETWORK_CODES: ReadonlySet<string> = new Set(['ECONNRESET', 'ECONNREFUSED', 'ECONNABORTED', 'ETIMEDOUT', 'EPIPE', 'EAI_AGAIN', 'ENETUNREACH', 'EHOSTUNREACH',
   'UND_ERR_SOCKET', 'UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT']);
 
 /**

@@ -58,6 +58,8 @@ export interface Usage {
  * `limit:<what>` or a `stop:<what>` of its own.
  *
  * @example return ctx.end({ spent: 1.02 }, 'limit:cost');
+ *
+ * @inline
  */
 export type EndReason = 'hook_end' | `limit:${string}` | `stop:${string}`;
 
@@ -90,6 +92,8 @@ export type ApprovalDecision = boolean | { approved: boolean; reason?: string; a
  * A decision's `actor` may be given as the id alone (`'ada'`); the log keeps `{ id: 'ada' }`.
  *
  * @example await agent.resume(runId, { call_1: { approved: true, actor: { id: 'u_1842', name: 'Ada Lovelace' } } });
+ *
+ * @inline
  */
 export interface DecisionActor {
   id: string;
@@ -103,6 +107,8 @@ export interface DecisionActor {
  * `_`, `.`, `:`; at most 64 characters), such as `'slack'`.
  *
  * @example await agent.resume(runId, { call_1: { approved: true, actor: 'ada', surface: 'slack' } });
+ *
+ * @inline
  */
 export type DecisionSurface = 'api' | 'cli' | 'studio' | 'worker-client' | 'mcp' | (string & {});
 

@@ -9,6 +9,8 @@ import { ToolError } from './tool-error.js';
  * function decides per error. A thrown `ToolError` always goes to the model.
  *
  * @example createAgent({ model, tools, onToolException: (error) => (error instanceof TypeError ? 'fail' : 'model') })
+ *
+ * @inline
  */
 export type ToolExceptionPolicy = 'model' | 'fail' | ((error: unknown, ctx: ToolContext) => 'model' | 'fail');
 

@@ -1,4 +1,4 @@
-import { blame, optionsSchema, refuseMisspellings, type GenerateResult, type Middleware, type ModelContext, type ToolContext, type ToolFailure, type ToolOutcome } from '../../api.js';
+import { blame, optionsSchema, refuseMisspellings, type GenerateResult, type Middleware, type ModelContext, type ModelProvider, type SideRequest, type ToolContext, type ToolFailure, type ToolOutcome } from '../../api.js';
 import { postToolOutcome, preToolOutcome } from './outcomes.js';
 import { z } from 'zod';
 
@@ -14,14 +14,18 @@ import { z } from 'zod';
 export type ToolCallHookContext = ToolContext;
 
 /**
- * The context of `preGenerate` and `postGenerate`: koagent's own model context. `request` is
- * the live request about to be sent and `messages` the live transcript; changing either changes
- * what the model gets. `generate(provider, request, purpose)` makes a side model call counted in
- * the run's usage; `emit` is present only when someone listens to the run.
+ * The context of `preGenerate` and `postGenerate`: koagent's own model context, seen through a
+ * view that adds the dialect's `generate(provider, request, purpose)` (a side model call counted
+ * in the run's usage; `provider` undefined asks the agent's model). `request` is the live request
+ * about to be sent and `messages` the live transcript; changing either changes what the model
+ * gets; `emit` is present only when someone listens to the run.
  *
  * @example preGenerate(ctx: GenerateHookContext) { ctx.request.temperature = 0; }
  */
-export type GenerateHookContext = ModelContext;
+export type GenerateHookContext = ModelContext & {
+  /** A side model call counted in the run's usage and limits: `provider` (default: the agent's model) given `request`, for `purpose`. */
+  generate(provider: ModelProvider | undefined, request: SideRequest, purpose: string): Promise<GenerateResult>;
+};
 
 /**
  * What `preToolCall` may return: nothing (go on), `{ deny: reason }` (the call does not run; the
@@ -159,8 +163,9 @@ export function agentHookMiddleware(current: () => readonly AgentHook[]): Middle
       }
       return outcome;
     },
-    async model(ctx, next) {
+    async model(model, next) {
       const hooks = current();
+      const ctx = generateHookContext(model);
       for (const hook of hooks) {
         if (typeof hook.preGenerate !== 'function') continue;
         try {
@@ -183,6 +188,26 @@ export function agentHookMiddleware(current: () => readonly AgentHook[]): Middle
       return result;
     },
   };
+}
+
+/**
+ * The model context as the dialect shows it: the context itself for every field and method, and
+ * `generate` taking the provider first as well (`generate(provider, request, purpose)`).
+ */
+function generateHookContext(ctx: ModelContext): GenerateHookContext {
+  const generate = (first: ModelProvider | SideRequest | undefined, second?: SideRequest | string, purpose?: string) => {
+    if (typeof second === 'string' || second === undefined) return ctx.generate(first as SideRequest, second as string);
+    return ctx.generate(first === undefined ? second : { ...second, provider: first as ModelProvider }, purpose as string);
+  };
+  return new Proxy(ctx, {
+    get(target, key) {
+      if (key === 'generate') return generate;
+      const value: unknown = Reflect.get(target, key, target);
+      // The context's methods run on the context itself (its private fields are not the view's).
+      return typeof value === 'function' ? value.bind(target) : value;
+    },
+    set: (target, key, value) => Reflect.set(target, key, value, target),
+  }) as GenerateHookContext;
 }
 
 /** The settled call as a post-hook sees it: `{ result, error?, requiresApproval? }`, nothing more. */

@@ -12,6 +12,8 @@ const CURRENT: unique symbol = Symbol.for('koagent.hookRegistry.current');
  * Options of `new HookRegistry(options)`.
  *
  * @example const hooks = new HookRegistry({ logger: { warn: (message) => log.warn(message) } });
+ *
+ * @inline
  */
 export interface HookRegistryOptions {
   /** Where the warning about a replaced hook goes (default `console`). */

@@ -1,6 +1,7 @@
 // What AgentHook methods return, turned into tool outcomes. A hook's mistake (a value that is no
 // outcome) throws, and the caller blames the hook by name, so the run fails saying which one.
-import type { ToolContext, ToolOutcome } from '../../api.js';
+import { z } from 'zod';
+import { approvalBreach, toolError, type ToolContext, type ToolOutcome } from '../../api.js';
 
 const PRE_KEYS = ['deny', 'result', 'input'] as const;
 
@@ -41,7 +42,28 @@ export function preToolOutcome(ctx: ToolContext, hook: string, returned: unknown
   }
   if (keys[0] === 'deny') return denied(ctx, hook, out.deny);
   if (keys[0] === 'result') return { result: out.result, replacedBy: hook };
-  return ctx.replaceArgs(out.input as Record<string, unknown>, hook);
+  return replaceArgs(ctx, out.input, hook);
+}
+
+/**
+ * A pre-hook's `{ input }`: the call's arguments from now on, checked at once — against the
+ * tool's schema, and for a call a human approved, against what they approved — so the message
+ * names the hook and the later pre-hooks do not run. Returns the outcome that settles the call
+ * when they are refused, else undefined.
+ */
+function replaceArgs(ctx: ToolContext, args: unknown, hook: string): ToolOutcome | undefined {
+  if (typeof args !== 'object' || args === null || Array.isArray(args)) {
+    return toolError('validation', `Invalid arguments for ${ctx.toolName} from hook ${hook}: { input } must be an object of arguments, got ${shown(args)}; the tool did not run`, hook);
+  }
+  const breach = approvalBreach(ctx.call.decision, ctx.toolName, args, hook);
+  if (breach !== undefined) return toolError('denied', breach, hook);
+  const tool = ctx.tool;
+  if (tool !== undefined) {
+    const parsed = tool.input.safeParse(args);
+    if (!parsed.success) return toolError('validation', `Invalid arguments for ${tool.name} from hook ${hook} ({ input }): ${z.prettifyError(parsed.error)}; the tool did not run`, hook);
+  }
+  ctx.call.setArgs(args as Record<string, unknown>);
+  return undefined;
 }
 
 function denied(ctx: ToolContext, hook: string, reason: unknown): ToolOutcome {

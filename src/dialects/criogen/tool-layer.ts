@@ -33,7 +33,7 @@ async function beforeTool(hook: Hook, name: string, ctx: ToolContext): Promise<T
   try {
     returned = await hook.beforeTool!(given);
   } catch (error) {
-    return ctx.errorOutcome(error, name);
+    return ctx.call.thrown(error, name);
   }
   if (returned === undefined || returned === null) return undefined;
   if (ToolResult.is(returned)) return { result: returned.value, replacedBy: name };
@@ -68,7 +68,7 @@ async function afterTool(hook: Hook, name: string, ctx: ToolContext, outcome: To
   try {
     returned = await hook.afterTool!(call, given);
   } catch (error) {
-    return ctx.errorOutcome(error, name);
+    return ctx.call.thrown(error, name);
   }
   if (returned === undefined || returned === given) return outcome;
   if (ToolError.is(returned)) return toolError('tool_error', returned.message, name);

@@ -16,18 +16,18 @@ export function layerAttributes(layer: TracedLayer): Record<string, AttributeVal
     'koagent.layer.source': layer.source,
     'koagent.layer.self_ms': layer.selfMs,
     'koagent.layer.next_calls': layer.nextCalls,
-    'koagent.layer.effects': layer.effects.map((e) => e.kind),
+    'koagent.layer.effects': layer.effects.map((e) => e.type),
   };
   if (layer.hooks !== undefined) attributes['koagent.layer.hooks'] = layer.hooks;
   for (const effect of layer.effects) {
-    if (effect.kind === 'human-decision') Object.assign(attributes, decisionAttributes(effect));
-    else if ('changes' in effect) attributes[`koagent.layer.${effect.kind}`] = JSON.stringify(effect.changes).slice(0, 4000);
-    else if (effect.kind === 'denied') {
+    if (effect.type === 'human-decision') Object.assign(attributes, decisionAttributes(effect));
+    else if ('changes' in effect) attributes[`koagent.layer.${effect.type}`] = JSON.stringify(effect.changes).slice(0, 4000);
+    else if (effect.type === 'denied') {
       attributes['koagent.layer.denied.reason'] = effect.reason;
       if (effect.by !== undefined) attributes['koagent.layer.denied.by'] = effect.by;
-    } else if (effect.kind === 'asked-approval' && effect.reason !== undefined) attributes['koagent.layer.approval.reason'] = effect.reason;
-    else if (effect.kind === 'next-again') attributes['koagent.layer.next_again'] = effect.times;
-    else if (effect.kind === 'threw') {
+    } else if (effect.type === 'asked-approval' && effect.reason !== undefined) attributes['koagent.layer.approval.reason'] = effect.reason;
+    else if (effect.type === 'next-again') attributes['koagent.layer.next_again'] = effect.times;
+    else if (effect.type === 'threw') {
       attributes['exception.message'] = effect.message;
       if (effect.code !== undefined) attributes['error.type'] = effect.code;
     }
@@ -68,6 +68,6 @@ export function decisionAttributes(effect: HumanDecisionEffect): Record<string, 
 
 /** The human decision a traced call settled on, if any (its approval step's). */
 export function decisionOf(call: TracedCall): HumanDecisionEffect | undefined {
-  for (const layer of call.layers) for (const effect of layer.effects) if (effect.kind === 'human-decision') return effect;
+  for (const layer of call.layers) for (const effect of layer.effects) if (effect.type === 'human-decision') return effect;
   return undefined;
 }

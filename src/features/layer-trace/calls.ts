@@ -3,9 +3,7 @@
 // settles it (and, when the run's spans record, exports its layers as spans). A sub-agent's
 // segments and calls go into the lead's trace.
 import { AsyncLocalStorage } from 'node:async_hooks';
-import { segmentOf } from '../../core/run/base-context.js';
-import type { Segment } from '../../core/run/segment.js';
-import type { Layer } from '../../core/stacks/compose.js';
+import type { Layer } from '../../core/vocabulary/layer.js';
 import type { BaseContext, ModelContext, RunContext, ToolContext } from '../../core/vocabulary/contexts.js';
 import type { GenerateResult } from '../../core/vocabulary/model.js';
 import type { RunResult } from '../../core/vocabulary/result.js';
@@ -35,14 +33,31 @@ interface Frame {
   callId: string;
 }
 
-const live = new WeakMap<object, LiveCall>();
-const targets = new WeakMap<Segment, Target>();
-const modelCounts = new WeakMap<Segment, Map<number, number>>();
+// Where a traced call (or segment) keeps its entry (`ctx.var`), and a segment its record and
+// its model calls per step (`ctx.runVar`).
+const LIVE: unique symbol = Symbol('koagent.traceLive');
+const TARGET: unique symbol = Symbol('koagent.traceTarget');
+const MODEL_COUNTS: unique symbol = Symbol('koagent.traceModelCounts');
+
+declare module '../../core/vocabulary/contexts.js' {
+  interface CallVariables {
+    /** @internal koagent's own slot. */
+    [LIVE]?: LiveCall;
+  }
+  interface RunVariables {
+    /** @internal koagent's own slot. */
+    [TARGET]?: Target;
+    /** @internal koagent's own slot. */
+    [MODEL_COUNTS]?: Map<number, number>;
+  }
+}
+
+/** Inside a traced tool call, across the async calls it makes: where a sub-agent run by it writes. */
 const frames = new AsyncLocalStorage<Frame>();
 
 /** The traced call (or segment) `ctx` belongs to, if it is traced. */
-export function liveCall(ctx: object): LiveCall | undefined {
-  return live.get(ctx);
+export function liveCall(ctx: BaseContext): LiveCall | undefined {
+  return ctx.var[LIVE];
 }
 
 /**
@@ -50,27 +65,26 @@ export function liveCall(ctx: object): LiveCall | undefined {
  * handed out before is never changed), or, in a sub-agent of a traced lead, the lead's.
  */
 function place(ctx: BaseContext): { target: Target; parentCallId?: string; agentPath?: string[] } {
-  const segment = segmentOf(ctx);
   const frame = ctx.subagent === undefined ? undefined : frames.getStore();
   if (frame !== undefined) return { target: frame.target, parentCallId: frame.callId, agentPath: ctx.subagent!.path.slice(1) };
-  let target = targets.get(segment);
+  let target = ctx.runVar[TARGET];
   if (target === undefined) {
-    const kept = traceOf(segment.state.hookState[TRACE_STATE]);
+    const kept = traceOf(ctx.state.hookState[TRACE_STATE]);
     const record: LayerTraceRecord = { version: 1, calls: kept === undefined ? [] : [...kept.calls], segments: [...(kept?.segments ?? [])] };
-    target = { record, flush: () => segment.writer.setHookState(TRACE_STATE, record) };
-    targets.set(segment, target);
+    target = { record, flush: () => ctx.setHookState(TRACE_STATE, record) };
+    ctx.runVar[TARGET] = target;
   }
   return { target };
 }
 
 function open(ctx: BaseContext, id: string, kind: TracedCall['kind'], name: string, step: number): { live: LiveCall & { call: TracedCall }; target: Target } {
   const { target, parentCallId, agentPath } = place(ctx);
-  const call: TracedCall = { id, kind, name, step, segment: segmentOf(ctx).state.segment, startedAt: Date.now(), durationMs: 0, outcome: 'ok', layers: [] };
+  const call: TracedCall = { id, kind, name, step, segment: ctx.state.segment, startedAt: Date.now(), durationMs: 0, outcome: 'ok', layers: [] };
   if (parentCallId !== undefined) call.parentCallId = parentCallId;
   if (agentPath !== undefined) call.agentPath = agentPath;
   target.record.calls.push(call);
   const entry = { call, t0: performance.now(), depth: 0 };
-  live.set(ctx, entry);
+  ctx.var[LIVE] = entry;
   return { live: entry, target };
 }
 
@@ -80,7 +94,7 @@ function close(entry: LiveCall & { call: TracedCall }, _target: Target, outcome:
   const { call } = entry;
   call.durationMs = since(entry.t0);
   // A user layer that returned without next() settled the call itself.
-  const settledByLayer = call.layers.some((l) => l.source !== 'builtin' && l.effects.some((e) => e.kind === 'short-circuit'));
+  const settledByLayer = call.layers.some((l) => l.source !== 'builtin' && l.effects.some((e) => e.type === 'short-circuit'));
   call.outcome = outcome === 'ok' && settledByLayer ? 'short-circuit' : outcome;
 }
 
@@ -94,10 +108,9 @@ function toolOutcome(out: ToolOutcome): TracedCall['outcome'] {
 /** Around each tool call of a traced segment, outermost. */
 export const traceToolLayer: Layer<ToolContext, ToolOutcome> = {
   name: 'koagent:layer-trace',
-  trusted: true,
   fn(ctx, next) {
     const { live: entry, target } = open(ctx, ctx.toolCallId, 'tool', ctx.toolName, ctx.step);
-    const settled = frames.run({ target, callId: ctx.toolCallId }, () => next(ctx));
+    const settled = frames.run({ target, callId: ctx.toolCallId }, () => next());
     return settled.then((out) => {
       close(entry, target, toolOutcome(out));
       const span = parentSpanOf(ctx);
@@ -113,18 +126,15 @@ export const traceToolLayer: Layer<ToolContext, ToolOutcome> = {
 /** Around each model call of a traced segment, outermost. */
 export const traceModelLayer: Layer<ModelContext, GenerateResult> = {
   name: 'koagent:layer-trace',
-  trusted: true,
   fn(ctx, next) {
-    const segment = segmentOf(ctx);
-    let counts = modelCounts.get(segment);
-    if (counts === undefined) modelCounts.set(segment, (counts = new Map()));
+    const counts = (ctx.runVar[MODEL_COUNTS] ??= new Map());
     const n = (counts.get(ctx.step) ?? 0) + 1;
     counts.set(ctx.step, n);
     const { live: entry, target } = open(ctx, `model:${ctx.step}:${n}`, 'model', ctx.purpose, ctx.step);
-    return next(ctx).then((out) => {
+    return next().then((out) => {
       named(entry.call, ctx);
       close(entry, target, 'ok');
-      const span = runSpanOf(segment);
+      const span = runSpanOf(ctx);
       if (span?.isRecording() === true) exportLayerSpans(span, entry.call);
       return out;
     }, (error: unknown) => {
@@ -150,24 +160,22 @@ function named(call: TracedCall, ctx: ModelContext): void {
  */
 export const traceRunLayer: Layer<RunContext, RunResult> = {
   name: 'koagent:layer-trace',
-  trusted: true,
   fn(ctx, next) {
-    const segment = segmentOf(ctx);
     const { target, parentCallId, agentPath } = place(ctx);
-    const entry: TracedSegment = { segment: segment.state.segment, startedAt: Date.now(), durationMs: 0, outcome: 'failed', firstCall: target.record.calls.length, layers: [] };
+    const entry: TracedSegment = { segment: ctx.state.segment, startedAt: Date.now(), durationMs: 0, outcome: 'failed', firstCall: target.record.calls.length, layers: [] };
     if (parentCallId !== undefined) entry.parentCallId = parentCallId;
     if (agentPath !== undefined) entry.agentPath = agentPath;
     (target.record.segments ??= []).push(entry);
     const t0 = performance.now();
-    live.set(ctx, { call: entry, t0, depth: 0 });
+    ctx.var[LIVE] = { call: entry, t0, depth: 0 };
     const end = (outcome: TracedSegment['outcome']) => {
       entry.durationMs = since(t0);
       entry.outcome = outcome;
-      const span = runSpanOf(segment);
+      const span = runSpanOf(ctx);
       if (span?.isRecording() === true && entry.layers.length > 0) exportLayerSpans(span, entry);
-      targets.get(segment)?.flush();
+      ctx.runVar[TARGET]?.flush();
     };
-    return next(ctx).then((result) => {
+    return next().then((result) => {
       end(result.status);
       return result;
     }, (error: unknown) => {

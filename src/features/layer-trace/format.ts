@@ -74,12 +74,12 @@ function describe(value: unknown): string {
 }
 
 function effectText(effect: TracedEffect): string {
-  switch (effect.kind) {
+  switch (effect.type) {
     case 'rewrote-args':
     case 'rewrote-request':
     case 'replaced-result':
     case 'replaced-reply':
-      return `${effect.kind}: ${changesText(effect.changes)}`;
+      return `${effect.type}: ${changesText(effect.changes)}`;
     case 'denied':
       return `denied${effect.by === undefined ? '' : ` by ${effect.by}`}: ${effect.reason}`;
     case 'asked-approval':

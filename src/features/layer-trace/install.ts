@@ -8,23 +8,23 @@ import type { RunContext } from '../../core/vocabulary/contexts.js';
 import type { RunResult } from '../../core/vocabulary/result.js';
 import type { ToolOutcome } from '../../core/vocabulary/outcome.js';
 import type { StackParts } from '../../core/stacks/stacks.js';
-import type { LayerFn } from '../../core/stacks/compose.js';
+import type { LayerFn } from '../../core/vocabulary/layer.js';
 import { traceModelLayer, traceRunLayer, traceToolLayer } from './calls.js';
 import { recordedFn, recordedStep, type LayerIdentity } from './layers.js';
 
 export type { LayerIdentity, TracedPoint } from './layers.js';
 
-/** How the dialects' layers are named in the trace, by the agent that made them. */
-const identities = new WeakMap<object, LayerIdentity>();
+/** How a dialect's layer is named in the trace: carried by the layer the agent made, under a key no one else reads. */
+const IDENTITY: unique symbol = Symbol('koagent.traceIdentity');
 
 /** Name `layer` (a dialect's) in the trace by `identity`, not as a plain middleware. */
 export function identifyLayer(layer: NamedMiddleware, identity: LayerIdentity): NamedMiddleware {
-  identities.set(layer, identity);
+  Object.defineProperty(layer, IDENTITY, { value: identity });
   return layer;
 }
 
 function identityOf(mw: NamedMiddleware): LayerIdentity {
-  const id = identities.get(mw) ?? { source: 'middleware', name: () => mw.name };
+  const id = (mw as { [IDENTITY]?: LayerIdentity })[IDENTITY] ?? { source: 'middleware', name: () => mw.name };
   return mw.traceValues === false ? { ...id, withholdsValues: true } : id;
 }
 

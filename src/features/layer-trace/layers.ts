@@ -1,9 +1,9 @@
 // The recording layers of the layer trace: each user layer's function (run, model and tool) and
 // each of koagent's tool steps wrapped to note when it was entered and left, how often it called next(), and what it
 // changed. Only the stacks of a traced segment are built of these: an untraced one has none.
-import { segmentOf } from '../../core/run/base-context.js';
-import type { Layer, LayerFn, TrustedLayer } from '../../core/stacks/compose.js';
-import type { ModelContext, RunContext, ToolContext } from '../../core/vocabulary/contexts.js';
+import type { Layer, LayerFn } from '../../core/vocabulary/layer.js';
+import type { BaseContext, ModelContext, RunContext, ToolContext } from '../../core/vocabulary/contexts.js';
+import type { RunState } from '../../core/vocabulary/state.js';
 import type { Message } from '../../core/vocabulary/messages.js';
 import type { GenerateResult } from '../../core/vocabulary/model.js';
 import type { ToolOutcome } from '../../core/vocabulary/outcome.js';
@@ -92,7 +92,7 @@ function pass<C, T, S>(live: LiveCall, ctx: C, id: LayerIdentity, diff: PointDif
     const end = performance.now();
     layer.selfMs = round(end - start - inside);
     if (!threw) layer.outAt = round(end - live.t0);
-    if (layer.nextCalls > 1) layer.effects.push({ kind: 'next-again', times: layer.nextCalls - 1 });
+    if (layer.nextCalls > 1) layer.effects.push({ type: 'next-again', times: layer.nextCalls - 1 });
     const hooks = id.hooks?.(diff.point, { threw, nextCalls: layer.nextCalls, approval });
     if (hooks !== undefined) layer.hooks = hooks;
   };
@@ -103,7 +103,7 @@ function pass<C, T, S>(live: LiveCall, ctx: C, id: LayerIdentity, diff: PointDif
     return Promise.reject(failed(layer, error, finish));
   }
   return Promise.resolve(returned).then((out) => {
-    if (layer.nextCalls === 0) layer.effects.push({ kind: 'short-circuit' });
+    if (layer.nextCalls === 0) layer.effects.push({ type: 'short-circuit' });
     layer.effects.push(...diff.returned(inner, out, layer.name).map(effect));
     finish(false, (out as { requiresApproval?: boolean } | undefined)?.requiresApproval === true);
     return out;
@@ -114,7 +114,7 @@ function pass<C, T, S>(live: LiveCall, ctx: C, id: LayerIdentity, diff: PointDif
 
 function failed(layer: TracedLayer, error: unknown, finish: (threw: boolean, approval: boolean) => void): unknown {
   const e = error as { message?: unknown; code?: unknown } | undefined;
-  const effect: TracedEffect = { kind: 'threw', message: bounded(typeof e?.message === 'string' ? e.message : String(error)) as string };
+  const effect: TracedEffect = { type: 'threw', message: bounded(typeof e?.message === 'string' ? e.message : String(error)) as string };
   if (typeof e?.code === 'string') effect.code = e.code;
   layer.effects.push(effect);
   finish(true, false);
@@ -131,7 +131,7 @@ function withoutValues(effect: TracedEffect): TracedEffect {
 }
 
 /** A user layer's function, recording its pass when its call (or segment) is traced. */
-export function recordedFn<C extends object, T>(fn: LayerFn<C, T>, id: LayerIdentity, point: TracedPoint): LayerFn<C, T> {
+export function recordedFn<C extends BaseContext, T>(fn: LayerFn<C, T>, id: LayerIdentity, point: TracedPoint): LayerFn<C, T> {
   const diff = (point === 'tool' ? toolDiff : point === 'model' ? modelDiff : runDiff) as unknown as PointDiff<C, T, unknown>;
   return function recorded(this: unknown, ctx, next) {
     const live = liveCall(ctx);
@@ -141,29 +141,26 @@ export function recordedFn<C extends object, T>(fn: LayerFn<C, T>, id: LayerIden
 }
 
 /**
- * One of koagent's tool steps, recording its pass (it calls `next` at once, as it did). The
+ * One of koagent's tool steps, recording its pass. The
  * approval step's pass on a call a human decided on says first what they decided.
  */
 export function recordedStep(step: Layer<ToolContext, ToolOutcome>): Layer<ToolContext, ToolOutcome> {
-  if (step.trusted !== true) return step;
   const id: LayerIdentity = { source: 'builtin', name: () => step.name };
   const { fn } = step;
   const decided = step.name === approvalStep.name ? humanDecision : () => undefined;
-  const recorded: TrustedLayer<ToolContext, ToolOutcome> = {
-    name: step.name,
-    trusted: true,
+  return {
+    ...step,
     fn(ctx, next) {
       const live = liveCall(ctx);
       if (live === undefined) return fn(ctx, next);
-      return pass(live, ctx, id, toolDiff, (counted) => fn(ctx, () => counted()), () => next(ctx), decided(ctx));
+      return pass(live, ctx, id, toolDiff, (counted) => fn(ctx, counted), next, decided(ctx));
     },
   };
-  return recorded;
 }
 
 /** What a human decided on this call, for the segment it settles in, if anything. */
 function humanDecision(ctx: ToolContext): TracedEffect | undefined {
-  const record = decisionIn(segmentOf(ctx).state, ctx.toolCallId);
+  const record = decisionIn(ctx.state as RunState, ctx.toolCallId);
   return record === undefined ? undefined : decisionEffect(record);
 }
 
@@ -180,21 +177,21 @@ const toolDiff: PointDiff<ToolContext, ToolOutcome, ToolBefore> = {
   rewrote(ctx, before) {
     const changes: JsonChange[] = ctx.toolName === before.name ? [] : [{ path: '/toolName', before: before.name, after: ctx.toolName }];
     changes.push(...jsonChanges(before.args, bounded(ctx.args), '/args'));
-    return changes.length === 0 ? undefined : { kind: 'rewrote-args', changes };
+    return changes.length === 0 ? undefined : { type: 'rewrote-args', changes };
   },
   returned(inner, out, layer) {
     if (inner === out || typeof out !== 'object' || out === null) return [];
     const error = out.error;
     if (error?.kind === 'denied' && !(inner?.error?.kind === 'denied' && inner.error.message === error.message)) {
-      return [{ kind: 'denied', reason: bounded(error.message) as string, by: error.by ?? layer }];
+      return [{ type: 'denied', reason: bounded(error.message) as string, by: error.by ?? layer }];
     }
     if (out.requiresApproval === true && inner?.requiresApproval !== true) {
       const reason = out.approval?.reason;
-      return [reason === undefined ? { kind: 'asked-approval' } : { kind: 'asked-approval', reason }];
+      return [reason === undefined ? { type: 'asked-approval' } : { type: 'asked-approval', reason }];
     }
     if (inner === undefined) return [];
     const changes = jsonChanges(outcomeView(inner), outcomeView(out));
-    return changes.length === 0 ? [] : [{ kind: 'replaced-result', changes }];
+    return changes.length === 0 ? [] : [{ type: 'replaced-result', changes }];
   },
 };
 
@@ -221,9 +218,9 @@ function requestView(ctx: ModelContext): unknown {
   return bounded({ ...rest, tools: Array.isArray(tools) ? tools.map((t) => t.name) : tools });
 }
 
-// The state's own array, not the checked view of ctx.messages: reading it costs no trap. An edit
-// inside a message, or a swap in the middle of the transcript, keeps both ends and is not shown.
-const rawMessages = (ctx: ModelContext): readonly Message[] => segmentOf(ctx).state.messages;
+// The read-only transcript: three reads of it per layer. An edit inside a message, or a swap in
+// the middle of the transcript, keeps both ends and is not shown.
+const rawMessages = (ctx: ModelContext): readonly Message[] => ctx.state.messages;
 
 const modelDiff: PointDiff<ModelContext, GenerateResult, ModelBefore> = {
   point: 'model',
@@ -239,13 +236,13 @@ const modelDiff: PointDiff<ModelContext, GenerateResult, ModelBefore> = {
       if (appended) for (let i = before.length; i < now.length && changes.length < 40; i++) changes.push({ path: `/messages/${i}`, after: bounded(now[i]) });
       else changes.push({ path: '/messages', before: `${before.length} messages`, after: `${now.length} messages` }, ...(now[0] === before.first ? [] : [{ path: '/messages/0', before: bounded(before.first), after: bounded(now[0]) }]));
     }
-    return changes.length === 0 ? undefined : { kind: 'rewrote-request', changes };
+    return changes.length === 0 ? undefined : { type: 'rewrote-request', changes };
   },
   returned(inner, out) {
     if (inner === undefined || inner === out || typeof out !== 'object' || out === null) return [];
     const view = (r: GenerateResult) => bounded({ message: r.message, finishReason: r.finishReason });
     const changes = jsonChanges(view(inner), view(out));
-    return changes.length === 0 ? [] : [{ kind: 'replaced-reply', changes }];
+    return changes.length === 0 ? [] : [{ type: 'replaced-reply', changes }];
   },
 };
 
@@ -262,6 +259,6 @@ const runDiff: PointDiff<RunContext, RunResult, undefined> = {
   returned(inner, out) {
     if (inner === undefined || inner === out || typeof out !== 'object' || out === null) return [];
     const changes = jsonChanges(resultView(inner), resultView(out));
-    return changes.length === 0 ? [] : [{ kind: 'replaced-result', changes }];
+    return changes.length === 0 ? [] : [{ type: 'replaced-result', changes }];
   },
 };

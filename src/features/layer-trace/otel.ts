@@ -13,7 +13,7 @@ export function exportLayerSpans(parent: Span, call: { startedAt: number; durati
   call.layers.forEach((layer, i) => {
     const above = parents[i] === -1 ? parent : spans[parents[i]];
     const span = tracer.startSpan(layerSpanName(layer), { startTime: call.startedAt + layer.inAt, attributes: layerAttributes(layer) }, trace.setSpan(context.active(), above));
-    if (layer.effects.some((e) => e.kind === 'threw')) span.setStatus({ code: SpanStatusCode.ERROR });
+    if (layer.effects.some((e) => e.type === 'threw')) span.setStatus({ code: SpanStatusCode.ERROR });
     spans.push(span);
   });
   // Ended innermost first, so an exporter never sees a child end after its parent.

@@ -9,6 +9,8 @@ import { traceOf, type TracedCall, type TracedLayer } from './record.js';
  * An OTLP JSON attribute (`{ key, value: { stringValue } }` and its kin).
  *
  * @example const attribute: OtlpAttribute = { key: 'koagent.layer.name', value: { stringValue: 'redact' } };
+ *
+ * @inline
  */
 export interface OtlpAttribute {
   key: string;
@@ -19,6 +21,8 @@ export interface OtlpAttribute {
  * One span as OTLP JSON encodes it: ids in hex, times as nanosecond strings, kind and status code as numbers.
  *
  * @example const names = otlp.resourceSpans[0].scopeSpans[0].spans.map((s: OtlpSpan) => s.name);
+ *
+ * @inline
  */
 export interface OtlpSpan {
   traceId: string;
@@ -102,7 +106,7 @@ function layerSpans(owner: { startedAt: number; durationMs: number; layers: Trac
   const parents = enclosing(owner);
   const ids = owner.layers.map((_, j) => hex(key(j), 16));
   return owner.layers.map((layer, j) => {
-    const threw = layer.effects.find((e) => e.kind === 'threw');
+    const threw = layer.effects.find((e) => e.type === 'threw');
     return {
       traceId, spanId: ids[j], parentSpanId: parents[j] === -1 ? parentSpanId : ids[parents[j]], name: layerSpanName(layer), kind: 1,
       startTimeUnixNano: nanos(owner.startedAt + layer.inAt), endTimeUnixNano: nanos(owner.startedAt + (layer.outAt ?? owner.durationMs)),

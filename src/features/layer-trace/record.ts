@@ -102,21 +102,21 @@ export interface TracedLayer {
 /**
  * What a layer did to a call.
  *
- * @example const rewrites = layer.effects.filter((e) => e.kind === 'rewrote-args');
+ * @example const rewrites = layer.effects.filter((e) => e.type === 'rewrote-args');
  */
 export type TracedEffect =
-  | { kind: 'rewrote-args'; changes: JsonChange[] }
-  | { kind: 'rewrote-request'; changes: JsonChange[] }
-  | { kind: 'replaced-result'; changes: JsonChange[] }
-  | { kind: 'replaced-reply'; changes: JsonChange[] }
-  | { kind: 'short-circuit' }
-  | { kind: 'denied'; reason: string; by?: string }
-  | { kind: 'asked-approval'; reason?: string }
+  | { type: 'rewrote-args'; changes: JsonChange[] }
+  | { type: 'rewrote-request'; changes: JsonChange[] }
+  | { type: 'replaced-result'; changes: JsonChange[] }
+  | { type: 'replaced-reply'; changes: JsonChange[] }
+  | { type: 'short-circuit' }
+  | { type: 'denied'; reason: string; by?: string }
+  | { type: 'asked-approval'; reason?: string }
   /** The approval step, on a call a human decided on: what they decided (see `HumanDecisionEffect`). */
   | HumanDecisionEffect
   /** `times`: the calls of next() after the first. */
-  | { kind: 'next-again'; times: number }
-  | { kind: 'threw'; message: string; code?: string };
+  | { type: 'next-again'; times: number }
+  | { type: 'threw'; message: string; code?: string };
 
 /**
  * What a human decided on a call, as the approval step shows it in the segment where the call
@@ -124,10 +124,12 @@ export type TracedEffect =
  * were asked about to those they approved), or denied; with their reason, who (`actor`, when
  * named), through which surface and when (`at`, ISO 8601).
  *
- * @example const edits = call.layers.flatMap((l) => l.effects).filter((e) => e.kind === 'human-decision' && e.changes !== undefined);
+ * @example const edits = call.layers.flatMap((l) => l.effects).filter((e) => e.type === 'human-decision' && e.changes !== undefined);
+ *
+ * @inline
  */
 export interface HumanDecisionEffect {
-  kind: 'human-decision';
+  type: 'human-decision';
   decision: 'approved' | 'denied';
   surface: string;
   actor?: { id: string; name?: string };
@@ -142,7 +144,7 @@ export interface HumanDecisionEffect {
  * bounded, an edit as changes.
  */
 export function decisionEffect(record: Pick<HumanDecisionEffect, 'decision' | 'surface' | 'actor' | 'reason' | 'at'> & { args: unknown; editedArgs?: unknown }): HumanDecisionEffect {
-  const effect: HumanDecisionEffect = { kind: 'human-decision', decision: record.decision, surface: record.surface, at: record.at };
+  const effect: HumanDecisionEffect = { type: 'human-decision', decision: record.decision, surface: record.surface, at: record.at };
   if (record.actor !== undefined) effect.actor = { ...record.actor };
   if (record.reason !== undefined) effect.reason = bounded(record.reason) as string;
   if (record.editedArgs !== undefined) effect.changes = jsonChanges(bounded(record.args), bounded(record.editedArgs), '/args');
@@ -232,9 +234,32 @@ function walk(before: unknown, after: unknown, path: string, changes: JsonChange
  */
 export function traceOf(stateOrRecord: unknown): LayerTraceRecord | undefined {
   if (!isRecord(stateOrRecord)) return undefined;
-  if (stateOrRecord.version === 1 && Array.isArray(stateOrRecord.calls)) return stateOrRecord as unknown as LayerTraceRecord;
+  if (stateOrRecord.version === 1 && Array.isArray(stateOrRecord.calls)) return withEffectTypes(stateOrRecord as unknown as LayerTraceRecord);
   const hookState = stateOrRecord.hookState;
   if (!isRecord(hookState)) return undefined;
   const record = hookState[TRACE_STATE];
-  return isRecord(record) && Array.isArray(record.calls) ? (record as unknown as LayerTraceRecord) : undefined;
+  return isRecord(record) && Array.isArray(record.calls) ? withEffectTypes(record as unknown as LayerTraceRecord) : undefined;
+}
+
+/**
+ * A record stored before effects were told apart by `type` named it `kind`: read as a copy
+ * whose effects carry `type` (the stored one is left as it is; one already current is given as is).
+ */
+function withEffectTypes(record: LayerTraceRecord): LayerTraceRecord {
+  type Stored = TracedLayer & { effects: Array<TracedEffect | { kind: TracedEffect['type'] }> };
+  const old = (layers: TracedLayer[] | undefined) => (layers ?? []).some((layer) => (layer as Stored).effects?.some((e) => !('type' in e) && 'kind' in e));
+  if (!record.calls.some((call) => old(call.layers)) && !(record.segments ?? []).some((segment) => old(segment.layers))) return record;
+  const current = (layer: TracedLayer): TracedLayer => ({
+    ...layer,
+    effects: (layer as Stored).effects.map((e) => {
+      if ('type' in e || !('kind' in e)) return e as TracedEffect;
+      const { kind, ...rest } = e as { kind: TracedEffect['type'] } & Record<string, unknown>;
+      return { type: kind, ...rest } as TracedEffect;
+    }),
+  });
+  return {
+    ...record,
+    calls: record.calls.map((call) => ({ ...call, layers: call.layers.map(current) })),
+    ...(record.segments === undefined ? {} : { segments: record.segments.map((segment) => ({ ...segment, layers: segment.layers.map(current) })) }),
+  };
 }

@@ -1,14 +1,15 @@
 // Streaming, as two layers of a streaming segment's stacks: one in the `provider` stack asks the
 // model through `provider.stream` and shows text as it arrives; one outermost in the `model`
 // stack makes what the consumer saw equal the reply the transcript keeps.
-import { segmentOf } from '../../core/run/base-context.js';
-import type { Layer } from '../../core/stacks/compose.js';
+import type { Layer } from '../../core/vocabulary/layer.js';
 import type { ModelContext } from '../../core/vocabulary/contexts.js';
 import type { AssistantMessage } from '../../core/vocabulary/messages.js';
 import type { FinishReason, GenerateResult, TokenUsage } from '../../core/vocabulary/model.js';
-import { ReplyAssembler } from '../../core/vocabulary/reply-parts.js';
+import { ReplyAssembler } from './reply-assembler.js';
 import type { NamedMiddleware } from '../../core/vocabulary/middleware.js';
-import type { ProviderCall, Segment } from '../../core/run/segment.js';
+import type { ProviderCall } from '../../core/run/agent-core.js';
+import { providerName } from '../../core/run/model-call.js';
+import { markProviderError } from '../../core/vocabulary/errors.js';
 
 // The middleware field only streaming reads: declared here, on the public `Middleware`, so it is
 // streaming's own data (the entry point imports this module, so the field reaches its users).
@@ -33,12 +34,18 @@ interface Shown {
   reasoning: string;
 }
 
-const shown = new WeakMap<ModelContext, Shown>();
+/** Where a streamed model call keeps what the consumer saw of it (in `ctx.var`). */
+const SHOWN: unique symbol = Symbol('koagent.shown');
+
+declare module '../../core/vocabulary/contexts.js' {
+  interface CallVariables {
+    /** @internal koagent's own slot. */
+    [SHOWN]?: Shown;
+  }
+}
 
 function shownOf(turn: ModelContext): Shown {
-  let seen = shown.get(turn);
-  if (seen === undefined) shown.set(turn, (seen = { text: '', reasoning: '' }));
-  return seen;
+  return (turn.var[SHOWN] ??= { text: '', reasoning: '' });
 }
 
 /**
@@ -51,31 +58,35 @@ function shownOf(turn: ModelContext): Shown {
 export function streamingProviderLayer(hold: boolean): Layer<ProviderCall, GenerateResult> {
   return {
     name: 'koagent:stream',
-    trusted: true,
     async fn(call, next) {
-      const { turn, provider, request, segment } = call;
-      if (turn === undefined || provider.stream === undefined) return next(call);
-      retract(segment, turn);
+      const { turn, provider, request, emit } = call;
+      if (turn === undefined || provider.stream === undefined) return next();
+      retract(emit, turn);
       const reply = new ReplyAssembler();
       let usage: TokenUsage | undefined;
       let finishReason: FinishReason | undefined;
-      for await (const part of provider.stream(request)) {
-        request.signal?.throwIfAborted();
-        if (part.type === 'finish') {
-          usage = part.usage;
-          finishReason = part.finishReason;
-          continue;
+      try {
+        for await (const part of provider.stream(request)) {
+          request.signal?.throwIfAborted();
+          if (part.type === 'finish') {
+            usage = part.usage;
+            finishReason = part.finishReason;
+            continue;
+          }
+          reply.add(part);
+          if (hold || (part.type !== 'text' && part.type !== 'reasoning') || part.delta === '') continue;
+          const seen = shownOf(turn);
+          if (part.type === 'text') {
+            seen.text += part.delta;
+            emit?.({ type: 'text.delta', delta: part.delta, step: turn.step });
+          } else {
+            seen.reasoning += part.delta;
+            emit?.({ type: 'reasoning.delta', delta: part.delta, step: turn.step });
+          }
         }
-        reply.add(part);
-        if (hold || (part.type !== 'text' && part.type !== 'reasoning') || part.delta === '') continue;
-        const seen = shownOf(turn);
-        if (part.type === 'text') {
-          seen.text += part.delta;
-          segment.publish({ type: 'text.delta', delta: part.delta, step: turn.step });
-        } else {
-          seen.reasoning += part.delta;
-          segment.publish({ type: 'reasoning.delta', delta: part.delta, step: turn.step });
-        }
+      } catch (error) {
+        // What the stream throws is the provider's, as a plain call's rejection is.
+        throw markProviderError(error, providerName(provider));
       }
       return { message: reply.message(), usage: usage ?? { inputTokens: 0, outputTokens: 0 }, finishReason: finishReason ?? (reply.hasToolCalls ? 'tool_calls' : 'stop') };
     },
@@ -90,30 +101,29 @@ export function streamingProviderLayer(hold: boolean): Layer<ProviderCall, Gener
  */
 export const streamReleaseLayer: Layer<ModelContext, GenerateResult> = {
   name: 'koagent:stream-release',
-  trusted: true,
   async fn(ctx, next) {
-    const segment = segmentOf(ctx);
+    const { emit } = ctx;
     let result: GenerateResult;
     try {
-      result = await next(ctx);
+      result = await next();
     } catch (error) {
-      retract(segment, ctx);
+      retract(emit, ctx);
       throw error;
     }
     // A layer that ended the run without calling the model leaves no reply to show.
     if (ctx.ended && ctx.reply === undefined) return result;
     const { text, reasoning } = spelled(result.message);
-    const seen = shown.get(ctx) ?? { text: '', reasoning: '' };
+    const seen = ctx.var[SHOWN] ?? { text: '', reasoning: '' };
     if (seen.text !== text || seen.reasoning !== reasoning) {
-      retract(segment, ctx);
+      retract(emit, ctx);
       const now = shownOf(ctx);
       if (reasoning !== '') {
         now.reasoning = reasoning;
-        segment.publish({ type: 'reasoning.delta', delta: reasoning, step: ctx.step });
+        emit?.({ type: 'reasoning.delta', delta: reasoning, step: ctx.step });
       }
       if (text !== '') {
         now.text = text;
-        segment.publish({ type: 'text.delta', delta: text, step: ctx.step });
+        emit?.({ type: 'text.delta', delta: text, step: ctx.step });
       }
     }
     return result;
@@ -134,10 +144,10 @@ function spelled(message: AssistantMessage): Shown {
 }
 
 /** Take back what a call showed (a retry replaces it, or the call failed and left no reply). */
-function retract(segment: Segment, call: ModelContext): void {
-  const seen = shown.get(call);
+function retract(emit: ModelContext['emit'], call: ModelContext): void {
+  const seen = call.var[SHOWN];
   if (seen === undefined) return;
-  if (seen.reasoning !== '') segment.publish({ type: 'reasoning.retract', text: seen.reasoning, step: call.step });
-  if (seen.text !== '') segment.publish({ type: 'text.retract', text: seen.text, step: call.step });
-  shown.delete(call);
+  if (seen.reasoning !== '') emit?.({ type: 'reasoning.retract', text: seen.reasoning, step: call.step });
+  if (seen.text !== '') emit?.({ type: 'text.retract', text: seen.text, step: call.step });
+  delete call.var[SHOWN];
 }

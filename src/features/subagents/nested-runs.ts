@@ -4,7 +4,8 @@
 // picks those ids, hands a sub-agent's run the decisions meant for it, keeps a failed run for a
 // retry of the call, and lets a completed one go.
 import { setOwn } from '../../core/vocabulary/json.js';
-import type { Segment } from '../../core/run/segment.js';
+import type { NestedRunHost } from '../../core/run/nested-run.js';
+import type { RunVariables } from '../../core/vocabulary/contexts.js';
 import type { NestedRun } from '../../core/vocabulary/outcome.js';
 import type { ApprovalDecision, PendingApproval, RunState } from '../../core/vocabulary/state.js';
 
@@ -20,14 +21,13 @@ export interface Continuation {
  * id the lead listed the approval under; the lead's state maps that id to the sub-agent's own
  * (the id itself is never read: the model wrote it).
  */
-export function continuation(lead: Segment, callId: string): Continuation | undefined {
-  const { writer } = lead;
-  const kept = writer.nestedRun(callId);
+export function continuation(lead: NestedRunHost): Continuation | undefined {
+  const kept = lead.kept();
   if (kept === undefined) return undefined;
   // A state a resume wrote before decisions stayed with the lead has them here, routed already.
   const decisions: Record<string, ApprovalDecision> = { ...kept.decisions };
   for (const [listed, own] of Object.entries(kept.approvals)) {
-    const decision = writer.decisionOn(listed);
+    const decision = lead.decisionOn(listed);
     // Who decided, and where, go along: the sub-agent's run keeps the decision as given.
     if (decision !== undefined) {
       const { approved, reason, actor, surface } = decision;
@@ -37,39 +37,31 @@ export function continuation(lead: Segment, callId: string): Continuation | unde
   return { state: kept.state as RunState, decisions };
 }
 
-// The ids picked in a lead's segment: two calls of one turn may list their approvals while
-// neither is kept in the lead's state yet.
-const listedIn = new WeakMap<Segment, Set<string>>();
+// The ids picked in a lead's segment (in its `ctx.runVar`): two calls of one turn may list their
+// approvals while neither is kept in the lead's state yet.
+const LISTED: unique symbol = Symbol('koagent.listedApprovals');
+
+declare module '../../core/vocabulary/contexts.js' {
+  interface RunVariables {
+    /** @internal koagent's own slot. */
+    [LISTED]?: Set<string>;
+  }
+}
 
 /**
  * The sub-agent run behind call `callId` waits for a human: the nested run the call waits with.
  * Its approvals are listed as the lead's own, each under an id unique in the lead's run
  * (`<call id>/<its id>` where that is free, else with `#2`, `#3` …), mapped to its own id.
  */
-export function waitingRun(lead: Segment, callId: string, state: RunState, approvals: readonly PendingApproval[]): NestedRun {
-  let taken = listedIn.get(lead);
-  if (taken === undefined) listedIn.set(lead, (taken = new Set()));
+export function waitingRun(lead: NestedRunHost, vars: RunVariables, callId: string, state: RunState, approvals: readonly PendingApproval[]): NestedRun {
+  const taken = (vars[LISTED] ??= new Set());
   const ids: Record<string, string> = {};
   const listed = approvals.map((p) => {
     let id = `${callId}/${p.toolCallId}`;
-    for (let n = 2; lead.writer.entryOf(id) !== undefined || taken.has(id); n++) id = `${callId}/${p.toolCallId}#${n}`;
+    for (let n = 2; lead.holdsCall(id) || taken.has(id); n++) id = `${callId}/${p.toolCallId}#${n}`;
     taken.add(id);
     setOwn(ids, id, p.toolCallId);
     return { ...p, toolCallId: id };
   });
   return { state, approvals: listed, ids };
-}
-
-/**
- * The sub-agent run behind call `callId` failed: its state stays behind the call, so a retry of
- * the call (a layer that calls `next()` again) continues that run — its completed calls do not
- * run again.
- */
-export function keepFailedRun(lead: Segment, callId: string, state: RunState): void {
-  lead.writer.keepNestedRun(callId, { state, approvals: {} });
-}
-
-/** The sub-agent run behind call `callId` is over (it answered, or did not run): its state goes. */
-export function dropRun(lead: Segment, callId: string): void {
-  lead.writer.dropNestedRun(callId);
 }

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { segmentOf } from '../../core/run/base-context.js';
+import { nestedRunHost } from '../../core/run/nested-run.js';
 import type { SubagentInfo, Tool, ToolContext } from '../../core/vocabulary/contexts.js';
 import { RunFailedError } from '../../core/vocabulary/errors.js';
 import { ownValue, setOwn } from '../../core/vocabulary/json.js';
@@ -7,12 +7,11 @@ import { functionSchema, optionsSchema, parseOptions } from '../../core/vocabula
 import type { EventListener, PermissionListener } from '../../core/vocabulary/events.js';
 import type { NamedMiddleware } from '../../core/vocabulary/middleware.js';
 import type { RunResult } from '../../core/vocabulary/result.js';
-import type { AgentCore } from '../../core/run/segment.js';
 import type { Usage } from '../../core/vocabulary/state.js';
 import { defineTool } from '../../tools/define.js';
-import { suspendWith } from '../../tools/execute.js';
+import { suspendWith } from '../../core/run/tool-steps.js';
 import { parentSpanOf, type Span } from '../tracing.js';
-import { continuation, dropRun, keepFailedRun, waitingRun, type Continuation } from './nested-runs.js';
+import { continuation, waitingRun, type Continuation } from './nested-runs.js';
 
 // The middleware field only sub-agents read: declared here, on the public `Middleware`, so it is
 // this feature's own data (the entry point imports this module, so the field reaches its users).
@@ -32,6 +31,8 @@ export function scopeProblem(scope: unknown): string | undefined {
  * How an agent appears as another agent's tool.
  *
  * @example researcher.asTool({ name: 'research', description: 'Researches a topic and reports back' })
+ *
+ * @inline
  */
 export interface SubagentToolOptions<C = unknown> {
   /** The tool's name (default: the agent's name). */
@@ -96,8 +97,8 @@ export function subagentTool(runner: ChildRunner, options: SubagentToolOptions<a
     description: options.description,
     input,
     async execute({ task }, ctx) {
-      const parent = segmentOf(ctx);
-      const resume = continuation(parent, ctx.toolCallId);
+      const parent = nestedRunHost(ctx);
+      const resume = continuation(parent);
       const before = resume?.state.usage;
       let result: RunResult;
       try {
@@ -106,28 +107,29 @@ export function subagentTool(runner: ChildRunner, options: SubagentToolOptions<a
           context: options.context === undefined ? ctx.context : options.context(ctx.context),
           signal: ctx.signal,
           metadata: { ...ctx.metadata },
-          listeners: parent.options.listeners,
-          permissionListeners: parent.options.permissionListeners,
+          listeners: parent.listeners,
+          permissionListeners: parent.permissionListeners,
           mode: parent.mode,
           subagent: subagentInfo(runner.name, ctx),
-          inherited: inheritable(parent.agent),
+          // The lead's own list (the same object every call): the child builds its stacks once per list.
+          inherited: parent.layers,
           parentSpan: parentSpanOf(ctx),
         });
       } catch (error) {
         // A failed child run spent tokens too. Its state stays with the call: a retry of the call
         // continues that run (same run id, its completed calls not run again).
         if (error instanceof RunFailedError) {
-          parent.writer.addUsage(spent(error.state.usage, before));
-          keepFailedRun(parent, ctx.toolCallId, error.state);
-        } else dropRun(parent, ctx.toolCallId);
+          parent.addUsage(spent(error.state.usage, before));
+          parent.keep(error.state);
+        } else parent.drop();
         throw error;
       }
-      parent.writer.addUsage(spent(result.usage, before));
+      parent.addUsage(spent(result.usage, before));
       if (result.status === 'suspended') {
         const approvals = result.pendingApprovals.map((p) => ({ ...p, path: [runner.name, ...(p.path ?? [])] }));
-        return suspendWith(waitingRun(parent, ctx.toolCallId, result.state, approvals));
+        return suspendWith(waitingRun(parent, ctx.runVar, ctx.toolCallId, result.state, approvals));
       }
-      dropRun(parent, ctx.toolCallId);
+      parent.drop();
       // A cancelled child run has no answer: its last text would pass for one. Throwing while the
       // call's signal is aborted settles the call as `aborted`.
       if (result.stopReason === 'aborted') throw new Error(`${runner.name} was cancelled before it answered`);
@@ -136,15 +138,9 @@ export function subagentTool(runner: ChildRunner, options: SubagentToolOptions<a
   });
 }
 
-// Per parent agent (and its inherited layers), one list: the child agent builds its stacks
-// once per list it is given.
-const inherited = new WeakMap<AgentCore, readonly NamedMiddleware[]>();
-
-/** The layers of `agent` its sub-agents run outermost (all but `scope: 'lead-only'` ones). */
-function inheritable(agent: AgentCore): readonly NamedMiddleware[] {
-  let layers = inherited.get(agent);
-  if (layers === undefined) inherited.set(agent, (layers = agent.layers.filter((mw) => mw.scope !== 'lead-only')));
-  return layers;
+/** The layers of a lead agent its sub-agents run outermost: all but `scope: 'lead-only'` ones. */
+export function inheritable(layers: readonly NamedMiddleware[]): NamedMiddleware[] {
+  return layers.filter((mw) => mw.scope !== 'lead-only');
 }
 
 function subagentInfo(name: string, ctx: ToolContext): SubagentInfo {

@@ -3,7 +3,7 @@
 // add is atomic across processes (SQLite: inside BEGIN IMMEDIATE; PostgreSQL: an upsert, which
 // the server runs as a transaction of its own). Times are the database's clock; an expired row
 // is ignored by every read and deleted a bounded batch at a time as writes go by.
-import { checkKey, checkTtl, toJson, type KeyValueStore } from '../../core/vocabulary/key-values.js';
+import { checkKey, checkTtl, toJson, type KeyValueStore } from '../key-values.js';
 import { sql, type Dialect, type Op, type Sql } from './query.js';
 
 /** Every this many writes of one store, one batch of expired rows is deleted. */

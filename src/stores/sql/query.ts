@@ -4,6 +4,8 @@
 // one awaited query at a time on one pooled connection — so the logic of leases, fencing and
 // shared session transcripts exists in one place.
 
+import type { Clock } from '../clock.js';
+
 /** One statement: its text with `$1`, `$2` … placeholders, and their values. */
 export interface Sql {
   text: string;
@@ -30,6 +32,30 @@ export interface Dialect {
   readonly lockRow: string;
   /** After the SELECT that picks a run to claim: lock it, and skip rows another claim holds. */
   readonly pickRow: string;
+}
+
+/** Stands, in a statement's text, for "now" by a store's clock: `withClock` makes it a parameter. */
+const CLOCK_NOW = '$now';
+
+/**
+ * `dialect` for a store given a clock: "now" is the clock's time, sent with each statement as a
+ * parameter, rather than the database's (the default, so processes on many machines agree).
+ */
+export function clockDialect(dialect: Dialect): Dialect {
+  return { ...dialect, now: `CAST(${CLOCK_NOW} AS BIGINT)` };
+}
+
+/** `op` with "now" in each of its statements (see `clockDialect`) bound to `clock`'s time as the statement is sent. */
+export function* withClock<T>(op: Op<T>, clock: Clock): Op<T> {
+  let step = op.next();
+  while (step.done !== true) step = op.next(yield bindNow(step.value, clock));
+  return step.value;
+}
+
+function bindNow(query: Sql, clock: Clock): Sql {
+  if (!query.text.includes(CLOCK_NOW)) return query;
+  const n = query.params.length + 1;
+  return { ...query, text: query.text.replaceAll(CLOCK_NOW, `$${n}`), params: [...query.params, clock.now()] };
 }
 
 export function sql(text: string, ...params: unknown[]): Sql {

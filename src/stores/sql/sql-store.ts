@@ -3,9 +3,10 @@ import type { RunState } from '../../core/vocabulary/state.js';
 import { parseFilter, retentionStatuses } from '../store-options.js';
 import type { ClaimedRun, ClaimOutcome, ClaimRequest, CreateOutcome, Lease, NewRun, QuarantinedRun, RetentionPolicy, RunFilter, RunStore, RunSummary, StoreStats } from '../run-store.js';
 import { deleteRun, deleteSession, PRUNE_BATCH, pruneBatch } from './delete-ops.js';
-import type { KeyValueStore } from '../../core/vocabulary/key-values.js';
+import type { KeyValueStore } from '../key-values.js';
 import { SqlKeyValues } from './kv-ops.js';
-import type { Dialect, Op } from './query.js';
+import { clockDialect, withClock, type Dialect, type Op } from './query.js';
+import { checkedClock, systemClock, type Clock } from '../clock.js';
 import { listRuns, loadRun, sessionHead } from './read-ops.js';
 import { stepCheckpoint } from './step-ops.js';
 import { checkpoint, claimExpired, claimRun, createRun, renew } from './write-ops.js';
@@ -31,19 +32,42 @@ export interface SqlRunner {
 
 const DURABLE: WriteOptions = { durable: true };
 
+/**
+ * `runner` running every operation with "now" bound to `clock`'s time (see `clockDialect`).
+ */
+function clockedRunner(runner: SqlRunner, clock: Clock): SqlRunner {
+  return {
+    write: (op, options) => runner.write(() => withClock(op(), clock), options),
+    read: (op) => runner.read(() => withClock(op(), clock)),
+    get stats() {
+      return runner.stats;
+    },
+    close: () => runner.close(),
+  };
+}
+
 /** A run store over SQL: the operations of this folder, run by a driver's runner. */
 export class SqlStore implements RunStore {
   /** The store's key-value table (koagent_kv), shared by every process that opens the database. */
   readonly keyValues: KeyValueStore;
+  /** The `clock` option, or the system clock (then the database's clock times leases, and this one only the timers). */
+  readonly clock: Clock;
+  private readonly dialect: Dialect;
+  private readonly runner: SqlRunner;
 
+  /** With `clock`, the store's times are that clock's, sent with each statement; without, the database's. */
   constructor(
     readonly kind: 'sqlite' | 'postgres',
     readonly leaseMs: number,
-    private readonly dialect: Dialect,
-    private readonly runner: SqlRunner,
+    dialect: Dialect,
+    runner: SqlRunner,
     private readonly retention: RetentionPolicy | undefined,
+    clock?: Clock,
   ) {
-    this.keyValues = new SqlKeyValues(runner, dialect);
+    this.clock = clock ?? systemClock;
+    this.dialect = clock === undefined ? dialect : clockDialect(dialect);
+    this.runner = clock === undefined ? runner : clockedRunner(runner, checkedClock(clock, `${kind}Store`));
+    this.keyValues = new SqlKeyValues(this.runner, this.dialect);
   }
 
   get stats(): StoreStats {

@@ -87,7 +87,7 @@ export function* claimRun(d: Dialect, runId: string, claim: ClaimRequest, leaseM
   if (status !== 'suspended' && status !== 'failed') return { refused: 'status', status, segment };
   if (segment !== claim.segment) return { refused: 'segment', status, segment };
   const row = rowOf(claim.state);
-  // The identity too: a run adopted by another agent (`agent.adoptState`) is that agent's from now on.
+  // The identity too: a run adopted by another agent (`agent.runs.adoptState`) is that agent's from now on.
   const claimed = yield sql(
     `UPDATE koagent_runs SET status = 'running', stop_reason = NULL, finished_at = NULL, pending = $2, decisions = $3, children = $4, error = $5, lease_owner = $6,
        lease_token = lease_token + 1, lease_expires = ${d.now} + $7, updated_at = ${d.now}, identity = $8, agent_name = $9 WHERE run_id = $1 RETURNING lease_token`,

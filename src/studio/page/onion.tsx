@@ -7,7 +7,7 @@ import type { ComponentChildren } from 'preact';
 import type { JsonChange, TracedCall, TracedEffect, TracedLayer, TracedSegment } from '../trace-types.ts';
 import { ms, show } from './client.ts';
 
-const EFFECT_LABEL: Record<TracedEffect['kind'], string> = {
+const EFFECT_LABEL: Record<TracedEffect['type'], string> = {
   'rewrote-args': 'rewrote the arguments',
   'rewrote-request': 'rewrote the request',
   'replaced-result': 'replaced the result',
@@ -46,15 +46,15 @@ function Diff({ changes }: { changes: JsonChange[] }) {
 
 function Effect({ effect }: { effect: TracedEffect }) {
   const detail =
-    effect.kind === 'denied' ? `: ${effect.reason}${effect.by ? ` (by ${effect.by})` : ''}`
-    : effect.kind === 'asked-approval' ? (effect.reason ? `: ${effect.reason}` : '')
-    : effect.kind === 'next-again' ? ` (${effect.times} more time${effect.times === 1 ? '' : 's'})`
-    : effect.kind === 'threw' ? `: ${effect.message}${effect.code ? ` [${effect.code}]` : ''}`
-    : effect.kind === 'human-decision' ? ` ${decisionWords(effect)}`
+    effect.type === 'denied' ? `: ${effect.reason}${effect.by ? ` (by ${effect.by})` : ''}`
+    : effect.type === 'asked-approval' ? (effect.reason ? `: ${effect.reason}` : '')
+    : effect.type === 'next-again' ? ` (${effect.times} more time${effect.times === 1 ? '' : 's'})`
+    : effect.type === 'threw' ? `: ${effect.message}${effect.code ? ` [${effect.code}]` : ''}`
+    : effect.type === 'human-decision' ? ` ${decisionWords(effect)}`
     : '';
   return (
-    <li class={`effect ${effect.kind}`} data-effect={effect.kind}>
-      <span>{EFFECT_LABEL[effect.kind]}{detail}</span>
+    <li class={`effect ${effect.type}`} data-effect={effect.type}>
+      <span>{EFFECT_LABEL[effect.type]}{detail}</span>
       {'changes' in effect && effect.changes !== undefined && <Diff changes={effect.changes} />}
     </li>
   );

@@ -1,6 +1,6 @@
 // The loop: model call → the reply's tool calls → repeat, until a final reply, maxSteps, an
 // abort, or a layer ending the run. Concurrency is proven by counting, never by timing.
-import { describe, expect, it, vi } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { createAgent, defineTool, type RunFailedError } from '../../../src/index.js';
 import type { AssistantMessage } from '../../../src/types.js';
@@ -134,8 +134,9 @@ describe('aborting', () => {
   it('during a slow model call: stopReason aborted and no half reply in the transcript', async () => {
     const model = mockModel(['too late'], { latencyMs: 60_000 });
     const controller = new AbortController();
-    const running = createAgent({ model }).run('Hi', { signal: controller.signal });
-    await vi.waitFor(() => expect(model.calls).toHaveLength(1));
+    const asked = gate();
+    const running = createAgent({ model }).run('Hi', { signal: controller.signal, onEvent: (e) => void (e.type === 'model.start' && asked.open()) });
+    await asked.promise;
     controller.abort(new Error('user pressed stop'));
     const result = await running;
     expect(result.stopReason).toBe('aborted');

@@ -5,6 +5,7 @@ import { createAgent, type GenerateResult, type Message, type ModelProvider } fr
 import type { AssistantMessage } from '../../../src/types.js';
 import { mockModel } from '../../../src/testing/index.js';
 import { add, provider, reply, runFailure } from '../../support/core.js';
+import { nextTurn } from '../../support/waits.js';
 
 const twoTurns = () => mockModel([{ toolCalls: [{ name: 'add', args: { a: 1, b: 2 } }] }, { toolCalls: [{ name: 'add', args: { a: 3, b: 4 } }] }, 'Done.']);
 
@@ -123,7 +124,7 @@ describe('tool-call ids', () => {
 describe('nothing a layer changes leaks into the agent or another run', () => {
   it('a header a model layer sets reaches only its own run\'s requests, also across concurrent runs', async () => {
     const seen: { user: unknown; header: unknown }[] = [];
-    const model = provider(async (request) => { await new Promise((r) => setTimeout(r, 5)); seen.push({ user: request.metadataUser, header: request.headers?.['x-user'] }); return reply('ok'); });
+    const model = provider(async (request) => { await nextTurn(); seen.push({ user: request.metadataUser, header: request.headers?.['x-user'] }); return reply('ok'); });
     const settings = { temperature: 0, headers: { 'x-team': 'core' } as Record<string, string> };
     const agent = createAgent({ model, modelSettings: settings }).use({
       name: 'who',

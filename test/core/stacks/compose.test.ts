@@ -1,12 +1,13 @@
 import { describe, expect, it } from 'vitest';
-import { compose, type CheckedLayer, type Layer } from '../../../src/core/stacks/compose.js';
+import { compose } from '../../../src/core/stacks/compose.js';
+import type { Layer, ReturnCheck } from '../../../src/core/vocabulary/layer.js';
 import { errorOrigin, KoagentError } from '../../../src/core/vocabulary/errors.js';
 
 type Ctx = { log: string[] };
-type LayerFn = CheckedLayer<Ctx, string>['fn'];
+type LayerFn = Layer<Ctx, string>['fn'];
 
-/** One of koagent's own steps, as the compose runs it: unchecked, passing the call on. */
-const step = (name: string, log: string[]): Layer<Ctx, string> => ({ name, trusted: true, fn: (c, next) => { log.push(name); return next(c); } });
+/** One of koagent's own steps: a layer like any other, with no check of its own, passing the call on. */
+const step = (name: string, log: string[]): Layer<Ctx, string> => ({ name, fn: (_c, next) => { log.push(name); return next(); } });
 
 // Every behaviour below holds for layers written as `async` functions and for plain functions
 // that return a promise: each kind has a wrapper of its own (see compose.ts).
@@ -16,7 +17,7 @@ const kinds: [string, (fn: LayerFn) => LayerFn][] = [
 ];
 
 describe.each(kinds)('compose, %s layers', (_kind, written) => {
-  const layer = (name: string, fn: LayerFn): CheckedLayer<Ctx, string> => ({ name, fn: written(fn) });
+  const layer = (name: string, fn: LayerFn, check?: ReturnCheck<Ctx, string>): Layer<Ctx, string> => ({ name, fn: written(fn), ...(check ? { check } : {}) });
 
   describe('compose: order', () => {
     it('runs code before next() in registration order and code after it in reverse', async () => {
@@ -106,16 +107,18 @@ describe.each(kinds)('compose, %s layers', (_kind, written) => {
       expect(errorOrigin(error)).toEqual({ kind: 'layer', name: 'eager' });
     });
 
-    it('runs a stack of built-in steps alone without koa-compose, in order, as one chain', async () => {
+    it('runs a stack of built-in steps alone in order, and blames one that throws', async () => {
       const log: string[] = [];
       const run = compose([step('a', log), step('b', log)], async () => { log.push('terminal'); return 'ok'; });
       expect(await run({ log: [] })).toBe('ok');
       expect(log).toEqual(['a', 'b', 'terminal']);
+      const broken = compose([step('a', log), { name: 'koagent:broken', fn: () => { throw new Error('bug'); } }], async () => 'never');
+      expect(errorOrigin(await broken({ log: [] }).catch((e) => e))).toEqual({ kind: 'layer', name: 'koagent:broken' });
     });
   });
 
-  describe('compose: what awaiting layers return is checked with the stack\'s result', () => {
-    const awaiting = (name: string, after: (out: string) => string = (out) => out) => layer(name, async (_c, next) => after(await next()));
+  describe('compose: what a layer returns is checked where it returns it', () => {
+    const awaiting = (name: string, after: (out: string) => string = (out) => out, check?: ReturnCheck<Ctx, string>) => layer(name, async (_c, next) => after(await next()), check);
 
     it('blames an awaiting layer that throws after its next() resolved, through awaiting layers that rethrow', async () => {
       const run = compose([awaiting('outer'), awaiting('thrower', () => { throw new Error('after next'); }), awaiting('inner')], async () => 'x');
@@ -133,7 +136,7 @@ describe.each(kinds)('compose, %s layers', (_kind, written) => {
 
     it('names the layer whose value the check refuses, when layers outside only passed it on', async () => {
       const check = (_c: Ctx, out: string, name: string) => { if (out === 'bad') throw new TypeError(`${name} returned bad`); return out; };
-      const run = compose([awaiting('outer'), awaiting('spoiler', () => 'bad'), awaiting('inner')], async () => 'good', check);
+      const run = compose([awaiting('outer', undefined, check), awaiting('spoiler', () => 'bad', check), awaiting('inner', undefined, check)], async () => 'good');
       const error = await run({ log: [] }).catch((e) => e);
       expect(error.message).toBe('spoiler returned bad');
       expect(errorOrigin(error)?.name).toBe('spoiler');
@@ -142,21 +145,21 @@ describe.each(kinds)('compose, %s layers', (_kind, written) => {
     it('blames a layer that settles without next() at once, and lets an outer layer catch it', async () => {
       const check = (_c: Ctx, out: string, name: string) => { if (out === 'bad') throw new TypeError(`${name} returned bad`); return out; };
       const run = compose([
-        layer('catcher', async (_c, next) => { try { return await next(); } catch (e) { return `caught: ${(e as Error).message}`; } }),
-        layer('shortcut', async () => 'bad'),
-      ], async () => 'never', check);
+        layer('catcher', async (_c, next) => { try { return await next(); } catch (e) { return `caught: ${(e as Error).message}`; } }, check),
+        layer('shortcut', async () => 'bad', check),
+      ], async () => 'never');
       expect(await run({ log: [] })).toBe('caught: shortcut returned bad');
     });
 
     it('traces a bad value through a layer that awaited something before its next(), to the layer that made it', async () => {
       const check = (_c: Ctx, out: string, name: string) => { if (out === 'bad') throw new TypeError(`${name} returned bad`); return out; };
-      const late = layer('late', async (_c, next) => { await Promise.resolve(); return next(); });
-      const spoiled = compose([late, awaiting('spoiler', () => 'bad')], async () => 'good', check);
+      const late = layer('late', async (_c, next) => { await Promise.resolve(); return next(); }, check);
+      const spoiled = compose([late, awaiting('spoiler', () => 'bad', check)], async () => 'good');
       expect(errorOrigin(await spoiled({ log: [] }).catch((e) => e))?.name).toBe('spoiler');
       const forgetful = compose([layer('late-forgetful', async (_c, next) => { await Promise.resolve(); await next(); return undefined as unknown as string; }), awaiting('inner')], async () => 'x');
       const error = await forgetful({ log: [] }).catch((e) => e);
       expect(error.message).toMatch(/^late-forgetful returned nothing/);
-      expect(await compose([late, awaiting('inner')], async () => 'fine', check)({ log: [] })).toBe('fine');
+      expect(await compose([late, awaiting('inner', undefined, check)], async () => 'fine')({ log: [] })).toBe('fine');
     });
 
     it('checks nothing twice: a stack of pass-through layers hands back the terminal\'s own promise', async () => {

@@ -1,18 +1,15 @@
-import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+// resume: misuse, exactly-once tools, edited approvals, claimResume, plain JSON states and who may
+// resume a state, in one process. (Resumed in another process: resume-processes.test.ts.)
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { createAgent, defineTool, KoagentError, type AgentEvent, type RunResult, type RunState } from '../../../src/index.js';
+import { createAgent, defineTool, KoagentError, type AgentEvent, type RunState } from '../../../src/index.js';
 import type { ResumeClaim } from '../../../src/types.js';
 import { mockModel } from '../../../src/testing/index.js';
 import { BALANCE_CALL, buildBankAgent, executions, TRANSFER_CALL } from '../../fixtures/bank-agent.js';
 import { countingTool, eventLog } from '../../fixtures/counting-tools.js';
-import { childRun } from '../../support/child-report.js';
-
-const ROOT = join(dirname(fileURLToPath(import.meta.url)), '../../..');
-const CHILD = join(ROOT, 'test/fixtures/resume-child.ts');
 
 const dirs: string[] = [];
 function tempDir(): string {
@@ -248,84 +245,6 @@ describe('resume: the state is plain JSON', () => {
   });
 });
 
-interface ChildReport {
-  ok: boolean;
-  pid: number;
-  status?: string;
-  stopReason?: string;
-  text?: string;
-  events: string[];
-  state?: RunState;
-  code?: string;
-  message?: string;
-}
-
-/** Resume the state in `stateFile` in a new Node process (tsx), and read the line it prints. */
-function resumeInChild(stateFile: string, decisions: Record<string, unknown>, dir: string, claimDir = ''): Promise<{ exitCode: number | null; report: ChildReport }> {
-  return childRun(CHILD, [stateFile, JSON.stringify(decisions), dir, claimDir]) as Promise<{ exitCode: number | null; report: ChildReport }>;
-}
-
-async function suspendedInThisProcess(dir: string): Promise<{ result: RunResult; stateFile: string }> {
-  const result = await buildBankAgent({ dir }).run('Pay Alice 80');
-  expect(result.pendingApprovals).toEqual([{ toolCallId: TRANSFER_CALL, toolName: 'transfer', args: { to: 'alice', amount: 80 } }]);
-  const stateFile = join(dir, 'state.json');
-  writeFileSync(stateFile, JSON.stringify(result.state));
-  return { result, stateFile };
-}
-
-describe('resume in another process', () => {
-  it('a separate Node process, building the same agent, resumes a stored state and finishes the run', async () => {
-    const dir = tempDir();
-    const { result, stateFile } = await suspendedInThisProcess(dir);
-    const { exitCode, report } = await resumeInChild(stateFile, { [TRANSFER_CALL]: true }, dir);
-    expect(exitCode).toBe(0);
-    expect(report.pid).not.toBe(process.pid);
-    expect(report).toMatchObject({ ok: true, status: 'completed', stopReason: 'final' });
-    expect(report.text).toBe(`Done. get_balance: {"account":"main","balance":120} | transfer: {"receipt":"${result.runId}:${TRANSFER_CALL}","to":"alice","amount":80}`);
-    expect(report.events).toEqual(['run.start', 'permission.decision', 'tool.start', 'tool.done', 'model.start', 'model.done', 'run.end']);
-    expect(report.state).toMatchObject({ runId: result.runId, segment: 2, status: 'completed', ledger: [{ id: BALANCE_CALL, entry: 'done' }, { id: TRANSFER_CALL, entry: 'done' }] });
-    // The balance ran here, before the pause; the transfer ran there, once.
-    expect(executions(dir)).toEqual([`get_balance ${result.runId}:${BALANCE_CALL}`, `transfer ${result.runId}:${TRANSFER_CALL}`]);
-  });
-
-  it('a denial given in the other process reaches the model there', async () => {
-    const dir = tempDir();
-    const { stateFile } = await suspendedInThisProcess(dir);
-    const { report } = await resumeInChild(stateFile, { [TRANSFER_CALL]: { approved: false, reason: 'Alice was paid yesterday' } }, dir);
-    expect(report.text).toContain('transfer: Error (denied): Alice was paid yesterday');
-    expect(executions(dir).filter((l) => l.startsWith('transfer'))).toEqual([]);
-  });
-
-  it('with claimResume, two processes resuming the same state at once: one runs the transfer, the other is refused', async () => {
-    const dir = tempDir();
-    const claims = tempDir();
-    const { result, stateFile } = await suspendedInThisProcess(dir);
-    const reports = await Promise.all([1, 2].map(() => resumeInChild(stateFile, { [TRANSFER_CALL]: true }, dir, claims)));
-    const done = reports.filter((r) => r.report.ok);
-    const refused = reports.filter((r) => !r.report.ok);
-    expect(done).toHaveLength(1);
-    expect(refused).toHaveLength(1);
-    expect(refused[0].exitCode).toBe(3);
-    expect(refused[0].report).toMatchObject({ code: 'invalid_resume', events: [] });
-    expect(refused[0].report.message).toMatch(/claimResume answered false .* it was already resumed/);
-    expect(executions(dir).filter((l) => l.startsWith('transfer'))).toEqual([`transfer ${result.runId}:${TRANSFER_CALL}`]);
-    expect(readdirSync(claims)).toEqual([`${result.runId}#1`]);
-  });
-
-  it('without claimResume, the idempotency key lets the tool pay once however many processes resume', async () => {
-    const dir = tempDir();
-    const { result, stateFile } = await suspendedInThisProcess(dir);
-    const first = await resumeInChild(stateFile, { [TRANSFER_CALL]: true }, dir);
-    const second = await resumeInChild(stateFile, { [TRANSFER_CALL]: true }, dir);
-    expect([first.report.ok, second.report.ok]).toEqual([true, true]);
-    const key = `${result.runId}:${TRANSFER_CALL}`;
-    // Both processes reached the tool, with the same key; only one receipt (one payment) exists.
-    expect(executions(dir).filter((l) => l.startsWith('transfer'))).toEqual([`transfer ${key}`, `transfer ${key}`]);
-    expect(readdirSync(dir).filter((f) => f.startsWith('receipt-'))).toEqual([`receipt-${encodeURIComponent(key)}.json`]);
-    expect(second.report.text).toContain('"duplicate":true');
-  });
-});
-
 describe('resume: a state is resumed only by the agent it belongs to', () => {
   const rm = () => {
     const removed: string[] = [];
@@ -343,7 +262,7 @@ describe('resume: a state is resumed only by the agent it belongs to', () => {
     const stranger = createAgent({ model: mockModel(['I ran it.']) });
     const error = await rejection(stranger.resume(result.state, { c1: true }));
     expect(KoagentError.is(error) && error.code).toBe('invalid_resume');
-    expect(error.message).toMatch(/this state belongs to another agent named "agent" \(other tools .*\); resume it with the agent that ran it, or take it over on purpose with agent\.adoptState\(state\)/);
+    expect(error.message).toMatch(/this state belongs to another agent named "agent" \(other tools .*\); resume it with the agent that ran it, or take it over on purpose with agent\.runs\.adoptState\(state\)/);
   });
 
   it('refuses an agent with the same name and tools but another id', async () => {
@@ -356,7 +275,7 @@ describe('resume: a state is resumed only by the agent it belongs to', () => {
     const { result } = await paused();
     const { tool, removed } = rm();
     const successor = createAgent({ name: 'janitor', model: mockModel(['Cleaned.']), tools: [tool] });
-    const adopted = successor.adoptState(result.state);
+    const adopted = successor.runs.adoptState(result.state);
     expect(adopted).toMatchObject({ agentName: 'janitor', agentId: 'janitor', runId: result.runId });
     expect(result.state.agentName).toBe('agent');
     const done = await successor.resume(adopted, { c1: true });
@@ -365,6 +284,6 @@ describe('resume: a state is resumed only by the agent it belongs to', () => {
   });
 
   it('adoptState checks the state whole first', () => {
-    expect(() => createAgent({ model: mockModel([]) }).adoptState({ version: 3 } as never)).toThrow(/state\.runId should be a string/);
+    expect(() => createAgent({ model: mockModel([]) }).runs.adoptState({ version: 3 } as never)).toThrow(/state\.runId should be a string/);
   });
 });

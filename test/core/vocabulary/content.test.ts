@@ -2,8 +2,9 @@
 // survives JSON and resume, and the helpers layers use on it.
 import { z } from 'zod';
 import { describe, expect, it } from 'vitest';
-import { createAgent, defineTool, estimateTokens, mapText, textOf, type Message } from '../../../src/index.js';
-import { isUrl, MEDIA_TOKENS, mediaSource, parseDataUrl, sniffMediaType } from '../../../src/media.js';
+import { createAgent, defineTool, mapText, textOf, type Message } from '../../../src/index.js';
+import { estimateTokens } from '../../../src/core/vocabulary/content.js';
+import { isUrl, MEDIA_TOKENS, mediaSource, parseDataUrl, sniffMediaType } from '../../../src/core/vocabulary/content.js';
 import { contentProblem } from '../../../src/core/vocabulary/content.js';
 import { checkState } from '../../../src/core/state/state-schema.js';
 import { mockModel } from '../../../src/testing/index.js';

@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { createAgent, defineTool, type AgentEvent, type AgentOptions, type Middleware, type Tool } from '../../../src/index.js';
 import { mockModel, type MockReply } from '../../../src/testing/index.js';
 import { answerTo, countingTool, eventLog } from '../../fixtures/counting-tools.js';
+import { nextTurn } from '../../support/waits.js';
 
 function watched(tools: Tool<any, any>[], script: MockReply[], extra: Partial<AgentOptions> = {}) {
   const log = eventLog();
@@ -19,7 +20,7 @@ const summary = (events: AgentEvent[]) => events.map((e) => {
     case 'model.done': return `model.done ${e.step} ${e.finishReason}`;
     case 'tool.start': return `tool.start ${e.toolCallId}`;
     case 'tool.done': return `tool.done ${e.toolCallId}${e.replacedBy ? ` replacedBy=${e.replacedBy}` : ''}`;
-    case 'tool.error': return `tool.error ${e.toolCallId} ${e.kind}`;
+    case 'tool.error': return `tool.error ${e.toolCallId} ${e.error.kind}`;
     case 'approval.requested': return `approval.requested ${e.toolCallId}`;
     case 'permission.decision': return `permission.decision ${e.toolCallId} ${e.decision}/${e.source}`;
     default: return e.type;
@@ -112,11 +113,11 @@ describe('events: tool outcomes', () => {
     ];
     const { agent, log } = watched([strict, boom, guarded.tool, denied.tool], [{ toolCalls: calls }, 'ok'], { permissions: [{ tool: 'denied', decision: 'deny' }], toolConcurrency: 1 });
     const result = await agent.run('go');
-    expect(log.of('tool.error').map((e) => [e.toolCallId, e.kind])).toEqual([['v', 'validation'], ['nf', 'not_found'], ['e', 'execution'], ['g', 'guardrail'], ['d', 'denied']]);
+    expect(log.of('tool.error').map((e) => [e.toolCallId, e.error.kind])).toEqual([['v', 'validation'], ['nf', 'not_found'], ['e', 'execution'], ['g', 'guardrail'], ['d', 'denied']]);
     // tool.start says a tool is entered: only the one that ran (and threw) started.
     expect(log.of('tool.start').map((e) => e.toolCallId)).toEqual(['e']);
     for (const event of log.of('tool.error')) {
-      expect(answerTo(result.messages, event.toolCallId).content).toBe(`Error (${event.kind}): ${event.message}`);
+      expect(answerTo(result.messages, event.toolCallId).content).toBe(`Error (${event.error.kind}): ${event.error.message}`);
     }
   });
 });
@@ -151,7 +152,8 @@ describe('events: an async listener cannot break the run either', () => {
         logger: { warn: (...args) => warnings.push(args) },
       });
       const result = await agent.run('go');
-      await new Promise((resolve) => setTimeout(resolve, 10));
+      // A turn of the event loop: a rejection left unhandled would be reported by then.
+      await nextTurn();
       expect(result.text).toBe('Done.');
       expect(warnings).toEqual([['koagent: an event listener threw on run.start; the run goes on', new Error('audit store down')]]);
       expect(unhandled).toEqual([]);

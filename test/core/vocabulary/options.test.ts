@@ -2,7 +2,9 @@
 // zod schema, and an unknown key is a TypeError naming it and the key most likely meant.
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { compactionMiddleware, createAgent, defineTool, HookRegistry, openai, retryMiddleware, timeoutMiddleware } from '../../../src/index.js';
+import { compactionMiddleware, retryMiddleware, timeoutMiddleware } from '../../../src/middleware.js';
+import { createAgent, defineTool, openai } from '../../../src/index.js';
+import { HookRegistry } from '../../../src/hooks.js';
 import { mockModel } from '../../../src/testing/index.js';
 import { add } from '../../support/core.js';
 

@@ -1,7 +1,8 @@
 // AgentHooks and the approval pause: what the hooks see before the pause, and what they may do
 // when an approved call is resumed. Test names quote the seed (000_…txt) or DESIGN.md §3.
 import { describe, expect, it } from 'vitest';
-import { createAgent, type AgentHook, type Middleware, type ToolCallHookResult } from '../../../src/index.js';
+import { createAgent, type Middleware } from '../../../src/index.js';
+import type { AgentHook, ToolCallHookResult } from '../../../src/hooks.js';
 import type { PermissionRecord } from '../../../src/types.js';
 import { mockModel } from '../../../src/testing/index.js';
 import { callTool, searchTool, toolResults } from './fixtures.js';

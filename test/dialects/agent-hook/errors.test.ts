@@ -1,7 +1,8 @@
 // AgentHooks that throw, return something that is no outcome, or are malformed. Test names
 // quote the seed (000_…txt) or DESIGN.md §3.
 import { describe, expect, it } from 'vitest';
-import { createAgent, RunFailedError, ToolError, type AgentHook } from '../../../src/index.js';
+import { createAgent, RunFailedError, ToolError } from '../../../src/index.js';
+import type { AgentHook } from '../../../src/hooks.js';
 import { mockModel } from '../../../src/testing/index.js';
 import { callTool, searchTool } from './fixtures.js';
 

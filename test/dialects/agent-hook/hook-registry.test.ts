@@ -1,7 +1,8 @@
 // HookRegistry: an ordered collection of AgentHooks keyed by name, and an agent given one.
 // Test names quote the seed (000_…txt).
 import { describe, expect, it } from 'vitest';
-import { createAgent, HookRegistry as FromRoot, type AgentHook, type Middleware } from '../../../src/index.js';
+import { createAgent, type Middleware } from '../../../src/index.js';
+import { HookRegistry as FromRoot, type AgentHook } from '../../../src/hooks.js';
 import { HookRegistry, type AgentHook as FromHooks } from '../../../src/hooks.js';
 import { mockModel } from '../../../src/testing/index.js';
 import { callTool, searchTool } from './fixtures.js';

@@ -2,7 +2,8 @@
 // transcript, ctx.emit and ctx.generate. Test names quote the seed (000_…txt) or DESIGN.md §3.
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { createAgent, defineTool, RunFailedError, type AgentHook, type GenerateHookContext, type GenerateResult, type Message } from '../../../src/index.js';
+import { createAgent, defineTool, RunFailedError, type GenerateResult, type Message } from '../../../src/index.js';
+import type { AgentHook, GenerateHookContext } from '../../../src/hooks.js';
 import { mockModel } from '../../../src/testing/index.js';
 import { callTool, eventLog, searchTool } from './fixtures.js';
 import { textOf } from '../../../src/core/vocabulary/content.js';

@@ -3,7 +3,8 @@
 // as one layer of koagent's onion. Test names quote the seed (000_…txt) or DESIGN.md §3.
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { createAgent, defineTool, type AgentHook, type Middleware } from '../../../src/index.js';
+import { createAgent, defineTool, type Middleware } from '../../../src/index.js';
+import type { AgentHook } from '../../../src/hooks.js';
 import { mockModel } from '../../../src/testing/index.js';
 import { callTool, searchTool, toolResults } from './fixtures.js';
 

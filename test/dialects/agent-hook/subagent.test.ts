@@ -2,7 +2,8 @@
 // Test names quote the seed (000_…txt).
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { createAgent, defineTool, type AgentHook } from '../../../src/index.js';
+import { createAgent, defineTool } from '../../../src/index.js';
+import type { AgentHook } from '../../../src/hooks.js';
 import type { PermissionRecord, SubagentInfo } from '../../../src/types.js';
 import { mockModel } from '../../../src/testing/index.js';
 import { callTool, eventLog } from './fixtures.js';

@@ -1,7 +1,8 @@
 // The AgentHook dialect around tool calls: the context preToolCall and postToolCall get, and
 // what each of their outcomes does. Test names quote the seed (000_…txt) or DESIGN.md §3.
 import { describe, expect, it } from 'vitest';
-import { createAgent, type AgentHook, type ToolCallHookContext, type ToolCallHookResult, type ToolContext } from '../../../src/index.js';
+import { createAgent, type ToolContext } from '../../../src/index.js';
+import type { AgentHook, ToolCallHookContext, ToolCallHookResult } from '../../../src/hooks.js';
 import type { PermissionRecord } from '../../../src/types.js';
 import { mockModel } from '../../../src/testing/index.js';
 import { brokenTool, callTool, eventLog, searchTool, toolResults } from './fixtures.js';
@@ -80,7 +81,7 @@ describe('preToolCall outcomes', () => {
       onPermissionDecision: (record) => void records.push(record), onEvent: log.onEvent,
     }).run('go');
     expect(records).toEqual([{ toolName: 'search', toolCallId: 'c1', args: { query: 'q' }, decision: 'deny', source: 'hook', hook: 'no-search', reason: 'Searching is off today' }]);
-    expect(log.ofType('tool.error')).toMatchObject([{ toolCallId: 'c1', toolName: 'search', kind: 'denied', message: 'Searching is off today' }]);
+    expect(log.ofType('tool.error')).toMatchObject([{ toolCallId: 'c1', toolName: 'search', error: { kind: 'denied', message: 'Searching is off today' } }]);
     expect(log.ofType('permission.decision')).toHaveLength(1);
   });
 

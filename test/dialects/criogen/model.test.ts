@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { describe, expect, it } from 'vitest';
-import { createAgent, defineMiddleware, defineTool, RunFailedError, type Hook, type Message } from '../../../src/index.js';
+import { createAgent, defineMiddleware, defineTool, RunFailedError, type Message } from '../../../src/index.js';
+import type { Hook } from '../../../src/hooks.js';
 import { mockModel } from '../../../src/testing/index.js';
 
 async function failure(promise: Promise<unknown>): Promise<RunFailedError> {

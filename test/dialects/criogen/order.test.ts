@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { describe, expect, it } from 'vitest';
-import { createAgent, defineMiddleware, defineTool, ToolResult, type AgentEvent, type Hook, type HookContext, type Tool } from '../../../src/index.js';
+import { createAgent, defineMiddleware, defineTool, type AgentEvent, type Tool } from '../../../src/index.js';
+import { ToolResult, type Hook, type HookContext } from '../../../src/hooks.js';
 import { mockModel } from '../../../src/testing/index.js';
 
 function addTool(runs: { n: number }): Tool {

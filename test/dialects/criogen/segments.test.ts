@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { describe, expect, it } from 'vitest';
-import { createAgent, defineTool, RunFailedError, type Hook, type RunState } from '../../../src/index.js';
+import { createAgent, defineTool, RunFailedError, type RunState } from '../../../src/index.js';
+import type { Hook } from '../../../src/hooks.js';
 import type { Logger } from '../../../src/types.js';
 import { mockModel } from '../../../src/testing/index.js';
 

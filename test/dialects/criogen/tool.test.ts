@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { describe, expect, it } from 'vitest';
-import { createAgent, defineTool, RunFailedError, ToolError, ToolResult, type AgentOptions, type Hook, type ToolCall } from '../../../src/index.js';
+import { createAgent, defineTool, RunFailedError, ToolError, type AgentOptions } from '../../../src/index.js';
+import { ToolResult, type Hook, type ToolCall } from '../../../src/hooks.js';
 import type { ToolMessage } from '../../../src/types.js';
 import { mockModel, type MockToolCall } from '../../../src/testing/index.js';
 import { textOf } from '../../../src/core/vocabulary/content.js';

@@ -41,7 +41,7 @@ describe('the approval step of a call a human decided on', () => {
     const call = settled(done);
     expect(call.outcome).toBe('ok');
     expect(layer(call, 'koagent:approval').effects).toEqual([{
-      kind: 'human-decision', decision: 'approved', surface: 'api', actor: { id: 'u_17', name: 'Grace' }, at: expect.stringMatching(ISO),
+      type: 'human-decision', decision: 'approved', surface: 'api', actor: { id: 'u_17', name: 'Grace' }, at: expect.stringMatching(ISO),
       changes: [{ path: '/args/amount', before: 42.5, after: 40 }],
     }]);
   });
@@ -49,7 +49,7 @@ describe('the approval step of a call a human decided on', () => {
   it('says "approved" with no changes when the call was approved as asked', async () => {
     const { agent } = teller();
     const done = await agent.resume((await agent.run('Pay Ada')).state, { t1: { approved: true, actor: 'grace', surface: 'cli' } });
-    expect(layer(settled(done), 'koagent:approval').effects).toEqual([{ kind: 'human-decision', decision: 'approved', surface: 'cli', actor: { id: 'grace' }, at: expect.stringMatching(ISO) }]);
+    expect(layer(settled(done), 'koagent:approval').effects).toEqual([{ type: 'human-decision', decision: 'approved', surface: 'cli', actor: { id: 'grace' }, at: expect.stringMatching(ISO) }]);
   });
 
   it('shows a denied call settling in the approval step on the human\'s decision, with no user layer seeing it', async () => {
@@ -61,8 +61,8 @@ describe('the approval step of a call a human decided on', () => {
     expect(call.outcome).toBe('denied');
     expect(call.layers.map((l) => l.name)).toEqual(['koagent:approval']);
     expect(layer(call, 'koagent:approval').effects).toEqual(expect.arrayContaining([
-      { kind: 'human-decision', decision: 'denied', surface: 'studio', actor: { id: 'grace' }, reason: 'Not today', at: expect.stringMatching(ISO) },
-      { kind: 'denied', reason: 'Not today', by: 'approval' },
+      { type: 'human-decision', decision: 'denied', surface: 'studio', actor: { id: 'grace' }, reason: 'Not today', at: expect.stringMatching(ISO) },
+      { type: 'denied', reason: 'Not today', by: 'approval' },
     ]));
     expect(seen).toEqual([]);
   });
@@ -71,13 +71,13 @@ describe('the approval step of a call a human decided on', () => {
     const redact: Middleware = { name: 'redact', traceValues: false, tool: (_ctx, next) => next() };
     const { agent } = teller([redact]);
     const done = await agent.resume((await agent.run('Pay Ada')).state, { t1: { approved: true, args: { to: 'Ada', amount: 40 } } });
-    expect(layer(settled(done), 'koagent:approval').effects[0]).toMatchObject({ kind: 'human-decision', changes: [{ path: '/args/amount', before: '[withheld]', after: '[withheld]' }] });
+    expect(layer(settled(done), 'koagent:approval').effects[0]).toMatchObject({ type: 'human-decision', changes: [{ path: '/args/amount', before: '[withheld]', after: '[withheld]' }] });
   });
 
   it('says nothing of a decision in the segment that asked, nor on a call no human decided on', async () => {
     const { agent } = teller();
     const paused = await agent.run('Pay Ada');
-    expect(callsOf(paused).flatMap((c) => c.layers.flatMap((l) => l.effects)).some((e) => e.kind === 'human-decision')).toBe(false);
+    expect(callsOf(paused).flatMap((c) => c.layers.flatMap((l) => l.effects)).some((e) => e.type === 'human-decision')).toBe(false);
   });
 });
 

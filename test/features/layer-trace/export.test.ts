@@ -5,7 +5,8 @@ import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor, type Re
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createAgent, type Middleware } from '../../../src/index.js';
 import { mockModel } from '../../../src/testing/index.js';
-import { traceToOtlp, type OtlpSpan } from '../../../src/trace.js';
+import { traceToOtlp } from '../../../src/trace.js';
+import type { OtlpSpan } from '../../../src/features/layer-trace/otlp.js';
 import { search } from './support.js';
 
 const exporter = new InMemorySpanExporter();

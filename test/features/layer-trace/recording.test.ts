@@ -1,9 +1,10 @@
 // When the layer trace is recorded (off by default; an agent or run option), how both dialects'
 // hooks are named in it, and how a sub-agent's calls nest under the lead's call that ran them.
 import { describe, expect, it } from 'vitest';
-import { createAgent, type Hook, type Middleware } from '../../../src/index.js';
+import { createAgent, type Middleware } from '../../../src/index.js';
+import type { Hook } from '../../../src/hooks.js';
 import { mockModel } from '../../../src/testing/index.js';
-import { TRACE_STATE } from '../../../src/trace.js';
+import { TRACE_STATE } from '../../../src/features/layer-trace/record.js';
 import { callsOf, layer, search, toolCall } from './support.js';
 
 const searchOnce = () => mockModel([{ toolCalls: [{ name: 'search', args: { q: 'cats' }, id: 'c1' }] }, 'Done.']);

@@ -2,7 +2,8 @@
 // (criogen onStart/onEnd, run middleware), in and out, their time, and what they did — kept per
 // segment across an approval, a sub-agent's in the lead's trace, and exported as spans.
 import { describe, expect, it } from 'vitest';
-import { createAgent, memoryStore, type Hook, type Middleware } from '../../../src/index.js';
+import { createAgent, memoryStore, type Middleware } from '../../../src/index.js';
+import type { Hook } from '../../../src/hooks.js';
 import { mockModel } from '../../../src/testing/index.js';
 import { traceOf, traceToOtlp, type TracedSegment } from '../../../src/trace.js';
 import { deploy, layer, search } from './support.js';
@@ -59,23 +60,23 @@ describe('a segment\'s run layers', () => {
       }
     }
     const gated = segmentsOf(await createAgent({ model: mockModel(['Never.']), hooks: [new Gate()], layerTrace: true }).run('Hi'))[0];
-    expect(layer(gated, 'Gate').effects).toEqual([{ kind: 'short-circuit' }]);
+    expect(layer(gated, 'Gate').effects).toEqual([{ type: 'short-circuit' }]);
 
     const verdict: Middleware = { name: 'verdict', run: async (ctx, next) => (await next(), ctx.end({ verdict: 'too long' }, 'stop:guardrail')) };
     const replaced = segmentsOf(await createAgent({ model: mockModel(['A long answer.']), middleware: [verdict], layerTrace: true }).run('Hi'))[0];
-    const effect = layer(replaced, 'verdict').effects[0] as { kind: string; changes: { path: string; before?: unknown; after?: unknown }[] };
-    expect(effect.kind).toBe('replaced-result');
+    const effect = layer(replaced, 'verdict').effects[0] as { type: string; changes: { path: string; before?: unknown; after?: unknown }[] };
+    expect(effect.type).toBe('replaced-result');
     expect(effect.changes).toEqual(expect.arrayContaining([{ path: '/stopReason', before: 'final', after: 'stop:guardrail' }, { path: '/output', before: 'A long answer.', after: { verdict: 'too long' } }]));
 
     const twice: Middleware = { name: 'twice', run: async (_ctx, next) => (await next(), next()) };
     const again = segmentsOf(await createAgent({ model: mockModel(['One.', 'Two.']), middleware: [twice], layerTrace: true }).run('Hi'))[0];
-    expect(layer(again, 'twice').effects).toEqual([{ kind: 'next-again', times: 1 }]);
+    expect(layer(again, 'twice').effects).toEqual([{ type: 'next-again', times: 1 }]);
 
     const broken: Middleware = { name: 'broken', run: () => { throw new Error('no run today'); } };
     const failed = await createAgent({ model: mockModel(['Never.']), middleware: [broken], layerTrace: true }).run('Hi').catch((error: { state: unknown }) => error);
     const [segment] = segmentsOf(failed);
     expect(segment.outcome).toBe('failed');
-    expect(layer(segment, 'broken').effects).toEqual([{ kind: 'threw', message: 'no run today' }]);
+    expect(layer(segment, 'broken').effects).toEqual([{ type: 'threw', message: 'no run today' }]);
     expect(layer(segment, 'broken').outAt).toBeUndefined();
   });
 

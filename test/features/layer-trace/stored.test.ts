@@ -26,7 +26,7 @@ describe('in a SQLite store', () => {
     const loaded = await again.loadRun(result.runId);
     await again.close();
     expect(traceOf(loaded)).toEqual(traceOf(result.state));
-    expect(layer(callsOf({ state: loaded }).find((c) => c.id === 'd1')!, 'prod-only').effects[0]).toMatchObject({ kind: 'rewrote-args' });
+    expect(layer(callsOf({ state: loaded }).find((c) => c.id === 'd1')!, 'prod-only').effects[0]).toMatchObject({ type: 'rewrote-args' });
   });
 
   it('continues the trace when a suspended run is resumed from the store: the approved call again, in segment 2', async () => {
@@ -52,5 +52,22 @@ describe('in memory', () => {
     const done = await agent.resume(JSON.parse(json), { d1: true });
     expect(callsOf(done)).toHaveLength(4);
     expect(JSON.stringify(first.state)).toBe(json);
+  });
+});
+
+describe('a record stored before effects carried `type`', () => {
+  it('is read with each effect\'s `kind` as its `type`, the stored record unchanged, and resuming the run goes on with it', async () => {
+    const agent = createAgent({ name: 'ops', model: deployOnce(), tools: [deploy], middleware: [prod], layerTrace: true });
+    const first = await agent.run('Deploy');
+    // The first segment's record as a release before the rename wrote it: `kind` where `type` is now.
+    const stored = JSON.parse(JSON.stringify(first.state).replaceAll('"type":"rewrote-args"', '"kind":"rewrote-args"').replaceAll('"type":"asked-approval"', '"kind":"asked-approval"'));
+    const written = JSON.stringify(stored);
+    expect(written).toContain('"kind":"rewrote-args"');
+    expect(layer(callsOf({ state: stored }).find((c) => c.id === 'd1')!, 'prod-only').effects).toEqual([expect.objectContaining({ type: 'rewrote-args' })]);
+    expect(JSON.stringify(stored)).toBe(written);
+    const done = await agent.resume(stored, { d1: true });
+    const effects = callsOf(done).filter((c) => c.id === 'd1').flatMap((c) => c.layers.flatMap((l) => l.effects));
+    expect(effects.every((e) => typeof e.type === 'string' && !('kind' in e))).toBe(true);
+    expect(layer(callsOf(done).find((c) => c.id === 'd1' && c.segment === 1)!, 'prod-only').effects).toEqual([expect.objectContaining({ type: 'rewrote-args' })]);
   });
 });

@@ -1,17 +1,15 @@
 // agent.stream() (src/stream.ts): a run as an async iterable of its events plus a `result`
 // promise. Breaking out of the loop cancels the run, which still ends cleanly, exactly once,
-// and leaves nothing running behind it.
-import { execFile } from 'node:child_process';
+// and leaves nothing running behind it (a process of its own that exits by itself:
+// agent-stream-processes.test.ts).
 import { getEventListeners } from 'node:events';
-import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { createAgent, defineTool, RunFailedError, type AgentEvent, type Hook } from '../../../src/index.js';
+import { createAgent, defineTool, RunFailedError, type AgentEvent } from '../../../src/index.js';
+import type { Hook } from '../../../src/hooks.js';
 import { mockModel } from '../../../src/testing/index.js';
-import { add } from '../../support/core.js';
-
-const repo = fileURLToPath(new URL('../../..', import.meta.url));
-const fixture = fileURLToPath(new URL('../../fixtures/no-dangling-stream.ts', import.meta.url));
+import { add, heldStream } from '../../support/core.js';
+import { nextTurn } from '../../support/waits.js';
 
 /** A tool that waits for its signal and records that it was cancelled. */
 function waitingTool(seen: { aborted: boolean[] }) {
@@ -95,7 +93,7 @@ describe('agent.stream(): breaking out early', () => {
   it('cancels the run mid-reply: stop reason aborted, run.end and onEnd once each, before the loop exits', async () => {
     const ends = { runEnd: 0, onEnd: 0 };
     const countEnds: Hook = { name: 'count-ends', onEnd: () => void ends.onEnd++ };
-    const model = mockModel([Array.from({ length: 50 }, (_, i) => `w${i}`).join(' ')], { deltaLatencyMs: 5 });
+    const model = heldStream(mockModel([Array.from({ length: 50 }, (_, i) => `w${i}`).join(' ')]), 2);
     const agent = createAgent({ model, hooks: [countEnds], onEvent: (e) => void (e.type === 'run.end' && ends.runEnd++) });
     const stream = agent.stream('Talk');
     let deltas = 0;
@@ -108,7 +106,7 @@ describe('agent.stream(): breaking out early', () => {
     expect(result).toMatchObject({ status: 'completed', stopReason: 'aborted' });
     // The half-streamed reply never entered the transcript.
     expect(result.messages.map((m) => m.role)).toEqual(['user']);
-    await new Promise((resolve) => setImmediate(resolve));
+    await nextTurn();
     expect(ends).toEqual({ runEnd: 1, onEnd: 1 });
     expect(unhandled).toEqual([]);
   });
@@ -141,7 +139,7 @@ describe('agent.stream(): breaking out early', () => {
 
   it('the caller\'s own signal cancels a stream too', async () => {
     const controller = new AbortController();
-    const stream = createAgent({ model: mockModel(['a b c d e f g h'], { deltaLatencyMs: 5 }) }).stream('Go', { signal: controller.signal });
+    const stream = createAgent({ model: heldStream(mockModel(['a b c d e f g h'])) }).stream('Go', { signal: controller.signal });
     const types: string[] = [];
     for await (const event of stream) {
       types.push(event.type);
@@ -161,34 +159,5 @@ describe('agent.stream(): breaking out early', () => {
 
     expect(() => createAgent({ model: mockModel([]) }).stream(42 as never, { signal: controller.signal })).toThrow(TypeError);
     expect(getEventListeners(controller.signal, 'abort')).toHaveLength(0);
-  });
-
-  it('leaves no timer or promise behind: a process that breaks out of two slow streams exits by itself', async () => {
-    const { code, stdout, stderr, killed } = await new Promise<{ code: number | null; stdout: string; stderr: string; killed: boolean }>((resolve) => {
-      // Generous: streaming everything would take minutes; a clean exit takes a few seconds.
-      const child = execFile(process.execPath, ['--import', 'tsx', fixture], { cwd: repo, timeout: 60_000, killSignal: 'SIGKILL' }, (error, stdout, stderr) => {
-        resolve({ code: child.exitCode, stdout, stderr, killed: (error as { killed?: boolean } | null)?.killed === true });
-      });
-    });
-    expect(killed, `the child did not exit by itself; stderr: ${stderr}`).toBe(false);
-    expect(code, stderr).toBe(0);
-    const report = JSON.parse(stdout.trim());
-    expect(report.unhandled).toEqual([]);
-    expect(report.timers).toEqual([]);
-    const [midModel, midTool] = report.results;
-    for (const run of report.results) {
-      expect(run.stopReason).toBe('aborted');
-      expect(run.firstDelta).toBe('word0 ');
-      // run.end and onEnd fired once per run (the lead's, and in the second case the sub-agent's), and had by the time the loop exited.
-      expect(run.endsAtBreak).toEqual(run.ends);
-      expect(run.ends.runEnd.filter((id: string) => id === run.runId)).toHaveLength(1);
-      expect(new Set(run.ends.runEnd).size).toBe(run.ends.runEnd.length);
-      expect([...run.ends.onEnd].sort()).toEqual([...run.ends.runEnd].sort());
-    }
-    expect(midModel.tool).toEqual({ started: 0, aborted: 0 });
-    expect(midModel.transcriptRoles).toEqual(['user']);
-    expect(midTool.tool).toEqual({ started: 1, aborted: 1 });
-    expect(midTool.ends.runEnd).toHaveLength(2);
-    expect(midTool.transcriptRoles).toEqual(['user', 'assistant', 'tool', 'tool']);
   });
 });

@@ -4,7 +4,8 @@
 // discards or changes a reply that was already shown.
 import { z } from 'zod';
 import { describe, expect, it } from 'vitest';
-import { createAgent, defineTool, type AgentEvent, type AgentHook, type GenerateOptions, type GenerateResult, type Hook, type Middleware, type ModelProvider, type RunCallOptions, type RunResult } from '../../../src/index.js';
+import { createAgent, defineTool, type AgentEvent, type GenerateOptions, type GenerateResult, type Middleware, type ModelProvider, type RunCallOptions, type RunResult } from '../../../src/index.js';
+import type { AgentHook, Hook } from '../../../src/hooks.js';
 import type { StreamPart } from '../../../src/types.js';
 import { mockModel } from '../../../src/testing/index.js';
 import { add } from '../../support/core.js';

@@ -3,11 +3,12 @@
 // usage and events flow up to the lead, and an approval pause inside it pauses the lead.
 import { z } from 'zod';
 import { describe, expect, it } from 'vitest';
-import { createAgent, defineTool, memoryStore, type AgentEvent, type AgentHook, type Hook, type Middleware, type RunState } from '../../../src/index.js';
+import { createAgent, defineTool, memoryStore, type AgentEvent, type Middleware, type RunState } from '../../../src/index.js';
+import type { AgentHook, Hook } from '../../../src/hooks.js';
 import type { SubagentInfo } from '../../../src/types.js';
 import { mockModel, type MockReply } from '../../../src/testing/index.js';
 import { mapText } from '../../../src/core/vocabulary/content.js';
-import { testClock } from '../../support/durable.js';
+import { manualClock } from '../../support/clock.js';
 
 function searchTool(log: string[] = []) {
   return defineTool({
@@ -341,15 +342,15 @@ describe('approval inside a sub-agent', () => {
     const routed = JSON.parse(JSON.stringify(suspended.state)) as RunState;
     Object.assign(routed, { status: 'running', segment: routed.segment + 1, pendingApprovals: [], decisions: {} });
     routed.children.call_1.decisions = { call_1: true };
-    const clock = testClock();
-    const store = memoryStore({ leaseMs: 1000, now: clock.now });
+    const clock = manualClock();
+    const store = memoryStore({ leaseMs: 1000, clock });
     expect(await store.createRun({ state: routed, owner: 'a worker that died' })).toHaveProperty('lease');
-    clock.advance(1001);
+    await clock.advance(1001);
     // A worker that recovers the run, with the same agents built again.
     const again = publishing(log);
     const researcher = createAgent({ name: 'researcher', instructions: 'You research.', model: mockModel(again.researcherScript.slice(1)), tools: [again.publish] });
     const lead = createAgent({ name: 'lead', model: mockModel(again.leadScript.slice(1)), tools: [researcher.asTool({ description: 'Researches a topic' })], store });
-    const [recovered] = await lead.recover();
+    const [recovered] = await lead.runs.recover();
     expect(recovered.result).toMatchObject({ status: 'completed', text: 'All done.' });
     expect(log).toEqual(['Otters']);
     expect(recovered.result!.state.children).toEqual({});

@@ -1,5 +1,5 @@
 // The hook of examples/hooks/cached-weather.ts, as hook source text: its cache lives in the module.
-import { ToolResult } from 'koagent';
+import { ToolResult } from 'koagent/hooks';
 
 const remembered = new Map();
 const keyOf = (name, args) => `${name}/${String(args.city).toLowerCase()}`;

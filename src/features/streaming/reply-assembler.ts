@@ -1,8 +1,8 @@
 // A reply as stream parts and back: what a streamed call assembles into the same message
 // `generate` gives, and what a whole reply becomes when a caller asked for a stream.
-import type { AssistantContentPart, ProviderOptions, ReasoningPart, TextPart } from './content.js';
-import type { AssistantMessage, AssistantToolCall } from './messages.js';
-import type { StreamPart } from './model.js';
+import type { AssistantContentPart, ProviderOptions, ReasoningPart, TextPart } from '../../core/vocabulary/content.js';
+import type { AssistantMessage, AssistantToolCall } from '../../core/vocabulary/messages.js';
+import type { StreamPart } from '../../core/vocabulary/model.js';
 
 /**
  * Builds an assistant message from stream parts, in their order. A reply that is only text,

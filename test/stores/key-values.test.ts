@@ -1,8 +1,9 @@
 // memoryKeyValues and keyValuesOf: the key-value contract layers keep cross-run state in
 // (caches, rate-limit windows, a session's counts), as the memory store gives it.
 import { describe, expect, it } from 'vitest';
-import { memoryStore } from '../../../src/index.js';
-import { keyValuesOf, memoryKeyValues } from '../../../src/middleware.js';
+import { memoryStore } from '../../src/index.js';
+import { keyValuesOf } from '../../src/stores/key-values.js';
+import { memoryKeyValues } from '../../src/middleware.js';
 
 describe('memoryKeyValues: values', () => {
   it('gives back what was set, as a copy no caller shares', async () => {

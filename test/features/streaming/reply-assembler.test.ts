@@ -1,6 +1,6 @@
 // A streamed reply assembled into the message a whole reply would be.
 import { describe, expect, it } from 'vitest';
-import { ReplyAssembler, replyParts } from '../../../src/core/vocabulary/reply-parts.js';
+import { ReplyAssembler, replyParts } from '../../../src/features/streaming/reply-assembler.js';
 import type { StreamPart } from '../../../src/types.js';
 
 function assemble(parts: StreamPart[]) {

@@ -27,6 +27,8 @@ export interface KeyValueStore {
  * Something that holds a key-value store: a run store (`store.keyValues`) or the store itself.
  *
  * @example responseCacheMiddleware({ store: sqliteStore('runs.db') })
+ *
+ * @inline
  */
 export type KeyValueSource = KeyValueStore | { readonly keyValues?: KeyValueStore };
 
