@@ -74,8 +74,6 @@ export default {
   intentionallyNotExported: [
     'EventBase',
     'MiddlewareEvent',
-    'EmittedFields',
-    'DeepReadonly',
     'AnyPart',
     'AnyFinish',
     'V2Usage',
@@ -86,7 +84,13 @@ export default {
     // Shapes inside a value a user reads, named where they are read rather than exported.
     'WorkerCounts',
     'ScriptedReply',
-    'PiiMatch'
+    'PiiMatch',
+    // Records read from the type that holds them (`AgentRuns`, `Hook`, `AgentHook`, `Checkpoint`,
+    // `TracedCall` …), kept off the entry points to hold the surface to what users name.
+    'AdoptedRun', 'RecoverableRun', 'RecoveredRun', 'FinishReason', 'ProviderOptions', 'SideRequest',
+    'EmittedEvent', 'SubagentInfo', 'ToolFailure', 'InputGuardrail', 'OutputGuardrail', 'OutputSpec',
+    'HookMessage', 'HookRunState', 'SegmentOutcome', 'PreToolCallOutcome', 'PostToolCallOutcome',
+    'CheckpointCall', 'QuarantinedRun', 'StoreStats', 'JsonChange', 'TracedLayer', 'OtlpTraces'
   ],
   projectDocuments: [
     'docs/*.md'

@@ -15,7 +15,7 @@
 
 // The AgentHook dialect.
 /** @category Hooks */
-export type { AgentHook, GenerateHookContext, PostToolCallOutcome, PreToolCallOutcome, ToolCallHookContext, ToolCallHookResult } from './dialects/agent-hook/agent-hook.js';
+export type { AgentHook, GenerateHookContext, ToolCallHookContext, ToolCallHookResult } from './dialects/agent-hook/agent-hook.js';
 /** @category Hooks */
 export { HookRegistry } from './dialects/agent-hook/hook-registry.js';
 
@@ -23,4 +23,4 @@ export { HookRegistry } from './dialects/agent-hook/hook-registry.js';
 /** @category Hooks */
 export { ToolResult } from './dialects/criogen/tool-result.js';
 /** @category Hooks */
-export type { Hook, HookAction, HookContext, HookMessage, HookRunState, Maybe, SegmentOutcome, ToolCall } from './dialects/criogen/types.js';
+export type { Hook, HookAction, HookContext, Maybe, ToolCall } from './dialects/criogen/types.js';

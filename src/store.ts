@@ -18,18 +18,15 @@
 /** @category Stores */
 export type {
   Checkpoint,
-  CheckpointCall,
   ClaimedRun,
   ClaimOutcome,
   ClaimRequest,
   CreateOutcome,
   Lease,
   NewRun,
-  QuarantinedRun,
   RetentionPolicy,
   RunFilter,
   RunStore,
-  StoreStats,
 } from './stores/run-store.js';
 // The clock a store's leases go by, for tests that move time (every store's `clock` option).
 /** @category Stores */

@@ -14,8 +14,8 @@
 // The `koagent/trace` entry: the layer trace's record, its text and its OTLP JSON export.
 // Nothing here needs a driver or the OpenTelemetry SDK, so viewers and exporters can import it anywhere.
 /** @category Layer trace */
-export { traceOf, type JsonChange, type LayerTraceRecord, type TracedCall, type TracedEffect, type TracedLayer, type TracedSegment } from './features/layer-trace/record.js';
+export { traceOf, type LayerTraceRecord, type TracedCall, type TracedEffect, type TracedSegment } from './features/layer-trace/record.js';
 /** @category Layer trace */
-export { traceToOtlp, type OtlpTraces } from './features/layer-trace/otlp.js';
+export { traceToOtlp } from './features/layer-trace/otlp.js';
 /** @category Layer trace */
 export { formatTrace } from './features/layer-trace/format.js';

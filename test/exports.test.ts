@@ -28,14 +28,14 @@ const DECIDED: Record<string, { values: string[]; types: string[] }> = {
   'koagent/types': {
     values: [],
     types: [
-      'AdoptedRun', 'AgentRuns', 'AssistantContentPart', 'AssistantMessage', 'AssistantToolCall',
-      'BaseContext', 'CallVariables', 'ContentPart', 'DecisionRecord', 'EmittedEvent', 'FilePart',
-      'FinishReason', 'HookState', 'ImagePart', 'InputGuardrail', 'JsonSchemaCheck', 'Logger',
-      'MiddlewareEvents', 'OpenAIChatModel', 'OutputGuardrail', 'OutputSpec', 'PermissionRecord',
-      'PermissionRule', 'ProviderOptions', 'ReasoningPart', 'RecoverableRun', 'RecoveredRun',
-      'ResumeClaim', 'RunInput', 'RunStatus', 'RunSummary', 'RunVariables', 'SideRequest',
-      'StopCondition', 'StopReason', 'StreamPart', 'SubagentInfo', 'SystemMessage', 'TextPart',
-      'TokenUsage', 'ToolCallRecord', 'ToolContentPart', 'ToolErrorKind', 'ToolFailure', 'ToolMessage',
+      'AgentRuns', 'AssistantContentPart', 'AssistantMessage', 'AssistantToolCall',
+      'BaseContext', 'CallVariables', 'ContentPart', 'DecisionRecord', 'FilePart',
+      'HookState', 'ImagePart', 'JsonSchemaCheck', 'Logger',
+      'MiddlewareEvents', 'OpenAIChatModel', 'PermissionRecord',
+      'PermissionRule', 'ReasoningPart',
+      'ResumeClaim', 'RunInput', 'RunStatus', 'RunSummary', 'RunVariables',
+      'StopCondition', 'StopReason', 'StreamPart', 'SystemMessage', 'TextPart',
+      'TokenUsage', 'ToolCallRecord', 'ToolContentPart', 'ToolErrorKind', 'ToolMessage',
       'ToolSpec', 'Toolset', 'Usage', 'UserMessage',
     ],
   },
@@ -52,17 +52,16 @@ const DECIDED: Record<string, { values: string[]; types: string[] }> = {
       'HookRegistry', 'ToolResult',
     ],
     types: [
-      'AgentHook', 'GenerateHookContext', 'Hook', 'HookAction', 'HookContext', 'HookMessage',
-      'HookRunState', 'Maybe', 'PostToolCallOutcome', 'PreToolCallOutcome', 'SegmentOutcome', 'ToolCall',
+      'AgentHook', 'GenerateHookContext', 'Hook', 'HookAction', 'HookContext', 'Maybe', 'ToolCall',
       'ToolCallHookContext', 'ToolCallHookResult',
     ],
   },
   'koagent/store': {
     values: ['systemClock'],
     types: [
-      'Checkpoint', 'CheckpointCall', 'ClaimOutcome', 'ClaimRequest', 'ClaimedRun', 'Clock', 'CreateOutcome',
-      'Lease', 'LedgerCall', 'LedgerEntry', 'NewRun', 'QuarantinedRun', 'RetentionPolicy', 'RunFilter',
-      'RunStore', 'StoreStats',
+      'Checkpoint', 'ClaimOutcome', 'ClaimRequest', 'ClaimedRun', 'Clock', 'CreateOutcome',
+      'Lease', 'LedgerCall', 'LedgerEntry', 'NewRun', 'RetentionPolicy', 'RunFilter',
+      'RunStore',
     ],
   },
   'koagent/ai-sdk': {
@@ -136,7 +135,7 @@ const DECIDED: Record<string, { values: string[]; types: string[] }> = {
       'formatTrace', 'traceOf', 'traceToOtlp',
     ],
     types: [
-      'JsonChange', 'LayerTraceRecord', 'OtlpTraces', 'TracedCall', 'TracedEffect', 'TracedLayer',
+      'LayerTraceRecord', 'TracedCall', 'TracedEffect',
       'TracedSegment',
     ],
   },

@@ -42,7 +42,7 @@ export interface OutputOptions<O = unknown> {
 /**
  * A zod schema, or `OutputOptions` around one.
  *
- * @example const spec: OutputSpec = z.object({ verdict: z.enum(['yes', 'no']) });
+ * @example await agent.run('Is it raining?', { output: z.object({ verdict: z.enum(['yes', 'no']) }) });
  */
 export type OutputSpec<O = unknown> = z.ZodType<O> | OutputOptions<O>;
 

@@ -207,7 +207,7 @@ export interface ModelContext<C = unknown> extends BaseContext<C> {
  * The request of a side call (`ctx.generate`): messages at least; the rest defaults to no tools,
  * the run's signal and the agent's model (`provider` asks another).
  *
- * @example const request: SideRequest = { messages: [{ role: 'user', content: 'Summarise: …' }], maxTokens: 200 };
+ * @example await ctx.generate({ messages: [{ role: 'user', content: 'Summarise: …' }], maxTokens: 200 }, 'summarise');
  */
 export type SideRequest = Partial<GenerateOptions> & Pick<GenerateOptions, 'messages'> & { provider?: ModelProvider };
 
@@ -316,14 +316,14 @@ export type GuardrailVerdict = { block: string } | void | undefined | null | boo
 /**
  * Checks a call's arguments after permissions, before approval.
  *
- * @example const noRoot: InputGuardrail<{ path: string }> = ({ path }) => (path === '/' ? { block: 'Not the root' } : undefined);
+ * @example defineTool({ name: 'rm', description: 'Remove a file', input, execute, guardrails: { input: [({ path }) => (path === '/' ? { block: 'Not the root' } : undefined)] } });
  */
 export type InputGuardrail<I = any> = (args: I, ctx: ToolContext) => GuardrailVerdict | Promise<GuardrailVerdict>;
 
 /**
  * Checks a tool's result before any layer or the model sees it.
  *
- * @example const noSecrets: OutputGuardrail = (result) => (JSON.stringify(result).includes('BEGIN PRIVATE KEY') ? { block: 'Result held a key' } : undefined);
+ * @example defineTool({ name: 'cat', description: 'Read a file', input, execute, guardrails: { output: [(result) => (JSON.stringify(result).includes('BEGIN PRIVATE KEY') ? { block: 'Result held a key' } : undefined)] } });
  */
 export type OutputGuardrail<I = any, R = unknown> = (result: R, args: I, ctx: ToolContext) => GuardrailVerdict | Promise<GuardrailVerdict>;
 

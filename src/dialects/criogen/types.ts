@@ -81,7 +81,7 @@ export type Maybe<T> = T | void | null | undefined | Promise<T | void | null | u
 /**
  * How a run segment ended, as `onEnd` is told.
  *
- * @example onEnd(ctx, outcome: SegmentOutcome) { metrics.increment(`segments.${outcome}`); }
+ * @example onEnd(ctx, outcome) { metrics.increment(`segments.${outcome}`); }
  */
 export type SegmentOutcome = 'completed' | 'suspended' | 'failed';
 

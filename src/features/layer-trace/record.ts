@@ -154,7 +154,7 @@ export function decisionEffect(record: Pick<HumanDecisionEffect, 'decision' | 's
 /**
  * One difference between two JSON values: `before` absent means added, `after` absent removed.
  *
- * @example const change: JsonChange = { path: '/args/query', before: 'cats', after: 'cats lang:en' };
+ * @example for (const { path, before, after } of effect.changes ?? []) console.log(path, before, '→', after);
  */
 export interface JsonChange {
   path: string;

@@ -4,7 +4,8 @@ import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { createAgent, defineTool } from '../../../src/index.js';
 import type { AgentHook } from '../../../src/hooks.js';
-import type { PermissionRecord, SubagentInfo } from '../../../src/types.js';
+import type { PermissionRecord } from '../../../src/types.js';
+import type { SubagentInfo } from '../../../src/api.js';
 import { mockModel } from '../../../src/testing/index.js';
 import { callTool, eventLog } from './fixtures.js';
 

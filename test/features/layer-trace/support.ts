@@ -1,7 +1,8 @@
 // Helpers of the layer-trace tests: a search tool, and the traced calls and layers of a run.
 import { z } from 'zod';
 import { defineTool, type RunResult } from '../../../src/index.js';
-import { traceOf, type TracedCall, type TracedLayer, type TracedSegment } from '../../../src/trace.js';
+import { traceOf, type TracedCall, type TracedSegment } from '../../../src/trace.js';
+import type { TracedLayer } from '../../../src/features/layer-trace/record.js';
 
 export const search = defineTool({ name: 'search', description: 'Searches', input: z.object({ q: z.string() }), execute: async ({ q }) => `found ${q}` });
 

@@ -5,7 +5,7 @@ import { z } from 'zod';
 import { describe, expect, it } from 'vitest';
 import { createAgent, defineTool, memoryStore, type AgentEvent, type Middleware, type RunState } from '../../../src/index.js';
 import type { AgentHook, Hook } from '../../../src/hooks.js';
-import type { SubagentInfo } from '../../../src/types.js';
+import type { SubagentInfo } from '../../../src/api.js';
 import { mockModel, type MockReply } from '../../../src/testing/index.js';
 import { mapText } from '../../../src/core/vocabulary/content.js';
 import { manualClock } from '../../support/clock.js';
