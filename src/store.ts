@@ -1,10 +1,11 @@
 /**
  * What writing a run store of your own takes: the `RunStore` interface and the records its
- * methods take and give. Picking one of koagent's stores never needs it.
+ * methods take and give. Picking one of koagent's stores never needs it. And reading a run's
+ * event log from any process: `followEvents`.
  *
  * @example
  * ```ts
- * import type { RunStore } from 'koagent/store';
+ * import { followEvents, type RunStore } from 'koagent/store';
  * ```
  *
  * @packageDocumentation
@@ -13,7 +14,8 @@
 // The `koagent/store` entry: what writing a run store takes — the `RunStore` interface and the
 // records its methods take and give (leases, claims, checkpoints, filters). Code that only
 // picks a store (`memoryStore()` from the root, `sqliteStore()` from `koagent/sqlite`,
-// `postgresStore()` from `koagent/postgres`) does not need it.
+// `postgresStore()` from `koagent/postgres`) does not need it. Readers of a run's event log
+// (an HTTP layer serving a run's events, a process watching another's runs) take its follower.
 /** @category Stores */
 export type {
   Checkpoint,
@@ -22,14 +24,23 @@ export type {
   ClaimOutcome,
   ClaimRequest,
   CreateOutcome,
+  EventLogStore,
+  EventPage,
   Lease,
+  LoggedEvent,
   NewRun,
   QuarantinedRun,
+  ReadEventsOptions,
   RetentionPolicy,
   RunFilter,
   RunStore,
   StoreStats,
+  WaitForEventsOptions,
 } from './stores/run-store.js';
+/** @category Stores */
+export { hasEventLog } from './stores/run-store.js';
+/** @category Stores */
+export { followEvents, type FollowEventsOptions } from './stores/follow-events.js';
 // The ledger a checkpoint's calls and a stored state's `ledger` are made of.
 /** @category Stores */
 export type { LedgerCall, LedgerEntry } from './api.js';
