@@ -13,6 +13,8 @@ import type { RunState } from '../core/vocabulary/state.js';
 import type { OutputPlan } from '../features/structured-output.js';
 import { endRunSpan, runSpan, traceSegment, type Span } from '../features/tracing.js';
 import type { DurableRun } from '../durable/durable-run.js';
+import type { SegmentEnd } from '../durable/event-log.js';
+import { hasEventLog } from '../stores/run-store.js';
 import { segmentMode } from './build.js';
 import type { AgentOptions, RunCallOptions } from './options.js';
 
@@ -37,6 +39,9 @@ export async function runSegment(core: AgentCore, state: RunState, input: Messag
   if (o.onEvent) listeners.push(o.onEvent);
   if (request.onEvent) listeners.push(request.onEvent);
   const permissionListeners: PermissionListener[] = [...(o.onPermissionDecision ? [o.onPermissionDecision] : []), ...(request.permissionListeners ?? [])];
+  const { durable } = request;
+  // The run's event log: asked for by the call or the agent, else kept for the runs that stream.
+  if (durable !== undefined && (request.eventLog ?? o.eventLog ?? request.streaming === true) && hasEventLog(durable.store)) listeners.push(await durable.openLog(resumed));
   // The run span decides, by whether it records, if this segment's calls get spans of their own.
   const span = runSpan(core, state.runId, state.sessionId, state.segment + 1, request.parentSpan);
   const tracing = span.isRecording();
@@ -45,7 +50,6 @@ export async function runSegment(core: AgentCore, state: RunState, input: Messag
   // Spread, not Object.assign: a `__proto__` key of the caller's stays a key, never the bag's prototype.
   const metadata = copyPlain({ ...o.metadata, ...request.metadata });
   const stopWhen = request.stopWhen === undefined ? undefined : Array.isArray(request.stopWhen) ? request.stopWhen : [request.stopWhen];
-  const { durable } = request;
   const segment = new Segment(core, state, { metadata, context: request.context, signal: request.signal, listeners, permissionListeners, subagent: request.subagent, mode, stopWhen, observer: durable?.observe(state) });
   durable?.watch((reason) => segment.abort(reason));
   traceSegment(segment, span);
@@ -55,9 +59,10 @@ export async function runSegment(core: AgentCore, state: RunState, input: Messag
   try {
     const result = await segment.stacks.run(ctx);
     segment.close(result);
-    // A durable run's result is given only once its end is stored.
-    if (durable !== undefined) await durable.finish();
-    segment.publish({ type: 'run.end', status: result.status, stopReason: result.stopReason });
+    const end: SegmentEnd = { type: 'run.end', status: result.status, stopReason: result.stopReason };
+    // A durable run's result is given only once its end is stored (its logged run.end with it).
+    if (durable !== undefined) await durable.finish(end);
+    segment.publish(end);
     endRunSpan(span, result.status, result.stopReason);
     return result;
   } catch (error) {
@@ -67,8 +72,9 @@ export async function runSegment(core: AgentCore, state: RunState, input: Messag
     segment.fail(recorded, error);
     // Stored as failed, if the store can; if it cannot, the run stays as of its last
     // checkpoint, and is recovered once its lease expires.
-    await durable?.finish().catch(() => undefined);
-    segment.publish({ type: 'run.end', status: 'failed', error: recorded });
+    const end: SegmentEnd = { type: 'run.end', status: 'failed', error: recorded };
+    await durable?.finish(end).catch(() => undefined);
+    segment.publish(end);
     endRunSpan(span, 'failed', undefined, recorded);
     throw failure;
   } finally {
