@@ -23,8 +23,9 @@ export type { ClientOptions, QueueConnection, WorkerOptions } from './worker/opt
 export type { QueuePool } from './worker/connection.js';
 /** @category Workers */
 export type { AgentLimit } from './worker/slots.js';
+// A followed run's events: the type is the run store's (its home is koagent/store).
 /** @category Workers */
-export type { LoggedEvent } from './worker/events.js';
+export type { LoggedEvent } from './stores/run-store.js';
 /** @category Workers */
 export type { ScheduleSpec } from './worker/schedules.js';
 /** @category Workers */
