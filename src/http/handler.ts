@@ -6,6 +6,7 @@ import { Hono } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import { cors } from 'hono/cors';
 import { csrf } from 'hono/csrf';
+import { HTTPException } from 'hono/http-exception';
 import { describe } from '../core/vocabulary/errors.js';
 import { chatRoutes } from './chat-routes.js';
 import { Refusals } from './decisions.js';
@@ -74,6 +75,8 @@ export function createHandler(options: HandlerOptions): KoagentHandler {
   const app = checked.basePath === '' ? root : root.basePath(checked.basePath);
   app.onError((error, c) => {
     if (error instanceof HttpError) return error.response ?? c.json({ error: error.message, ...error.body }, error.status as 400);
+    // Hono's own middleware refuse with theirs (the CSRF check: a form of another site).
+    if (error instanceof HTTPException) return c.json({ error: error.status === 403 ? 'a form of another site cannot change anything here (CSRF check)' : error.message }, error.status);
     checked.logger.warn(`koagent http: ${c.req.method} ${c.req.path} failed: ${describe(error)}`);
     return c.json({ error: describe(error) }, 500);
   });
