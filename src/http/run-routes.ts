@@ -159,7 +159,9 @@ export function runRoutes(app: Hono<HttpEnv, any, any>, parts: Parts): void {
     const runId = c.req.param('runId');
     const identity = c.get('identity');
     const run = await ownedRun(parts, runId, identity);
-    const status = 'state' in run ? run.state.status : run.queued.status;
+    // On the workers the queue knows best: a failed run it retries is not over.
+    const queued = 'queued' in run ? run.queued.status : (await parts.client?.status(runId))?.status;
+    const status = queued ?? (run as { state: { status: string } }).state.status;
     if (status === 'completed' || status === 'failed' || status === 'dead' || status === 'cancelled') throw new HttpError(409, `run ${runId} is ${status}: there is nothing to cancel`);
     await parts.runner.cancel(runId, identity);
     return c.json({ runId, cancelled: true }, 202);

@@ -3,7 +3,8 @@
 // from other sites (CSRF, CORS) — over a loopback server and a SQLite file.
 import { request as httpRequest } from 'node:http';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createAgent, type RunStore } from '../../src/index.js';
+import { createAgent } from '../../src/index.js';
+import type { RunStore } from '../../src/store.js';
 import { createHandler, type Authorize } from '../../src/http.js';
 import { sqliteStore } from '../../src/sqlite.js';
 import { mockModel } from '../../src/testing/index.js';

@@ -6,7 +6,8 @@
 import { AbstractChat, DefaultChatTransport, lastAssistantMessageIsCompleteWithApprovalResponses, readUIMessageStream, type ChatInit, type ChatState, type ChatStatus, type UIMessage } from 'ai';
 import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { createAgent, defineTool, textOf, type Agent, type RunStore } from '../../src/index.js';
+import { createAgent, defineTool, textOf, type Agent } from '../../src/index.js';
+import type { RunStore } from '../../src/store.js';
 import { createHandler } from '../../src/http.js';
 import { sqliteStore } from '../../src/sqlite.js';
 import { mockModel } from '../../src/testing/index.js';
@@ -134,7 +135,7 @@ describe('approvals through useChat', () => {
     expect(c.error?.message).toMatch(/digest does not match/);
     const [run] = await store.listRuns({ sessionId: 'acme/pay-3' });
     expect(run.status).toBe('suspended');
-    const read = await (await fetch(`${server.url}/runs/${run.runId}`, { headers: { authorization: 'Bearer ada' } })).json();
+    const read = (await (await fetch(`${server.url}/runs/${run.runId}`, { headers: { authorization: 'Bearer ada' } })).json()) as { refusedDecisions: unknown[] };
     expect(read.refusedDecisions).toEqual([expect.objectContaining({ toolCallId: 'p1', reason: 'digest', actor: { id: 'ada' } })]);
   });
 });

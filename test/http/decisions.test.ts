@@ -4,7 +4,8 @@
 // and the refusal kept — over a loopback server and a SQLite file.
 import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { createAgent, defineTool, type RunStore } from '../../src/index.js';
+import { createAgent, defineTool } from '../../src/index.js';
+import type { RunStore } from '../../src/store.js';
 import { createHandler } from '../../src/http.js';
 import { sqliteStore } from '../../src/sqlite.js';
 import { mockModel } from '../../src/testing/index.js';

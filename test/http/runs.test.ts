@@ -3,7 +3,8 @@
 // a run; a client going away does not stop a run, a cancel from another client does.
 import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { createAgent, defineTool, textOf, type RunStore } from '../../src/index.js';
+import { createAgent, defineTool, textOf } from '../../src/index.js';
+import type { RunStore } from '../../src/store.js';
 import { createHandler } from '../../src/http.js';
 import { sqliteStore } from '../../src/sqlite.js';
 import { mockModel } from '../../src/testing/index.js';
@@ -153,5 +154,23 @@ describe('stop is not disconnect', () => {
     const run = await ada.json('GET', `/runs/${body.runId}`);
     expect(run.body).toMatchObject({ status: 'completed', stopReason: 'aborted', cancelled: true });
     expect((await bob.json('POST', `/runs/${body.runId}/cancel`, {})).status).toBe(409);
+  });
+
+  it('a cancel sent to another process sharing the store stops the run where it runs', async () => {
+    const db = tempDb();
+    const words = Array.from({ length: 300 }, (_, i) => `w${i}`).join(' ');
+    const open = () => {
+      const store = sqliteStore({ path: db.path });
+      const agent = createAgent({ name: 'teller', model: mockModel([words], { deltaLatencyMs: 30 }) });
+      return { store, handler: createHandler({ agents: [agent], store, authorize, cancelPollMs: 50 }) };
+    };
+    const one = open();
+    const two = open();
+    const [first, second] = [await served(one.handler), await served(two.handler)];
+    closers.push(() => db.remove(), () => one.store.close(), () => two.store.close(), () => first.close(), () => second.close());
+    const { body } = await api(first.url, 'ada').json('POST', '/runs', { input: 'Hi' });
+    const following = readSse(await api(first.url, 'ada').call('GET', `/runs/${body.runId}/events`));
+    expect((await api(second.url, 'bob').json('POST', `/runs/${body.runId}/cancel`, {})).status).toBe(202);
+    expect(runEventsOf(await following).at(-1)).toMatchObject({ type: 'run.end', stopReason: 'aborted' });
   });
 });
