@@ -33,7 +33,12 @@ export interface SentDecision {
   args?: unknown;
 }
 
-/** Why a decision was refused: a word for programs, and the message. */
+/**
+ * Why a decision was refused: its call is not pending, its digest is of other arguments or an
+ * earlier state, the run is not waiting, was cancelled, or another answer resumed it first.
+ *
+ * @example if (refused.reason === 'digest') showAgain(await (await fetch(`/runs/${runId}`)).json());
+ */
 export type RefusalReason = 'not_suspended' | 'not_pending' | 'digest' | 'cancelled' | 'answered';
 
 /**

@@ -24,6 +24,7 @@ import type { Parts } from './views.js';
  */
 export interface KoagentHandler {
   (request: Request): Promise<Response>;
+  /** Let go of what the handler holds, and wait for the segments it runs itself to end. */
   close(): Promise<void>;
 }
 

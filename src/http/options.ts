@@ -34,10 +34,15 @@ export type Authorize = (request: Request) => HttpIdentity | Response | null | u
  * @example createHandler({ agents: [teller], client: await createClient({ connectionString }), authorize })
  */
 export interface HttpQueue {
+  /** The run store the workers write: the handler reads runs and events there. */
   readonly store: RunStore;
+  /** Queue a run of the agent named `agent`; its id at once. */
   start(agent: string, input: RunInput, options?: { sessionId?: string; tenant?: string; stream?: boolean; context?: unknown; metadata?: Record<string, unknown> }): Promise<string>;
+  /** The run as the queue sees it (undefined when the queue never had it). */
   status(runId: string): Promise<{ tenant: string; status: 'queued' | 'running' | RunStatus | 'dead' | 'cancelled'; pendingApprovals?: PendingApproval[] } | undefined>;
+  /** Queue the run's resume with these decisions (throws a TypeError when it was answered already). */
   answer(runId: string, decisions: Record<string, ApprovalDecision>): Promise<void>;
+  /** Cancel the run wherever it runs. */
   cancel(runId: string): Promise<void>;
 }
 
