@@ -2,8 +2,9 @@ import { defineConfig } from 'vitest/config';
 
 // Two groups, one after the other: the workers' tests start real worker processes on a real
 // PostgreSQL and must not compete for the cores with the rest of the suite (a starved worker
-// misses its lease), so they run last, one file at a time. The workers example is one of them.
-const workers = ['test/worker/**/*.test.ts', 'test/examples/workers.test.ts'];
+// misses its lease), so they run last, one file at a time. The workers example is one of them, and
+// so are the HTTP handler's tests beside workers and its kill test.
+const workers = ['test/worker/**/*.test.ts', 'test/examples/workers.test.ts', 'test/http/workers.test.ts', 'test/http/kill.test.ts'];
 
 export default defineConfig({
   resolve: { tsconfigPaths: true },
