@@ -58,7 +58,7 @@ const lookup = defineTool({ name: 'lookup', description: 'Look up', input: z.obj
 describe('useChat against the handler', () => {
   it('streams text, reasoning and tool parts into one assistant message, whose texts are the transcript\'s', async () => {
     const model = mockModel([{ reasoning: 'Let me look.', text: 'Looking it up.', toolCalls: [{ id: 'l1', name: 'lookup', args: { q: 'tea' } }] }, 'Tea is found.'], { resumable: true });
-    const { chat, store } = await setUp(createAgent({ name: 'helper', model, tools: [lookup] }));
+    const { chat, store } = await setUp(createAgent({ name: 'assistant', model, tools: [lookup] }));
     const c = chat({ id: 'chat-1' });
     await c.sendMessage({ text: 'Find tea' });
     expect(c.status).toBe('ready');
@@ -77,7 +77,7 @@ describe('useChat against the handler', () => {
   });
 
   it('readUIMessageStream reads the transport\'s chunks into the same message', async () => {
-    const { server } = await setUp(createAgent({ name: 'helper', model: mockModel(['Plain answer here.']) }));
+    const { server } = await setUp(createAgent({ name: 'assistant', model: mockModel(['Plain answer here.']) }));
     const transport = new DefaultChatTransport<UIMessage>({ api: `${server.url}/chat`, headers: { authorization: 'Bearer ada' } });
     const stream = await transport.sendMessages({ chatId: 'raw', messages: [{ id: 'u1', role: 'user', parts: [{ type: 'text', text: 'Hi' }] }], trigger: 'submit-message', messageId: undefined, abortSignal: undefined });
     let last: UIMessage | undefined;
@@ -86,7 +86,7 @@ describe('useChat against the handler', () => {
   });
 
   it('a run that fails reaches the chat as its error', async () => {
-    const { chat } = await setUp(createAgent({ name: 'helper', model: mockModel([{ error: 'the model is down' }]) }));
+    const { chat } = await setUp(createAgent({ name: 'assistant', model: mockModel([{ error: 'the model is down' }]) }));
     const c = chat({ id: 'failing' });
     await c.sendMessage({ text: 'Hi' });
     expect(c.status).toBe('error');

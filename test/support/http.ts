@@ -1,4 +1,4 @@
-// Helpers of the HTTP tests: the handler served on a loopback port (as users serve it, with
+// What the HTTP tests share: the handler served on a loopback port (as users serve it, with
 // @hono/node-server), a temporary SQLite file, requests with a token, and a reader of a
 // Server-Sent Events response that a test can stop (a client going away) at any event.
 import { serve } from '@hono/node-server';
