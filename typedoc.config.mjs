@@ -46,7 +46,8 @@ export default {
     'src/middleware.ts',
     'src/studio.ts',
     'src/sandbox.ts',
-    'src/trace.ts'
+    'src/trace.ts',
+    'src/http.ts'
   ],
   tsconfig: 'tsconfig.build.json',
   out: 'docs/api',
@@ -86,7 +87,12 @@ export default {
     // Shapes inside a value a user reads, named where they are read rather than exported.
     'WorkerCounts',
     'ScriptedReply',
-    'PiiMatch'
+    'PiiMatch',
+    // The run store with its event log (what memoryStore() and the others give), the HTTP
+    // handler, and the workers' client as the handler takes it: read where they are used.
+    'EventLogStore',
+    'KoagentHandler',
+    'HttpQueue'
   ],
   projectDocuments: [
     'docs/*.md'

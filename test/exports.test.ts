@@ -58,7 +58,7 @@ const DECIDED: Record<string, { values: string[]; types: string[] }> = {
     ],
   },
   'koagent/store': {
-    values: ['systemClock'],
+    values: ['followEvents', 'systemClock'],
     types: [
       'Checkpoint', 'CheckpointCall', 'ClaimOutcome', 'ClaimRequest', 'ClaimedRun', 'Clock', 'CreateOutcome',
       'Lease', 'LedgerCall', 'LedgerEntry', 'NewRun', 'QuarantinedRun', 'RetentionPolicy', 'RunFilter',
@@ -129,6 +129,14 @@ const DECIDED: Record<string, { values: string[]; types: string[] }> = {
     ],
     types: [
       'SandboxedHooks',
+    ],
+  },
+  'koagent/http': {
+    values: [
+      'createHandler',
+    ],
+    types: [
+      'HandlerOptions', 'HttpIdentity',
     ],
   },
   'koagent/trace': {
