@@ -40,6 +40,27 @@ describe('when a run is logged', () => {
     expect((await store.readEvents((await always.run('go')).runId)).last).toBe(4);
   });
 
+  it('is on by default for a segment that continues a run whose log has events (a resume that does not stream), off for one whose log is empty', async () => {
+    const store = memoryStore();
+    const pay = defineTool({ name: 'pay', description: 'Pay', needsApproval: true, execute: () => 'paid' });
+    const agent = createAgent({ model: mockModel([{ toolCalls: [{ id: 'p1', name: 'pay', args: {} }] }, 'Paid.', { toolCalls: [{ id: 'p2', name: 'pay', args: {} }] }, 'Paid again.']), tools: [pay], store });
+    const streamed = agent.stream('Pay');
+    for await (const _ of streamed);
+    const { runId } = await streamed.result;
+    const asked = await logged(store, runId);
+    expect(asked.filter((e) => e.type === 'approval.requested' || e.type === 'run.end')).toMatchObject([{ type: 'approval.requested', toolCallId: 'p1' }, { type: 'run.end', status: 'suspended' }]);
+    const before = asked.length;
+    // Resumed without streaming: its readers still get the rest of the run, to its end.
+    expect((await agent.resume(runId, { p1: true })).output).toBe('Paid.');
+    const rest = (await store.readEvents(runId, { after: before })).events.map((l) => l.event);
+    expect(rest.map((e) => e.type)).toEqual(['run.start', 'permission.decision', 'tool.start', 'tool.done', 'model.start', 'model.done', 'run.end']);
+    expect(rest.at(-1)).toMatchObject({ type: 'run.end', status: 'completed' });
+    // A run nobody streamed stays unlogged when it is resumed.
+    const plain = await agent.run('Pay');
+    expect((await agent.resume(plain.runId, { p2: true })).output).toBe('Paid again.');
+    expect((await store.readEvents(plain.runId)).last).toBe(0);
+  });
+
   it('is refused, naming what to do, without a store or with a store that keeps no log', async () => {
     const noLog = overriding(memoryStore(), { appendEvents: undefined, readEvents: undefined, eventTail: undefined } as never);
     expect(() => createAgent({ model: mockModel([]), eventLog: true })).toThrow('createAgent: eventLog needs a run store, where the log is kept: createAgent({ store, eventLog: true }), or per call: agent.run(input, { store, eventLog: true })');
