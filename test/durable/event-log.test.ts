@@ -132,6 +132,32 @@ describe("a segment's events in the log", () => {
   });
 });
 
+describe('what logging costs a step', () => {
+  /** The commits a run of three model calls (two with a tool call) makes, its log on or off, and the events it logged. */
+  async function commits(latencyMs: number, eventLog: boolean): Promise<{ writes: number; events: number }> {
+    const store = memoryStore();
+    const model = mockModel([{ toolCalls: [{ id: 'a1', name: 'add', args: {} }] }, { toolCalls: [{ id: 'a2', name: 'add', args: {} }] }, 'Six.'], { latencyMs });
+    const result = await createAgent({ model, tools: [add], store }).run('Add twice', { eventLog });
+    return { writes: store.stats.writes, events: (await store.readEvents(result.runId)).last };
+  }
+
+  it("is no commit when the model answers within a batch: the step's checkpoint takes its events", async () => {
+    const off = await commits(0, false);
+    const on = await commits(0, true);
+    expect(on.writes).toBe(off.writes);
+    // run.start, 3 × (model.start, model.done), 2 × (tool.start, tool.done), run.end
+    expect(on.events).toBe(12);
+  });
+
+  it('is at most one commit per model call when the model takes longer than a batch: what waits for it is appended once', async () => {
+    const off = await commits(30, false);
+    const on = await commits(30, true);
+    expect(on.writes - off.writes).toBeGreaterThan(0);
+    expect(on.writes - off.writes).toBeLessThanOrEqual(3);
+    expect(on.events).toBe(12);
+  });
+});
+
 describe('EventLogWriter', () => {
   it('joins consecutive deltas of one stream (kind, run, agent, step), and nothing else', () => {
     const log = new EventLogWriter(() => undefined);
