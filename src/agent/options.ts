@@ -123,8 +123,9 @@ export interface AgentOptions<C = unknown, O = unknown> {
   layerTrace?: boolean;
   /**
    * Append every run's events to its run store's event log, for readers in any process
-   * (`followEvents` from `koagent/store`). Default: only the runs that stream (`agent.stream`,
-   * `{ stream: true }`); a call may say otherwise (`run(input, { eventLog })`). Needs a store
+   * (`followEvents` from `koagent/store`). Default: only the segments that stream
+   * (`agent.stream`, `{ stream: true }`) and those that continue a run whose log has events (a
+   * resume, a recovery); a call may say otherwise (`run(input, { eventLog })`). Needs a store
    * that keeps a log (koagent's three do). See docs/streaming.md.
    *
    * @example createAgent({ model, store: sqliteStore({ path: 'runs.db' }), eventLog: true })
@@ -171,7 +172,8 @@ export interface RunCallOptions<C = unknown> {
   layerTrace?: boolean;
   /**
    * Append this call's events to its run store's event log (or not), whatever the agent's
-   * `eventLog` says (default: when the call streams). See docs/streaming.md.
+   * `eventLog` says (default: when the call streams, or continues a run whose log has events).
+   * See docs/streaming.md.
    *
    * @example await agent.run('Refund order 42', { eventLog: true }); // followed from another process
    */

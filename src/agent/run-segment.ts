@@ -38,8 +38,13 @@ export async function runSegment(core: AgentCore, state: RunState, input: Messag
   if (request.onEvent) listeners.push(request.onEvent);
   const permissionListeners: PermissionListener[] = [...(o.onPermissionDecision ? [o.onPermissionDecision] : []), ...(request.permissionListeners ?? [])];
   const { durable } = request;
-  // The run's event log: asked for by the call or the agent, else kept for the runs that stream.
-  if (durable !== undefined && (request.eventLog ?? o.eventLog ?? request.streaming === true) && hasEventLog(durable.store)) listeners.push(await durable.openLog(resumed));
+  // The run's event log: asked for by the call or the agent, else kept for the segments that
+  // stream and those that continue a run with a log (its readers follow the rest of it, and a
+  // dead worker's text is taken back only by a segment that logs).
+  if (durable !== undefined && hasEventLog(durable.store)) {
+    const logs = request.eventLog ?? o.eventLog ?? (request.streaming === true || (resumed && (await durable.hasLog())));
+    if (logs) listeners.push(await durable.openLog(resumed));
+  }
   // The run span decides, by whether it records, if this segment's calls get spans of their own;
   // the stacks of a traced mode end it, as their outermost run layer.
   const span = runSpan(core, state.runId, state.sessionId, state.segment + 1, request.parentSpan);

@@ -56,6 +56,14 @@ export class DurableRun implements CheckpointSink {
     return log.listener;
   }
 
+  /** Whether the run's event log has any event: a segment that continues it logs by default. */
+  async hasLog(): Promise<boolean> {
+    const { store } = this;
+    if (!hasEventLog(store)) return false;
+    const { runId } = this.lease;
+    return (await storeCall(() => store.readEvents(runId, { limit: 1 }), `reading the event log of run ${runId}`)).last > 0;
+  }
+
   /** Append the events waiting, between checkpoints; a failure fails the segment at its next step end, as a lost checkpoint does. */
   #append(): void {
     const log = this.#log;

@@ -296,7 +296,12 @@ export interface WaitForEventsOptions {
   timeoutMs?: number;
 }
 
-/** A store with an event log: its methods are all there. */
+/**
+ * A run store with an event log: `appendEvents`, `readEvents` and `eventTail` are there (what
+ * `memoryStore()`, `sqliteStore()` and `postgresStore()` give).
+ *
+ * @example const store: EventLogStore = sqliteStore({ path: 'runs.db' }); const page = await store.readEvents(runId);
+ */
 export type EventLogStore = RunStore & Required<Pick<RunStore, 'appendEvents' | 'readEvents' | 'eventTail'>>;
 
 /**

@@ -43,6 +43,27 @@ describe('when a run is logged', () => {
     expect((await store.readEvents((await always.run('go')).runId)).last).toBe(4);
   });
 
+  it('is on by default for a segment that continues a run whose log has events (a resume that does not stream), off for one whose log is empty', async () => {
+    const store = memoryStore();
+    const pay = defineTool({ name: 'pay', description: 'Pay', needsApproval: true, execute: () => 'paid' });
+    const agent = createAgent({ model: mockModel([{ toolCalls: [{ id: 'p1', name: 'pay', args: {} }] }, 'Paid.', { toolCalls: [{ id: 'p2', name: 'pay', args: {} }] }, 'Paid again.']), tools: [pay], store });
+    const streamed = agent.stream('Pay');
+    for await (const _ of streamed);
+    const { runId } = await streamed.result;
+    const asked = await logged(store, runId);
+    expect(asked.filter((e) => e.type === 'approval.requested' || e.type === 'run.end')).toMatchObject([{ type: 'approval.requested', toolCallId: 'p1' }, { type: 'run.end', status: 'suspended' }]);
+    const before = asked.length;
+    // Resumed without streaming: its readers still get the rest of the run, to its end.
+    expect((await agent.resume(runId, { p1: true })).output).toBe('Paid.');
+    const rest = (await store.readEvents(runId, { after: before })).events.map((l) => l.event);
+    expect(rest.map((e) => e.type)).toEqual(['run.start', 'permission.decision', 'tool.start', 'tool.done', 'model.start', 'model.done', 'run.end']);
+    expect(rest.at(-1)).toMatchObject({ type: 'run.end', status: 'completed' });
+    // A run nobody streamed stays unlogged when it is resumed.
+    const plain = await agent.run('Pay');
+    expect((await agent.resume(plain.runId, { p2: true })).output).toBe('Paid again.');
+    expect((await store.readEvents(plain.runId)).last).toBe(0);
+  });
+
   it('is refused, naming what to do, without a store or with a store that keeps no log', async () => {
     const noLog = overriding(memoryStore(), { appendEvents: undefined, readEvents: undefined, eventTail: undefined } as never);
     expect(() => createAgent({ model: mockModel([]), eventLog: true })).toThrow('createAgent: eventLog needs a run store, where the log is kept: createAgent({ store, eventLog: true }), or per call: agent.run(input, { store, eventLog: true })');
@@ -120,6 +141,51 @@ describe("a segment's events in the log", () => {
     expect(error.message).toContain('the disk is full');
     // Nothing ran after the failed append: the tool never started.
     expect(error.state.ledger.map((call) => call.entry)).not.toContain('done');
+  });
+});
+
+describe('what logging costs a step', () => {
+  /**
+   * The commits a run of three model calls (two with a tool call) makes, its log on or off, and
+   * the events it logged. A `slow` model answers only once what waited for it was appended: it
+   * took longer than a batch (with the log off, nothing is appended, and it answers at once).
+   */
+  async function commits(slow: boolean, eventLog: boolean): Promise<{ writes: number; events: number }> {
+    const store = memoryStore();
+    let appended: (() => void) | undefined;
+    const logged = overriding(store, {
+      appendEvents: async (lease, events) => {
+        const last = await store.appendEvents(lease, events);
+        appended?.();
+        return last;
+      },
+    });
+    const replies = mockModel([{ toolCalls: [{ id: 'a1', name: 'add', args: {} }] }, { toolCalls: [{ id: 'a2', name: 'add', args: {} }] }, 'Six.']);
+    const model: ModelProvider = {
+      name: 'slow',
+      async generate(request) {
+        if (slow && eventLog) await new Promise<void>((resolve) => (appended = resolve));
+        return replies.generate(request);
+      },
+    };
+    const result = await createAgent({ model, tools: [add], store: logged }).run('Add twice', { eventLog });
+    return { writes: store.stats.writes, events: (await store.readEvents(result.runId)).last };
+  }
+
+  it("is no commit when the model answers within a batch: the step's checkpoint takes its events", async () => {
+    const off = await commits(false, false);
+    const on = await commits(false, true);
+    expect(on.writes).toBe(off.writes);
+    // run.start, 3 × (model.start, model.done), 2 × (tool.start, tool.done), run.end
+    expect(on.events).toBe(12);
+  });
+
+  it('is at most one commit per model call when the model takes longer than a batch: what waits for it is appended once', async () => {
+    const off = await commits(true, false);
+    const on = await commits(true, true);
+    expect(on.writes - off.writes).toBeGreaterThan(0);
+    expect(on.writes - off.writes).toBeLessThanOrEqual(3);
+    expect(on.events).toBe(12);
   });
 });
 

@@ -136,6 +136,20 @@ export function eventLogConformance(kind: string, make: EventStoresFactory): voi
       await close();
     });
 
+    it("counts the events it writes in the store's bytes (StoreStats.bytes), appended or with a checkpoint", async () => {
+      const { writer, close } = await make();
+      const lease = await started(writer, 'run_log');
+      const delta = (n: number) => JSON.stringify({ type: 'text.delta', delta: 'x'.repeat(2000), step: 1, runId: 'run_log', at: n });
+      const size = Buffer.byteLength(delta(1));
+      let before = writer.stats.bytes;
+      await writer.appendEvents(lease, [delta(1), delta(2)]);
+      expect(writer.stats.bytes - before).toBeGreaterThanOrEqual(2 * size);
+      before = writer.stats.bytes;
+      await writer.checkpoint(lease, small('running', { events: [delta(3), delta(4), delta(5)] }), false);
+      expect(writer.stats.bytes - before).toBeGreaterThanOrEqual(3 * size);
+      await close();
+    });
+
     it('refuses bad arguments, naming them', async () => {
       const { reader, close } = await make();
       await expect(reader.readEvents('run_x', { after: -1 })).rejects.toThrow("store.readEvents(runId, options): after must be the offset of an event seen (a whole number ≥ 0; 0 for the first) (got -1)");
