@@ -27,7 +27,7 @@ export const integrationTests: Readonly<Record<string, string>> = {
   'test/http/workers.test.ts': 'the HTTP handler beside workers on a real PostgreSQL, a worker process SIGKILLed',
   'test/http/kill.test.ts': 'worker processes SIGKILLed while a client follows over HTTP, on SQLite and PostgreSQL',
   'test/studio/page.test.ts': 'the studio page in Chromium',
-  'test/studio/play*.test.ts': "the studio's playground in Chromium",
+  'test/studio/playground.test.ts': "the studio's playground in Chromium",
   'test/docs/snippets.test.ts': "the compiler checks the manual's code blocks; a child process runs them",
   'test/docs/api-reference.test.ts': 'the compiler reads the doc comments; TypeDoc builds the reference in a process of its own',
   'test/exports.test.ts': "the compiler's type checker lists what each entry point exports",

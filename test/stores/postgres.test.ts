@@ -17,9 +17,10 @@ let server: TestPostgres;
 beforeAll(async () => {
   server = await startPostgres();
 }, 60_000);
+// Stopping checkpoints every database the tests made (the event log's too): on a busy machine, longer than a default hook.
 afterAll(async () => {
   await server?.stop();
-});
+}, 60_000);
 
 const make = async (options: { leaseMs?: number; clock?: Clock } = {}) => postgresStore({ connectionString: await server.database(), ...options });
 runConformance('postgres', make);
