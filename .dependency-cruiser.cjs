@@ -113,7 +113,7 @@ module.exports = {
       comment: 'index.ts, types.ts, hooks.ts and the other entry points only re-export; no module of koagent imports them.',
       severity: 'error',
       from: { path: '^src/', pathNot: '^src/cli/' },
-      to: { path: '^src/(index|types|hooks|store|sqlite|postgres|worker|middleware|studio|sandbox|trace)\\.ts$' },
+      to: { path: '^src/(index|types|hooks|store|sqlite|postgres|worker|middleware|studio|sandbox|trace|http)\\.ts$' },
     },
     {
       name: 'stores-build-on-the-core',
@@ -177,6 +177,20 @@ module.exports = {
       severity: 'error',
       from: { path: '^src/', pathNot: ['^src/worker/', '^src/worker\\.ts$'] },
       to: { path: ['^src/worker/', '^node_modules/pg-boss/'] },
+    },
+    {
+      name: 'http-serves-agents-through-their-api',
+      comment: 'src/http (koagent/http) serves agents as any application would: through the Agent class, the run store interface and its event log follower, the vocabulary, and the argument check of edited approvals; it knows no step, feature or dialect, and reaches the workers only through their client, by its shape.',
+      severity: 'error',
+      from: { path: '^src/http/' },
+      to: { path: '^src/', pathNot: ['^src/http/', '^src/core/vocabulary/', '^src/agent/agent\\.ts$', '^src/stores/(run-store|follow-events|key-values)\\.ts$', '^src/tools/argument-issues\\.ts$'] },
+    },
+    {
+      name: 'only-http-knows-hono',
+      comment: 'hono is an optional peer of koagent/http alone; nothing outside src/http (and its entry point) imports the handler or hono, but the studio\'s playground, which loads the handler when first asked.',
+      severity: 'error',
+      from: { path: '^src/', pathNot: ['^src/http/', '^src/http\\.ts$', '^src/studio/playground\\.ts$'] },
+      to: { path: ['^src/http/', '^node_modules/(hono|@hono)/'] },
     },
     {
       name: 'the-sandbox-hands-hooks-to-the-dialects',

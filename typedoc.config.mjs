@@ -46,7 +46,8 @@ export default {
     'src/middleware.ts',
     'src/studio.ts',
     'src/sandbox.ts',
-    'src/trace.ts'
+    'src/trace.ts',
+    'src/http.ts'
   ],
   tsconfig: 'tsconfig.build.json',
   out: 'docs/api',
@@ -90,7 +91,12 @@ export default {
     'AdoptedRun', 'RecoverableRun', 'RecoveredRun', 'FinishReason', 'ProviderOptions', 'SideRequest',
     'EmittedEvent', 'SubagentInfo', 'ToolFailure', 'InputGuardrail', 'OutputGuardrail', 'OutputSpec',
     'HookMessage', 'HookRunState', 'SegmentOutcome', 'PreToolCallOutcome', 'PostToolCallOutcome',
-    'CheckpointCall', 'QuarantinedRun', 'StoreStats', 'JsonChange', 'TracedLayer', 'OtlpTraces'
+    'CheckpointCall', 'QuarantinedRun', 'StoreStats', 'JsonChange', 'TracedLayer', 'OtlpTraces',
+    // The run store with its event log (what memoryStore() and the others give), the HTTP
+    // handler, and the workers' client as the handler takes it: read where they are used.
+    'EventLogStore',
+    'KoagentHandler',
+    'HttpQueue'
   ],
   projectDocuments: [
     'docs/*.md'

@@ -17,5 +17,6 @@
 export { createWorker, type Worker } from './worker/worker.js';
 /** @category Workers */
 export { createClient, type RunReport, type WorkerClient } from './worker/client.js';
+// A followed run's events: the run store's event log's (followEvents on koagent/store gives them too).
 /** @category Workers */
-export type { LoggedEvent } from './worker/events.js';
+export type { LoggedEvent } from './stores/run-store.js';

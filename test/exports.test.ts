@@ -57,7 +57,7 @@ const DECIDED: Record<string, { values: string[]; types: string[] }> = {
     ],
   },
   'koagent/store': {
-    values: ['systemClock'],
+    values: ['followEvents', 'systemClock'],
     types: [
       'Checkpoint', 'ClaimOutcome', 'ClaimRequest', 'ClaimedRun', 'Clock', 'CreateOutcome',
       'Lease', 'LedgerCall', 'LedgerEntry', 'NewRun', 'RetentionPolicy', 'RunFilter',
@@ -128,6 +128,14 @@ const DECIDED: Record<string, { values: string[]; types: string[] }> = {
     ],
     types: [
       'SandboxedHooks',
+    ],
+  },
+  'koagent/http': {
+    values: [
+      'createHandler',
+    ],
+    types: [
+      'HandlerOptions', 'HttpIdentity',
     ],
   },
   'koagent/trace': {

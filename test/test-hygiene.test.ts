@@ -52,6 +52,17 @@ const ALLOWED: Record<string, Record<string, string>> = {
     'timers/promises': 'random pauses (jitter), so the kills of the chaos test land at random points',
     sleep: 'random pauses (jitter), so the kills of the chaos test land at random points',
   },
+  'test/durable/event-log-kill.test.ts': {
+    setTimeout: 'kills a worker process that hangs after 45 s: a limit, not a wait for a state',
+    'Date.now': "the kill test's time budget: it kills workers for more rounds until the budget is spent",
+  },
+  'test/http/kill.test.ts': {
+    setTimeout: 'kills a worker process that hangs after 45 s: a limit, not a wait for a state',
+    'Date.now': "the kill test's time budget: it kills workers for more rounds until the budget is spent",
+  },
+  'test/fixtures/event-log-child.ts': {
+    deltaLatencyMs: "the worker process's text comes a delta at a time, so the kill lands mid-text (the load killed)",
+  },
   'test/stores/chaos.test.ts': {
     setTimeout: 'kills a worker a random time after it is ready (the fault injected), and one that hangs after 45 s',
     'Date.now': 'the chaos test\'s time budget: it kills workers until it has killed enough or the budget is spent',

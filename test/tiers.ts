@@ -23,7 +23,11 @@ export const integrationTests: Readonly<Record<string, string>> = {
   'test/stores/step-cost-postgres.test.ts': 'a real PostgreSQL server, its statistics read',
   'test/stores/chaos.test.ts': 'worker processes killed at random on SQLite and PostgreSQL',
   'test/durable/in-place-edits.test.ts': 'a worker process killed mid-run, on SQLite and PostgreSQL',
+  'test/durable/event-log-kill.test.ts': 'worker processes SIGKILLed mid-stream on SQLite and PostgreSQL while this one follows the log',
+  'test/http/workers.test.ts': 'the HTTP handler beside workers on a real PostgreSQL, a worker process SIGKILLed',
+  'test/http/kill.test.ts': 'worker processes SIGKILLed while a client follows over HTTP, on SQLite and PostgreSQL',
   'test/studio/page.test.ts': 'the studio page in Chromium',
+  'test/studio/playground.test.ts': "the studio's playground in Chromium",
   'test/docs/snippets.test.ts': "the compiler checks the manual's code blocks; a child process runs them",
   'test/docs/api-reference.test.ts': 'the compiler reads the doc comments; TypeDoc builds the reference in a process of its own',
   'test/exports.test.ts': "the compiler's type checker lists what each entry point exports",
@@ -32,4 +36,4 @@ export const integrationTests: Readonly<Record<string, string>> = {
 };
 
 /** The integration tests that run last, one file at a time (see vitest.config.ts). */
-export const workerTests: readonly string[] = ['test/worker/**/*.test.ts', 'test/examples/workers.test.ts'];
+export const workerTests: readonly string[] = ['test/worker/**/*.test.ts', 'test/examples/workers.test.ts', 'test/http/workers.test.ts', 'test/http/kill.test.ts'];

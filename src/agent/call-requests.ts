@@ -8,6 +8,7 @@ import { OUTPUT_STATE, outputPlan, type OutputPlan, type OutputSpec } from '../f
 import { recordsLayers, streams } from './build.js';
 import { checkCallOptions, type AgentOptions } from './options.js';
 import type { SegmentRequest } from './run-segment.js';
+import { hasEventLog } from '../stores/run-store.js';
 
 /**
  * One agent's way from call options to a `SegmentRequest`: its own output schema, settled once,
@@ -19,12 +20,12 @@ export class CallRequests {
   /** Output schemas runs gave of their own, settled, by the schema (or options object) given. */
   readonly #outputPlans = new WeakMap<object, OutputPlan>();
   readonly #provider: ModelProvider;
-  /** The agent's options, whose `contextSchema` each call's context is made by. */
-  readonly #options: Pick<AgentOptions, 'output' | 'contextSchema'>;
+  /** The agent's options, whose `contextSchema` each call's context is made by (and whose store and `eventLog` a call's log goes by). */
+  readonly #options: Pick<AgentOptions, 'output' | 'contextSchema' | 'store' | 'eventLog'>;
   /** The agent's name, for the error of a sub-agent whose context does not fit. */
   readonly #name: string;
 
-  constructor(options: Pick<AgentOptions, 'output' | 'contextSchema'>, provider: ModelProvider, name: string) {
+  constructor(options: Pick<AgentOptions, 'output' | 'contextSchema' | 'store' | 'eventLog'>, provider: ModelProvider, name: string) {
     this.#options = options;
     this.#provider = provider;
     this.#name = name;
@@ -37,7 +38,16 @@ export class CallRequests {
     const request: SegmentRequest = given;
     if (checkContext) request.context = this.context(request.context, `${where}: context does not fit the agent's contextSchema`);
     request.output = output === undefined ? this.output : this.#planFor(output as OutputSpec, where);
+    this.#checkLog(request, where);
     return request;
+  }
+
+  /** A call whose events must be logged has a store that keeps a log: refused now, before anything is stored. */
+  #checkLog(request: SegmentRequest, where: string): void {
+    if ((request.eventLog ?? this.#options.eventLog) !== true) return;
+    const store = request.store ?? this.#options.store;
+    if (store === undefined) throw new TypeError(`${where}: eventLog needs a run store, where the log is kept: createAgent({ store }) or { store } in these options`);
+    if (!hasEventLog(store)) throw new TypeError(`${where}: eventLog needs a store that keeps an event log, and this one (${store.kind}) does not; memoryStore(), sqliteStore() and postgresStore() do`);
   }
 
   #planFor(spec: OutputSpec, where: string): OutputPlan {

@@ -13,7 +13,7 @@ import type { Hook } from '../dialects/criogen/types.js';
 import type { Limits } from '../features/limits.js';
 import type { OutputSpec } from '../features/structured-output.js';
 import type { CompactionOptions } from '../middleware/compaction-middleware.js';
-import { assertStore, type RunStore } from '../stores/run-store.js';
+import { assertStore, hasEventLog, type RunStore } from '../stores/run-store.js';
 import { isTool } from '../tools/define.js';
 import { permissionsSchema, type PermissionsOption } from '../tools/permissions.js';
 import { resolveModel } from '../providers/registry.js';
@@ -121,6 +121,16 @@ export interface AgentOptions<C = unknown, O = unknown> {
    * @example createAgent({ model, tools, layerTrace: true })
    */
   layerTrace?: boolean;
+  /**
+   * Append every run's events to its run store's event log, for readers in any process
+   * (`followEvents` from `koagent/store`). Default: only the segments that stream
+   * (`agent.stream`, `{ stream: true }`) and those that continue a run whose log has events (a
+   * resume, a recovery); a call may say otherwise (`run(input, { eventLog })`). Needs a store
+   * that keeps a log (koagent's three do). See docs/streaming.md.
+   *
+   * @example createAgent({ model, store: sqliteStore({ path: 'runs.db' }), eventLog: true })
+   */
+  eventLog?: boolean;
 }
 
 /**
@@ -160,6 +170,14 @@ export interface RunCallOptions<C = unknown> {
   stream?: boolean;
   /** Record this call's layer trace (or not), whatever the agent's `layerTrace` says. See docs/layer-trace.md. */
   layerTrace?: boolean;
+  /**
+   * Append this call's events to its run store's event log (or not), whatever the agent's
+   * `eventLog` says (default: when the call streams, or continues a run whose log has events).
+   * See docs/streaming.md.
+   *
+   * @example await agent.run('Refund order 42', { eventLog: true }); // followed from another process
+   */
+  eventLog?: boolean;
 }
 
 const logger = z.custom<Logger>((value) => typeof (value as Logger | null)?.warn === 'function', { error: 'must have a warn(message) method (console does)' });
@@ -207,7 +225,8 @@ const agentOptionsSchema = optionsSchema({
   // Checked where it is used, with its own messages.
   output: z.unknown().optional(),
   layerTrace: z.boolean({ error: 'must be true or false' }).optional(),
-}, { aliases: { trace: 'layerTrace', layerTracing: 'layerTrace', context: 'contextSchema', outputSchema: 'output', responseFormat: 'output', schema: 'output', systemPrompt: 'instructions', system: 'instructions', prompt: 'instructions', llm: 'model', maxTurns: 'maxSteps', maxIterations: 'maxSteps', concurrency: 'toolConcurrency', onToolError: 'onToolException', settings: 'modelSettings', listeners: 'onEvent', runStore: 'store', db: 'store' } });
+  eventLog: z.boolean({ error: 'must be true or false' }).optional(),
+}, { aliases: { logEvents: 'eventLog', recordEvents: 'eventLog', eventsLog: 'eventLog', trace: 'layerTrace', layerTracing: 'layerTrace', context: 'contextSchema', outputSchema: 'output', responseFormat: 'output', schema: 'output', systemPrompt: 'instructions', system: 'instructions', prompt: 'instructions', llm: 'model', maxTurns: 'maxSteps', maxIterations: 'maxSteps', concurrency: 'toolConcurrency', onToolError: 'onToolException', settings: 'modelSettings', listeners: 'onEvent', runStore: 'store', db: 'store' } });
 
 /** Check options up front, so a mistake is reported at construction, naming the option. */
 export function checkOptions(options: AgentOptions<any, any>): void {
@@ -216,8 +235,10 @@ export function checkOptions(options: AgentOptions<any, any>): void {
   if (options.model !== undefined && options.provider !== undefined && options.model !== options.provider) {
     throw new TypeError('createAgent: give the model as either `model` or `provider`, not both');
   }
+  if (options.eventLog === true && options.store === undefined) throw new TypeError("createAgent: eventLog needs a run store, where the log is kept: createAgent({ store, eventLog: true }), or per call: agent.run(input, { store, eventLog: true })");
   if (options.store !== undefined) {
     assertStore(options.store, 'createAgent: store');
+    if (options.eventLog === true && !hasEventLog(options.store)) throw new TypeError(`createAgent: eventLog needs a store that keeps an event log, and this one (${options.store.kind}) does not; memoryStore(), sqliteStore() and postgresStore() do`);
     if (options.claimResume !== undefined) throw new TypeError('createAgent: give claimResume or store, not both: with a store, every resume is claimed through the store');
   }
 }
@@ -235,7 +256,8 @@ export const runCallOptionsSchema = optionsSchema({
   store: z.unknown().optional(),
   stream: z.boolean({ error: 'must be true or false' }).optional(),
   layerTrace: z.boolean({ error: 'must be true or false' }).optional(),
-}, { aliases: { trace: 'layerTrace', layerTracing: 'layerTrace', streaming: 'stream', ctx: 'context', runContext: 'context', outputSchema: 'output', schema: 'output', session: 'sessionId', abortSignal: 'signal', listener: 'onEvent', stopIf: 'stopWhen', runStore: 'store', db: 'store' } });
+  eventLog: z.boolean({ error: 'must be true or false' }).optional(),
+}, { aliases: { logEvents: 'eventLog', recordEvents: 'eventLog', eventsLog: 'eventLog', trace: 'layerTrace', layerTracing: 'layerTrace', streaming: 'stream', ctx: 'context', runContext: 'context', outputSchema: 'output', schema: 'output', session: 'sessionId', abortSignal: 'signal', listener: 'onEvent', stopIf: 'stopWhen', runStore: 'store', db: 'store' } });
 
 /** Check the options of one call (`where` names it), or throw naming the mistake. */
 export function checkCallOptions(options: unknown, where: string): RunCallOptions & { output?: unknown } {

@@ -12,6 +12,7 @@ import type { RunState } from '../core/vocabulary/state.js';
 import type { OutputPlan } from '../features/structured-output.js';
 import { runSpan, spanVars, type Span } from '../features/tracing.js';
 import type { DurableRun } from '../durable/durable-run.js';
+import { hasEventLog } from '../stores/run-store.js';
 import { segmentMode } from './build.js';
 import type { AgentOptions, RunCallOptions } from './options.js';
 
@@ -36,6 +37,14 @@ export async function runSegment(core: AgentCore, state: RunState, input: Messag
   if (o.onEvent) listeners.push(o.onEvent);
   if (request.onEvent) listeners.push(request.onEvent);
   const permissionListeners: PermissionListener[] = [...(o.onPermissionDecision ? [o.onPermissionDecision] : []), ...(request.permissionListeners ?? [])];
+  const { durable } = request;
+  // The run's event log: asked for by the call or the agent, else kept for the segments that
+  // stream and those that continue a run with a log (its readers follow the rest of it, and a
+  // dead worker's text is taken back only by a segment that logs).
+  if (durable !== undefined && hasEventLog(durable.store)) {
+    const logs = request.eventLog ?? o.eventLog ?? (request.streaming === true || (resumed && (await durable.hasLog())));
+    if (logs) listeners.push(await durable.openLog(resumed));
+  }
   // The run span decides, by whether it records, if this segment's calls get spans of their own;
   // the stacks of a traced mode end it, as their outermost run layer.
   const span = runSpan(core, state.runId, state.sessionId, state.segment + 1, request.parentSpan);
@@ -45,7 +54,6 @@ export async function runSegment(core: AgentCore, state: RunState, input: Messag
   // Spread, not Object.assign: a `__proto__` key of the caller's stays a key, never the bag's prototype.
   const metadata = copyPlain({ ...o.metadata, ...request.metadata });
   const stopWhen = request.stopWhen === undefined ? undefined : Array.isArray(request.stopWhen) ? request.stopWhen : [request.stopWhen];
-  const { durable } = request;
   const options = { metadata, context: request.context, signal: request.signal, listeners, permissionListeners, subagent: request.subagent, mode, stopWhen, observer: durable?.observe(state), runVar: spanVars(span) };
   return runCoreSegment(core, state, input, resumed, options, durable);
 }

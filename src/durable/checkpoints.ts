@@ -114,7 +114,7 @@ export class Checkpoints implements StateObserver {
 }
 
 /** What a store's failure becomes: a koagent error (its own code kept), raised by koagent itself. */
-function storeFailure(error: unknown): unknown {
+export function storeFailure(error: unknown): unknown {
   const failure = KoagentError.is(error)
     ? error
     : new KoagentError('store_error', `The run store failed: ${describe(error)}; the run stays as of its last checkpoint`, { cause: error });

@@ -2,10 +2,11 @@ import { memoryKeyValues, type KeyValueStore } from './key-values.js';
 import type { Checkpoint } from './run-store.js';
 import type { LedgerEntry, RunState } from '../core/vocabulary/state.js';
 import { applyToRow, assembleState, filterStatuses, leaseLost, partsOf, rowOf, stillRunning, summaryOf, type RunRow } from './records.js';
-import { isCorrupt, quarantine } from './stored-rows.js';
-import { DEFAULT_LEASE_MS, memoryStoreSchema, parseFilter, parseStoreOptions, retentionStatuses } from './store-options.js';
+import { isCorrupt, parseStored, quarantine } from './stored-rows.js';
+import { checkRunId, DEFAULT_LEASE_MS, memoryStoreSchema, parseFilter, parseReadEvents, parseStoreOptions, parseWaitForEvents, retentionStatuses } from './store-options.js';
 import { checkedClock, systemClock, type Clock } from './clock.js';
-import type { ClaimedRun, ClaimOutcome, ClaimRequest, CreateOutcome, Lease, NewRun, QuarantinedRun, RetentionPolicy, RunFilter, RunStore, RunSummary, StoreStats } from './run-store.js';
+import type { ClaimedRun, ClaimOutcome, ClaimRequest, CreateOutcome, EventLogStore, EventPage, Lease, LoggedEvent, NewRun, QuarantinedRun, ReadEventsOptions, RetentionPolicy, RunFilter, RunStore, RunSummary, StoreStats, WaitForEventsOptions } from './run-store.js';
+import { EventWaiters, waitForArrival } from './event-waiters.js';
 
 /**
  * Options of `memoryStore`.
@@ -34,6 +35,10 @@ interface StoredRun extends RunRow {
   messages: string[];
   calls: Map<string, [LedgerEntry, string | null]>;
   hooks: Map<string, string>;
+  /** The event log: the event at offset n is `events[n - 1]`. */
+  events: string[];
+  /** How many events the log held at the last checkpoint that carried events. */
+  eventsCheckpointed: number;
   owner: string | null;
   token: number;
   expires: number;
@@ -48,11 +53,11 @@ interface StoredRun extends RunRow {
  *
  * @example const store = memoryStore(); const agent = createAgent({ model, store }); await agent.run('Hi');
  */
-export function memoryStore(options: MemoryStoreOptions = {}): RunStore {
+export function memoryStore(options: MemoryStoreOptions = {}): EventLogStore {
   return new MemoryStore(options);
 }
 
-class MemoryStore implements RunStore {
+class MemoryStore implements EventLogStore {
   readonly kind = 'memory';
   readonly leaseMs: number;
   readonly keyValues: KeyValueStore;
@@ -62,6 +67,7 @@ class MemoryStore implements RunStore {
   readonly #runs = new Map<string, StoredRun>();
   /** Session id → its latest run. */
   readonly #heads = new Map<string, string>();
+  readonly #waiters = new EventWaiters();
   #writes = 0;
   #bytes = 0;
 
@@ -98,7 +104,7 @@ class MemoryStore implements RunStore {
     const now = this.#now();
     this.#runs.set(state.runId, {
       ...row, agentName: state.agentName, sessionId: state.sessionId, messages,
-      calls: new Map(parts.calls.map(([id, entry, held]) => [id, [entry, held]])), hooks: new Map(parts.hooks),
+      calls: new Map(parts.calls.map(([id, entry, held]) => [id, [entry, held]])), hooks: new Map(parts.hooks), events: [], eventsCheckpointed: 0,
       owner, token: 1, expires: now + this.leaseMs, createdAt: now, updatedAt: now,
     });
     this.#heads.set(state.sessionId, state.runId);
@@ -163,11 +169,50 @@ class MemoryStore implements RunStore {
     }
     for (const call of calls ?? []) run.calls.set(call.id, [call.entry, call.held]);
     for (const { name, value } of hookState ?? []) run.hooks.set(name, value);
+    if (checkpoint.events !== undefined) {
+      for (const event of checkpoint.events) run.events.push(event);
+      run.eventsCheckpointed = run.events.length;
+    }
     run.updatedAt = this.#now();
     run.expires = final ? 0 : run.updatedAt + this.leaseMs;
     if (final) run.owner = null;
     this.#count(checkpoint.usage, checkpoint.error, checkpoint.output, checkpoint.pendingApprovals, checkpoint.decisions, checkpoint.children,
-      ...(messages?.items ?? []), ...(calls ?? []).flatMap((c) => [c.id, c.entry, c.held]), ...(hookState ?? []).flatMap((h) => [h.name, h.value]));
+      ...(messages?.items ?? []), ...(calls ?? []).flatMap((c) => [c.id, c.entry, c.held]), ...(hookState ?? []).flatMap((h) => [h.name, h.value]), ...(checkpoint.events ?? []));
+    if (checkpoint.events !== undefined && checkpoint.events.length > 0) this.#waiters.wake(lease.runId);
+  }
+
+  async appendEvents(lease: Lease, events: readonly string[]): Promise<number> {
+    const run = this.#held(lease);
+    for (const event of events) run.events.push(event);
+    this.#count(...events);
+    if (events.length > 0) this.#waiters.wake(lease.runId);
+    return run.events.length;
+  }
+
+  async readEvents(runId: string, options?: ReadEventsOptions): Promise<EventPage> {
+    checkRunId(runId, 'store.readEvents(runId, options)');
+    const { after, limit } = parseReadEvents(options);
+    const run = this.#runs.get(runId);
+    if (run === undefined || after > run.events.length) return { events: [], last: run?.events.length ?? 0, deleted: true };
+    return { events: this.#logged(runId, run, after, after + limit), last: run.events.length, status: run.status };
+  }
+
+  async eventTail(runId: string): Promise<LoggedEvent[]> {
+    checkRunId(runId, 'store.eventTail(runId)');
+    const run = this.#runs.get(runId);
+    return run === undefined ? [] : this.#logged(runId, run, run.eventsCheckpointed, run.events.length);
+  }
+
+  async waitForEvents(runId: string, after: number, options?: WaitForEventsOptions): Promise<void> {
+    const { signal, timeoutMs } = parseWaitForEvents(runId, after, options);
+    const arrived = async () => (this.#runs.get(runId)?.events.length ?? Infinity) > after;
+    // Every append is this process's: a wake-up says all there is to say.
+    await waitForArrival(this.#waiters, runId, arrived, { signal, timeoutMs, pollMs: timeoutMs });
+  }
+
+  /** The events at offsets (from, to], parsed. */
+  #logged(runId: string, run: StoredRun, from: number, to: number): LoggedEvent[] {
+    return run.events.slice(from, to).map((text, i) => ({ seq: from + i + 1, event: parseStored(runId, text, { table: 'koagent_run_events', key: `seq ${from + i + 1}`, column: 'event' }) as LoggedEvent['event'] }));
   }
 
   async renew(lease: Lease): Promise<boolean> {
@@ -219,6 +264,7 @@ class MemoryStore implements RunStore {
 
   #delete(runId: string, run: StoredRun): void {
     this.#runs.delete(runId);
+    this.#waiters.wake(runId);
     if (this.#heads.get(run.sessionId) !== runId) return;
     // The session goes on from its latest other run, if it has one.
     let latest: [string, StoredRun] | undefined;
@@ -231,7 +277,10 @@ class MemoryStore implements RunStore {
     const runs = [...this.#runs].filter(([, run]) => run.sessionId === sessionId);
     const busy = runs.find(([, run]) => this.#leased(run));
     if (busy !== undefined) throw stillRunning(busy[0]);
-    for (const [runId] of runs) this.#runs.delete(runId);
+    for (const [runId] of runs) {
+      this.#runs.delete(runId);
+      this.#waiters.wake(runId);
+    }
     this.#heads.delete(sessionId);
     return runs.length;
   }
@@ -250,6 +299,7 @@ class MemoryStore implements RunStore {
   }
 
   async close(): Promise<void> {
-    // Nothing to close: the runs live as long as the process.
+    // Nothing to close: the runs live as long as the process. Followers waiting stop waiting.
+    this.#waiters.wakeAll();
   }
 }

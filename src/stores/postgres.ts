@@ -5,11 +5,15 @@ import type pg from 'pg';
 import { z } from 'zod';
 import { optionsSchema } from '../core/vocabulary/options.js';
 import { commonAliases, commonStoreOptions, DEFAULT_LEASE_MS, parseStoreOptions } from './store-options.js';
-import type { RetentionPolicy, RunStore, StoreStats } from './run-store.js';
+import type { EventLogStore, RetentionPolicy, StoreStats } from './run-store.js';
 import type { Clock } from './clock.js';
 import { paramBytes, type Dialect, type Op, type Row, type Sql } from './sql/query.js';
 import { MIGRATIONS, pendingMigrations } from './sql/schema.js';
-import { SqlStore, type SqlRunner } from './sql/sql-store.js';
+import { SqlStore, type EventNotices, type SqlRunner } from './sql/sql-store.js';
+import { EVENTS_CHANNEL } from './sql/event-ops.js';
+
+// The channel of the NOTIFY each append to an event log sends (payload: the run's id), for listeners of the database's own.
+export { EVENTS_CHANNEL };
 
 /**
  * Options of `postgresStore`: where the database is (a connection string, pool settings, or a
@@ -81,8 +85,10 @@ export interface PostgresPool {
 export interface PostgresClient {
   /** Run a statement: its text with `$1`, `$2` … and their values, or a named (prepared) statement. */
   query(query: string | { name: string; text: string; values: unknown[] }, values?: unknown[]): Promise<{ rows: unknown[] }>;
-  /** Give the connection back to the pool. */
-  release(): void;
+  /** Give the connection back to the pool (`true`: close it instead). */
+  release(destroy?: boolean): void;
+  /** Told of NOTIFYs this connection LISTENs for, and of its failure (a `pg.PoolClient` has it): followers of event logs wait on it. */
+  on?(event: 'notification' | 'error' | 'end', listener: (message?: any) => void): unknown;
 }
 
 const postgresStoreSchema = optionsSchema({
@@ -112,7 +118,7 @@ const MIGRATION_LOCK = 0x6b6f6167656e74;
  * @example import { postgresStore } from 'koagent/postgres';
  *          const store = await postgresStore({ connectionString: process.env.DATABASE_URL });
  */
-export async function postgresStore(options: PostgresStoreOptions): Promise<RunStore> {
+export async function postgresStore(options: PostgresStoreOptions): Promise<EventLogStore> {
   parseStoreOptions(postgresStoreSchema, options, 'postgresStore(options)');
   const leaseMs = options.leaseMs ?? DEFAULT_LEASE_MS;
   if (options.pool === undefined && options.connectionString === undefined && options.poolConfig === undefined) {
@@ -129,7 +135,66 @@ export async function postgresStore(options: PostgresStoreOptions): Promise<RunS
     await runner.close();
     throw new Error(`postgresStore: cannot prepare the database: ${(error as Error).message}`, { cause: error });
   }
-  return new SqlStore('postgres', leaseMs, POSTGRES, runner, options.retention, options.clock);
+  return new SqlStore('postgres', leaseMs, POSTGRES, runner, options.retention, { notices: new PostgresNotices(pool), pollMs: 250 }, options.clock);
+}
+
+/**
+ * The NOTIFYs of appends to event logs, heard on one connection of the pool that LISTENs: taken
+ * when a follower first waits, held until the store closes (or the connection fails: the next
+ * wait takes another).
+ */
+class PostgresNotices implements EventNotices {
+  /** The listening connection, and how to let it go (once, whoever asks first: its failure, or close). */
+  #connection: Promise<{ drop(): void }> | undefined;
+  #wake: ((runId: string) => void) | undefined;
+  #closed = false;
+
+  constructor(private readonly pool: PostgresPool) {}
+
+  async listen(wake: (runId: string) => void): Promise<void> {
+    if (this.#closed) throw new Error('postgresStore: the store is closed');
+    this.#wake = wake;
+    await (this.#connection ??= this.#connect());
+  }
+
+  #connect(): Promise<{ drop(): void }> {
+    const connecting = (async () => {
+      const client = await this.pool.connect();
+      if (typeof client.on !== 'function') {
+        client.release();
+        throw new Error("postgresStore: the pool's connections do not report NOTIFYs");
+      }
+      let dropped = false;
+      const drop = () => {
+        if (dropped) return;
+        dropped = true;
+        if (this.#connection === connecting) this.#connection = undefined;
+        client.release(true);
+      };
+      client.on('notification', (message?: { channel?: string; payload?: string }) => {
+        if (message?.channel === EVENTS_CHANNEL && typeof message.payload === 'string') this.#wake?.(message.payload);
+      });
+      client.on('error', drop);
+      client.on('end', drop);
+      try {
+        await client.query(`LISTEN ${EVENTS_CHANNEL}`);
+      } catch (error) {
+        drop();
+        throw error;
+      }
+      return { drop };
+    })();
+    connecting.catch(() => {
+      if (this.#connection === connecting) this.#connection = undefined;
+    });
+    return connecting;
+  }
+
+  async close(): Promise<void> {
+    this.#closed = true;
+    const connection = await this.#connection?.catch(() => undefined);
+    connection?.drop();
+  }
 }
 
 function loadDriver(): typeof pg {

@@ -1,6 +1,7 @@
 // The contract between the agent and a run store. koagent ships three: memoryStore() (tests),
 // sqliteStore() from koagent/sqlite (the embedded default) and postgresStore() from
 // koagent/postgres (many processes and machines). See docs/durable-runs.md.
+import type { AgentEvent } from '../core/vocabulary/events.js';
 import type { KeyValueStore } from './key-values.js';
 import type { Clock } from './clock.js';
 import type { LedgerEntry, PendingApproval, RunState, RunStatus, StopReason } from '../core/vocabulary/state.js';
@@ -9,6 +10,8 @@ declare module '../core/vocabulary/errors.js' {
   interface ErrorCodes {
     /** A worker's lease on a run was lost (another worker claimed the run): it writes nothing more. */
     lease_lost: true;
+    /** A follower of a run's event log asked for events that are gone: the run was deleted (or pruned) with them, or never stored. */
+    events_deleted: true;
   }
 }
 
@@ -215,8 +218,99 @@ export interface RunStore {
   deleteSession(sessionId: string): Promise<number>;
   /** Delete old finished runs by `policy` (default: the store's `retention` option); how many were deleted. */
   prune(policy?: RetentionPolicy): Promise<number>;
+  // The event log (docs/streaming.md): optional for stores of your own; koagent's three have it.
+  /**
+   * Append events (each the JSON of an `AgentEvent`) to the run's log, if `lease` still holds
+   * (else it rejects with `lease_lost`): they get the offsets after the log's last, in order.
+   * Resolves with the offset of the last one.
+   */
+  appendEvents?(lease: Lease, events: readonly string[]): Promise<number>;
+  /** The run's logged events after offset `after`, oldest first, with the run's status read in the same snapshot. */
+  readEvents?(runId: string, options?: ReadEventsOptions): Promise<EventPage>;
+  /** The events appended after the run's last checkpoint that carried events: what a worker streamed past the state it stored. */
+  eventTail?(runId: string): Promise<LoggedEvent[]>;
+  /**
+   * Resolves once the run may have an event after `after` (or is gone), or after `timeoutMs`
+   * (default 1000), or when `signal` aborts: a hint, so a follower need not poll in a loop.
+   */
+  waitForEvents?(runId: string, after: number, options?: WaitForEventsOptions): Promise<void>;
   /** Close the store's connections. */
   close(): Promise<void>;
+}
+
+/**
+ * One event of a run's log: its offset in the log (1, 2, 3 … per run; give it back as `after`
+ * to go on from there) and the event, as the agent emitted it.
+ *
+ * @example for await (const { seq, event } of followEvents(store, runId)) if (event.type === 'text.delta') process.stdout.write(event.delta);
+ */
+export interface LoggedEvent {
+  seq: number;
+  event: AgentEvent;
+}
+
+/**
+ * Which events `readEvents` gives: those after offset `after` (default 0: from the first), at
+ * most `limit` (default 500, at most 1000).
+ *
+ * @example await store.readEvents(runId, { after: lastSeen, limit: 100 });
+ *
+ * @inline
+ */
+export interface ReadEventsOptions {
+  after?: number;
+  limit?: number;
+}
+
+/**
+ * What `readEvents` answers: the events, and the run as it was when they were read.
+ *
+ * @example const page = await store.readEvents(runId, { after }); if (page.deleted) return respond(410); for (const e of page.events) send(e);
+ *
+ * @inline
+ */
+export interface EventPage {
+  /** The events after `after`, oldest first, at most `limit`. */
+  events: LoggedEvent[];
+  /** The offset of the run's last event when this page was read (0: none yet). */
+  last: number;
+  /** The run's status, read in the same snapshot as the events (none when `deleted`). */
+  status?: RunStatus;
+  /**
+   * The events asked for are gone: the store holds no such run (it was deleted or pruned, and
+   * its events with it — or it was never stored), or its log ends before `after` (it was deleted
+   * and another run stored under its id).
+   */
+  deleted?: true;
+}
+
+/**
+ * How long `waitForEvents` waits at most, and what stops it early.
+ *
+ * @example await store.waitForEvents(runId, after, { signal, timeoutMs: 2000 });
+ *
+ * @inline
+ */
+export interface WaitForEventsOptions {
+  signal?: AbortSignal;
+  timeoutMs?: number;
+}
+
+/**
+ * A run store with an event log: `appendEvents`, `readEvents` and `eventTail` are there (what
+ * `memoryStore()`, `sqliteStore()` and `postgresStore()` give).
+ *
+ * @example const store: EventLogStore = sqliteStore({ path: 'runs.db' }); const page = await store.readEvents(runId);
+ */
+export type EventLogStore = RunStore & Required<Pick<RunStore, 'appendEvents' | 'readEvents' | 'eventTail'>>;
+
+/**
+ * Whether `store` keeps an event log (`appendEvents`, `readEvents`, `eventTail`; `waitForEvents` is a hint).
+ *
+ * @example if (!hasEventLog(store)) throw new TypeError('this store keeps no event log');
+ */
+export function hasEventLog(store: RunStore): store is EventLogStore {
+  return typeof store.appendEvents === 'function' && typeof store.readEvents === 'function' && typeof store.eventTail === 'function';
 }
 
 /** The methods a run store has: `createAgent` checks a store against them. */
@@ -281,6 +375,12 @@ export interface Checkpoint {
   calls?: CheckpointCall[];
   /** Hook states that were set (JSON). */
   hookState?: { name: string; value: string }[];
+  /**
+   * Only when the segment logs its events: those logged since the last write (each the JSON of
+   * an `AgentEvent`), appended to the run's log in the same transaction. Present even when empty:
+   * it marks the log as agreeing with this checkpoint (see `RunStore.eventTail`).
+   */
+  events?: string[];
 }
 
 /**

@@ -5,7 +5,7 @@ import type BetterSqlite3 from 'better-sqlite3';
 import { z } from 'zod';
 import { optionsSchema } from '../core/vocabulary/options.js';
 import { commonAliases, commonStoreOptions, DEFAULT_LEASE_MS, parseStoreOptions } from './store-options.js';
-import type { RetentionPolicy, RunStore, StoreStats } from './run-store.js';
+import type { EventLogStore, RetentionPolicy, StoreStats } from './run-store.js';
 import type { Clock } from './clock.js';
 import { paramBytes, type Dialect, type Op, type Row, type Sql } from './sql/query.js';
 import { MIGRATIONS, pendingMigrations } from './sql/schema.js';
@@ -69,7 +69,7 @@ const SQLITE: Dialect = {
  * @example import { sqliteStore } from 'koagent/sqlite';
  *          const agent = createAgent({ model, tools, store: sqliteStore({ path: 'runs.db' }) });
  */
-export function sqliteStore(options: SqliteStoreOptions): RunStore {
+export function sqliteStore(options: SqliteStoreOptions): EventLogStore {
   parseStoreOptions(sqliteStoreSchema, options, 'sqliteStore(options)');
   const leaseMs = options.leaseMs ?? DEFAULT_LEASE_MS;
   const synchronous = options.synchronous ?? 'before-tools';
@@ -91,7 +91,8 @@ export function sqliteStore(options: SqliteStoreOptions): RunStore {
     db.close();
     throw error;
   }
-  return new SqlStore('sqlite', leaseMs, SQLITE, runner, options.retention, options.clock);
+  // Other processes' appends are found by looking at the run's row: a read of one row, every 20 ms, while a follower waits.
+  return new SqlStore('sqlite', leaseMs, SQLITE, runner, options.retention, { pollMs: 20 }, options.clock);
 }
 
 function loadDriver(): typeof BetterSqlite3 {

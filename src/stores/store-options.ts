@@ -4,7 +4,7 @@ import { z } from 'zod';
 import { functionSchema, optionsSchema, parseOptions, wholeNumberSchema } from '../core/vocabulary/options.js';
 import type { RunStatus } from '../core/vocabulary/state.js';
 import { clockSchema } from './clock.js';
-import type { RetentionPolicy, RunFilter } from './run-store.js';
+import type { ReadEventsOptions, RetentionPolicy, RunFilter, WaitForEventsOptions } from './run-store.js';
 
 const STATUSES = ['running', 'completed', 'suspended', 'failed'] as const;
 const PRUNABLE = ['completed', 'failed', 'suspended'] as const;
@@ -61,4 +61,37 @@ const filterSchema = optionsSchema({
 /** A `listRuns` filter, checked. */
 export function parseFilter(filter: RunFilter | undefined): RunFilter {
   return parseOptions(filterSchema, filter ?? {}, 'store.listRuns(filter)');
+}
+
+/** The most events one `readEvents` gives. */
+export const MAX_EVENT_PAGE = 1000;
+
+const readEventsSchema = optionsSchema({
+  after: wholeNumberSchema(0, false, 'must be the offset of an event seen (a whole number ≥ 0; 0 for the first)').optional(),
+  limit: z.custom<number>((value) => Number.isInteger(value) && (value as number) >= 1 && (value as number) <= MAX_EVENT_PAGE, { error: `must be a whole number from 1 to ${MAX_EVENT_PAGE}` }).optional(),
+}, { aliases: { from: 'after', since: 'after', seq: 'after', offset: 'after', cursor: 'after', max: 'limit', count: 'limit' } });
+
+/** `readEvents` options, checked, with their defaults. */
+export function parseReadEvents(options: ReadEventsOptions | undefined): { after: number; limit: number } {
+  const { after = 0, limit = 500 } = parseOptions(readEventsSchema, options ?? {}, 'store.readEvents(runId, options)');
+  return { after, limit };
+}
+
+const waitSchema = optionsSchema({
+  signal: z.instanceof(AbortSignal, { error: 'must be an AbortSignal' }).optional(),
+  timeoutMs: wholeNumberSchema(0, false, 'must be a whole number of milliseconds ≥ 0').optional(),
+}, { aliases: { abortSignal: 'signal', timeout: 'timeoutMs' } });
+
+/** `waitForEvents` arguments, checked, with their defaults. */
+export function parseWaitForEvents(runId: unknown, after: unknown, options: WaitForEventsOptions | undefined): { signal: AbortSignal | undefined; timeoutMs: number } {
+  const where = 'store.waitForEvents(runId, after, options)';
+  checkRunId(runId, where);
+  if (!Number.isInteger(after) || (after as number) < 0) throw new TypeError(`${where}: after must be the offset of an event seen (a whole number ≥ 0), not ${String(after)}`);
+  const { signal, timeoutMs = 1000 } = parseOptions(waitSchema, options ?? {}, where);
+  return { signal, timeoutMs };
+}
+
+/** A run id as the event log's methods take it: a non-empty string. */
+export function checkRunId(runId: unknown, where: string): asserts runId is string {
+  if (typeof runId !== 'string' || runId === '') throw new TypeError(`${where}: runId must be a run's id, a non-empty string (got ${runId === '' ? 'an empty string' : typeof runId})`);
 }

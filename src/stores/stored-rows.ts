@@ -20,7 +20,7 @@ declare module '../core/vocabulary/errors.js' {
  * @example const where: RowPlace = { table: 'koagent_calls', key: "call_id 'c1'", column: 'held' };
  */
 export interface RowPlace {
-  table: 'koagent_runs' | 'koagent_messages' | 'koagent_calls' | 'koagent_hook_state';
+  table: 'koagent_runs' | 'koagent_messages' | 'koagent_calls' | 'koagent_hook_state' | 'koagent_run_events';
   /** The row's key besides its run id (`seq 3`, `call_id 'c1'`); none for the run's own row. */
   key?: string;
   column: string;

@@ -18,6 +18,7 @@ import { studioAssets } from './assets.js';
 import { RunCatalog } from './catalog.js';
 import { acceptedHosts, changeRefused, decodedPath, hostRefused, HttpError, tokenRefused } from './guards.js';
 import { LiveRuns } from './live.js';
+import { Playground } from './playground.js';
 import { traceToOtlp } from '../features/layer-trace/otlp.js';
 import { traceOf } from '../features/layer-trace/record.js';
 
@@ -109,6 +110,7 @@ export async function startStudio(options: StudioOptions): Promise<Studio> {
   const catalog = new RunCatalog(store);
   const live = new LiveRuns(store, catalog, pollMs);
   const approvals = new Approvals(store, agents, options.queue);
+  const playground = new Playground(store, agents, options.queue, token);
   const assets = options.assetsDir === undefined ? studioAssets : () => Promise.resolve(options.assetsDir!);
   // The `host:port` names requests may carry, known once the server listens (and its port is).
   let hosts: ReadonlySet<string> = new Set();
@@ -174,6 +176,8 @@ export async function startStudio(options: StudioOptions): Promise<Studio> {
       if (parts[0] === 'api') {
         const refused = tokenRefused(request, url, token) ?? changeRefused(request, hosts);
         if (refused) throw refused;
+        // The playground (start a run, follow it, answer it): koagent/http's routes, behind these guards.
+        if (parts[1] === 'play') return playground.serve(request, response);
         return api(request, response, url, parts);
       }
       if (request.method !== 'GET' && request.method !== 'HEAD') throw new HttpError(405, 'the page\'s files are read with GET');
@@ -200,6 +204,7 @@ export async function startStudio(options: StudioOptions): Promise<Studio> {
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
       await approvals.close();
+      await playground.close();
     },
   };
 }

@@ -6,11 +6,11 @@ import type { RunInput } from '../core/vocabulary/messages.js';
 import { lastAssistantText } from '../core/vocabulary/messages.js';
 import { checkDecision } from '../core/vocabulary/decisions.js';
 import { newRunId, type ApprovalDecision, type PendingApproval, type RunStatus, type StopReason } from '../core/vocabulary/state.js';
-import { postgresStore } from '../stores/postgres.js';
-import { assertStore, type RunStore } from '../stores/run-store.js';
+import { EVENTS_CHANNEL, postgresStore } from '../stores/postgres.js';
+import { assertStore, hasEventLog, type LoggedEvent, type RunStore } from '../stores/run-store.js';
+import { KoagentError } from '../core/vocabulary/errors.js';
 import { QueueDb } from './connection.js';
 import { dispatchesWhere, enqueueStart, getDispatch, markCancelled, markQueued, sendJob, type Dispatch } from './dispatch.js';
-import { eventsAfter, type LoggedEvent } from './events.js';
 import { checkCallOptions, checkClientOptions, type ClientOptions } from './options.js';
 import type { ScheduleSpec } from './schedules.js';
 import { CHANNELS, ensureQueue, NOW, prepareSchema, queueName, scheduleQueue } from './schema.js';
@@ -77,7 +77,11 @@ export interface WorkerClient {
   status(runId: string): Promise<RunReport | undefined>;
   /** Wait until the run is not queued or running any more (completed, suspended, failed, dead, cancelled). */
   wait(runId: string, options?: { signal?: AbortSignal; timeoutMs?: number }): Promise<RunReport>;
-  /** The run's events from the first (or after `after`), then as they happen, until its segment ends. */
+  /**
+   * The run's events from the first (or after `after`, the `seq` of the last one seen), then as
+   * they happen, until the run settles — read from the run store's event log, so any client
+   * follows any run, whichever workers run it.
+   */
   events(runId: string, options?: { after?: number; signal?: AbortSignal }): AsyncIterable<LoggedEvent>;
   /** The runs waiting for a human, with their pending approvals (of one agent, or all). */
   approvals(options?: { agent?: string; limit?: number }): Promise<RunReport[]>;
@@ -232,17 +236,32 @@ class QueueClient implements WorkerClient {
 
   async *events(runId: string, given?: { after?: number; signal?: AbortSignal }): AsyncIterable<LoggedEvent> {
     const options = checkCallOptions('events', given, 'client.events(runId, options)');
+    const { store } = this;
+    if (!hasEventLog(store)) throw new TypeError(`client.events(runId): the client's store (${store.kind}) keeps no event log; use postgresStore()`);
     let after = options.after ?? 0;
     const aborted = () => options.signal?.aborted === true;
+    const read = async (limit?: number) => {
+      const page = await store.readEvents(runId, { after, ...(limit === undefined ? {} : { limit }) });
+      // A run not stored yet (it waits in the queue) has no events; one deleted has lost those seen.
+      if (page.deleted === true && after > 0) throw new KoagentError('events_deleted', `client.events(${runId}): the run's events after ${after} are gone: the run was deleted (or pruned) with them`);
+      return page.events;
+    };
     for (;;) {
       if (aborted()) return;
-      // Woken by new events, and by the run's settling (which follows its segment's last event).
-      const arrived = this.#notified([CHANNELS.events, CHANNELS.settled], runId, 2000, options.signal);
-      const batch = await eventsAfter(this.db, runId, after);
+      // Woken by new events (the store's NOTIFY), and by the run's settling (which follows its segment's last event).
+      const arrived = this.#notified([EVENTS_CHANNEL, CHANNELS.settled], runId, 2000, options.signal);
+      let batch: LoggedEvent[];
+      try {
+        batch = await read();
+      } catch (error) {
+        arrived.cancel();
+        throw error;
+      }
       for (const logged of batch) {
         after = logged.seq;
         yield logged;
-        if (logged.event.type === 'run.end' && logged.event.status !== 'running') {
+        const { event } = logged;
+        if (event.type === 'run.end' && event.status !== 'running' && event.agentPath === undefined) {
           // A failed run the workers retry goes on: follow its next segment too.
           const report = await this.status(runId);
           if (report === undefined || SETTLED.has(report.status)) {
@@ -257,12 +276,15 @@ class QueueClient implements WorkerClient {
       }
       if (batch.length === 0) {
         const report = await this.status(runId);
-        if (report === undefined) throw new TypeError(`client.events(runId): the queue has no run ${runId}`);
+        if (report === undefined) {
+          arrived.cancel();
+          throw new TypeError(`client.events(runId): the queue has no run ${runId}`);
+        }
         if (report.status === 'dead' || report.status === 'cancelled') return arrived.cancel();
         // Its run.end was read while the worker had not settled it yet: nothing more will come
-        // (a worker writes a segment's events before it settles the run), once the rest is read.
+        // (a segment's events are stored with its end, before the worker settles the run), once the rest is read.
         if (SETTLED.has(report.status)) {
-          if ((await eventsAfter(this.db, runId, after, 1)).length === 0) return arrived.cancel();
+          if ((await read(1)).length === 0) return arrived.cancel();
           arrived.cancel();
           continue;
         }

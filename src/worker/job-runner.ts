@@ -12,7 +12,6 @@ import type { RunResult } from '../core/vocabulary/result.js';
 import type { RunStore } from '../stores/run-store.js';
 import type { QueueDb } from './connection.js';
 import { getDispatch, markActive, markCancelled, markDead, markQueued, markSettled, pinVersion, releaseRun, sendJob, settleFromStore, type Dispatch, type JobData } from './dispatch.js';
-import { EventWriter } from './events.js';
 import { queueName } from './schema.js';
 import type { AgentLimit, Slots } from './slots.js';
 
@@ -55,6 +54,7 @@ export interface JobParts {
   maxAttempts: number;
   retryOn: (error: { code: string; message: string }) => boolean;
   retryDelayMs: number;
+  /** Log each segment's events in the run's event log (`eventLog`). */
   recordEvents: boolean;
   /** The segments running now, by run, each with the controller a cancel aborts. */
   running: Map<string, AbortController>;
@@ -160,7 +160,6 @@ async function runSegment(parts: JobParts, entry: VersionedAgent, row: Dispatch,
   const controller = new AbortController();
   if (row.cancel) controller.abort(new KoagentError('timeout', 'the run was cancelled by its client'));
   parts.running.set(row.runId, controller);
-  const writer = parts.recordEvents ? new EventWriter(db, row.runId, (error) => logger.warn(`koagent worker: writing the events of run ${row.runId} failed (${describe(error)})`)) : undefined;
   // The dispatch row says `active` once the store gave this worker the run (its segment started).
   let began: Promise<void> | undefined;
   const onEvent = (event: AgentEvent) => {
@@ -168,7 +167,6 @@ async function runSegment(parts: JobParts, entry: VersionedAgent, row: Dispatch,
       onBegan();
       began = markActive(db, row.runId, parts.id, parts.store.leaseMs);
     }
-    writer?.push(event);
   };
   const options = {
     store: parts.store,
@@ -176,11 +174,13 @@ async function runSegment(parts: JobParts, entry: VersionedAgent, row: Dispatch,
     context: row.context,
     metadata: { ...row.metadata, koagentWorker: { id: parts.id, version: entry.version } },
     stream: row.stream,
+    // The segment's events go to the run's log in the store, with its checkpoints: a client
+    // follows them from there, and a segment's events are all stored before it settles.
+    eventLog: parts.recordEvents,
   };
   try {
     const result = await segment(entry.agent, row, data, options, onEvent);
     await began;
-    await writer?.flush();
     if (result === undefined) return await reconciled(parts, row, held);
     if (data.kind === 'recover') parts.counts.recovered++;
     parts.counts.segments++;
@@ -189,7 +189,6 @@ async function runSegment(parts: JobParts, entry: VersionedAgent, row: Dispatch,
     return 'ran';
   } catch (error) {
     await began?.catch(() => undefined);
-    await writer?.flush();
     return await failed(parts, row, data, job, error, began !== undefined, held);
   } finally {
     parts.running.delete(row.runId);
@@ -203,6 +202,7 @@ interface SegmentOptions {
   context: unknown;
   metadata: Record<string, unknown>;
   stream: boolean;
+  eventLog: boolean;
 }
 
 /** Run the segment a job asks for: its result, or undefined when there was nothing to do (a recover that found the run taken). */

@@ -63,10 +63,11 @@ export interface WorkerOptions extends QueueConnection {
   sweepMs?: number;
   /** How often pg-boss expires jobs whose worker went silent, and archives old ones (default 10 s). */
   maintenanceIntervalSeconds?: number;
-  /** Record each run's events for clients that follow it (default true). */
+  /**
+   * Log each run's events in the run store's event log, for the clients that follow it
+   * (`client.events`; default true). The events are deleted with their run (the store's retention).
+   */
   recordEvents?: boolean;
-  /** How long recorded events are kept (default one day). */
-  eventRetentionMs?: number;
   /** How often the list of schedules is read again (default 60 s). */
   scheduleRefreshMs?: number;
   /** This worker's name in leases (default `host:pid:random`). */
@@ -111,7 +112,6 @@ const workerSchema = optionsSchema({
   sweepMs: ms(10).optional(),
   maintenanceIntervalSeconds: wholeNumberSchema(1).optional(),
   recordEvents: z.boolean({ error: 'must be true or false' }).optional(),
-  eventRetentionMs: ms(1).optional(),
   scheduleRefreshMs: ms(100).optional(),
   id: nonEmpty().optional(),
   logger: z.custom<Logger>((value) => typeof (value as Logger | null)?.warn === 'function', { error: 'must have a warn(message) method (console does)' }).optional(),
@@ -120,6 +120,9 @@ const workerSchema = optionsSchema({
 
 /** The worker's options, checked, with their defaults. */
 export function checkWorkerOptions(options: WorkerOptions) {
+  if (typeof options === 'object' && options !== null && 'eventRetentionMs' in options) {
+    throw new TypeError("createWorker(options): eventRetentionMs is no longer an option: a run's events are kept in the run store's event log and deleted with the run (set the store's retention: postgresStore({ retention }), or store.prune())");
+  }
   const given = parseOptions(workerSchema, options, 'createWorker(options)');
   whereIsTheDatabase(given, 'createWorker');
   const version = given.version ?? '1';
@@ -150,7 +153,6 @@ export function checkWorkerOptions(options: WorkerOptions) {
     pollMs: given.pollMs ?? 2000,
     maintenanceIntervalSeconds: given.maintenanceIntervalSeconds ?? 10,
     recordEvents: given.recordEvents ?? true,
-    eventRetentionMs: given.eventRetentionMs ?? 24 * 3600_000,
     scheduleRefreshMs: given.scheduleRefreshMs ?? 60_000,
     logger: given.logger ?? console,
   };
@@ -204,7 +206,7 @@ export const clientCallSchemas = {
     timeoutMs: ms(0).optional(),
   }, { aliases: { abortSignal: 'signal', timeout: 'timeoutMs' } }),
   events: optionsSchema({
-    after: wholeNumberSchema(0, false, 'must be the seq of an event seen (a whole number ≥ 0)').optional(),
+    after: wholeNumberSchema(0, false, 'must be the seq of an event seen (its offset in the run\'s log, a whole number ≥ 0)').optional(),
     signal: signal.optional(),
   }, { aliases: { abortSignal: 'signal', since: 'after', from: 'after', seq: 'after', cursor: 'after' } }),
   list: optionsSchema({

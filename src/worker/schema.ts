@@ -1,13 +1,13 @@
 // The worker's own tables, beside the run store's and pg-boss's: what was asked of each run
-// (dispatch), the slots of agents with a concurrency limit, and the events of runs for clients
-// that follow them. The run store stays the truth about a run; these say how it is dispatched.
+// (dispatch) and the slots of agents with a concurrency limit. The run store stays the truth
+// about a run (its event log included); these say how it is dispatched.
 import type PgBoss from 'pg-boss';
 import type { QueueDb } from './connection.js';
 
 export { NOW } from './connection.js';
 
-/** Channels of NOTIFY: a job was sent (payload: its queue), a run settled, a run is to be cancelled, a run has new events. */
-export const CHANNELS = { jobs: 'koagent_jobs', settled: 'koagent_settled', cancel: 'koagent_cancel', events: 'koagent_events' } as const;
+/** Channels of NOTIFY: a job was sent (payload: its queue), a run settled, a run is to be cancelled. (The store NOTIFYs its own of new events.) */
+export const CHANNELS = { jobs: 'koagent_jobs', settled: 'koagent_settled', cancel: 'koagent_cancel' } as const;
 
 const DDL = `
 CREATE TABLE IF NOT EXISTS koagent_dispatch (
@@ -45,13 +45,6 @@ CREATE TABLE IF NOT EXISTS koagent_slots (
   expires_at bigint NOT NULL
 );
 CREATE INDEX IF NOT EXISTS koagent_slots_agent ON koagent_slots (agent_name, tenant);
-CREATE TABLE IF NOT EXISTS koagent_events (
-  id bigserial PRIMARY KEY,
-  run_id text NOT NULL,
-  event text NOT NULL,
-  at bigint NOT NULL
-);
-CREATE INDEX IF NOT EXISTS koagent_events_run ON koagent_events (run_id, id);
 `;
 
 /** A lock id of the creation of the worker's tables and of pg-boss's schema (distinct from the run store's). */

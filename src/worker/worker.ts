@@ -5,10 +5,9 @@ import type PgBoss from 'pg-boss';
 import { describe } from '../core/vocabulary/errors.js';
 import { workerId } from '../core/vocabulary/state.js';
 import { postgresStore } from '../stores/postgres.js';
-import { assertStore, type RunStore } from '../stores/run-store.js';
+import { assertStore, hasEventLog, type RunStore } from '../stores/run-store.js';
 import { bossDb, QueueDb } from './connection.js';
 import { holdRuns, renewHeld, type JobData } from './dispatch.js';
-import { pruneEvents } from './events.js';
 import { runJob, type JobParts, type VersionedAgent, type WorkerCounts } from './job-runner.js';
 import { checkWorkerOptions, queueSettings, type WorkerOptions } from './options.js';
 import { relaySchedules, startScheduled, type ScheduleSpec } from './schedules.js';
@@ -53,6 +52,7 @@ export async function createWorker(options: WorkerOptions): Promise<Worker> {
     store = checked.store ?? (await postgresStore({ pool: db.pool, ...(checked.leaseMs !== undefined ? { leaseMs: checked.leaseMs } : {}), ...(checked.clock !== undefined ? { clock: checked.clock } : {}) }));
     assertStore(store, 'createWorker: store');
     if (store.kind !== 'postgres') throw new TypeError(`createWorker: store must be a PostgreSQL store (postgresStore() from koagent/postgres), not a ${store.kind} one: every worker must see every run`);
+    if (checked.recordEvents && !hasEventLog(store)) throw new TypeError('createWorker: recordEvents needs a store that keeps an event log (postgresStore() does); or recordEvents: false');
     boss = await prepareSchema(db, () => db.boss({ supervise: true, schedule: true, maintenanceIntervalSeconds: checked.maintenanceIntervalSeconds }));
     const worker = new QueueWorker(checked, db, boss, store, checked.store === undefined);
     await worker.begin();
@@ -113,7 +113,6 @@ class QueueWorker implements Worker {
     // Kept up while stopping too: the segments still running are this worker's until they end.
     this.#every(Math.max(10, Math.floor(leaseMs / 3)), () => Promise.all([this.parts.slots.renew(), renewHeld(this.db, this.id, leaseMs)]), true);
     this.#every(this.options.sweepMs ?? Math.max(20, Math.floor(leaseMs / 2)), () => sweep(this.parts, this.#wakeUp));
-    this.#every(60_000, () => pruneEvents(this.db, this.options.eventRetentionMs));
     this.#every(this.options.scheduleRefreshMs, () => relaySchedules(this.parts, this.#queues));
     void relaySchedules(this.parts, this.#queues).catch(() => undefined);
     if (this.options.handleSignals) this.#onSignals();

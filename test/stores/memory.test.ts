@@ -6,11 +6,16 @@ import { storedState } from '../support/durable.js';
 import { runConformance } from './conformance-runs.js';
 import { sessionConformance } from './conformance-sessions.js';
 import { keyValueConformance } from './conformance-key-values.js';
+import { eventLogConformance } from './conformance-events.js';
 
 const make = async (options: { leaseMs?: number; clock?: Clock } = {}) => memoryStore(options);
 runConformance('memory', make);
 sessionConformance('memory', make);
 keyValueConformance('memory', { make });
+eventLogConformance('memory', async (options) => {
+  const store = memoryStore(options);
+  return { writer: store, reader: store, close: () => store.close() };
+});
 
 describe('memoryStore options', () => {
   it('refuse what is not an option, naming it', () => {

@@ -11,17 +11,26 @@ import { unreadableConformance } from './conformance-unreadable.js';
 import { keyValueConformance } from './conformance-key-values.js';
 import { sharedKeyValueConformance } from './conformance-key-values-processes.js';
 import type { Clock } from '../../src/store.js';
+import { eventLogConformance } from './conformance-events.js';
 
 let server: TestPostgres;
 beforeAll(async () => {
   server = await startPostgres();
 }, 60_000);
+// Stopping checkpoints every database the tests made (the event log's too): on a busy machine, longer than a default hook.
 afterAll(async () => {
   await server?.stop();
-});
+}, 60_000);
 
 const make = async (options: { leaseMs?: number; clock?: Clock } = {}) => postgresStore({ connectionString: await server.database(), ...options });
 runConformance('postgres', make);
+// The reader is another pool on the database, as another process's would be.
+eventLogConformance('postgres', async (options) => {
+  const url = await server.database();
+  const writer = await postgresStore({ connectionString: url, ...options });
+  const reader = await postgresStore({ connectionString: url, ...options });
+  return { writer, reader, close: async () => (await writer.close(), await reader.close()) };
+});
 sessionConformance('postgres', make);
 keyValueConformance('postgres', {
   make,

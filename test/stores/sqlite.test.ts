@@ -16,6 +16,7 @@ import { runConformance } from './conformance-runs.js';
 import { sessionConformance } from './conformance-sessions.js';
 import { unreadableConformance } from './conformance-unreadable.js';
 import { keyValueConformance } from './conformance-key-values.js';
+import { eventLogConformance } from './conformance-events.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'koagent-sqlite-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -24,6 +25,13 @@ const file = () => join(dir, `runs-${++files}.db`);
 const make = async (options: { leaseMs?: number; clock?: Clock } = {}) => sqliteStore({ path: file(), ...options });
 
 runConformance('sqlite', make);
+// The reader is another connection to the file, as another process's would be.
+eventLogConformance('sqlite', async (options) => {
+  const path = file();
+  const writer = sqliteStore({ path, ...options });
+  const reader = sqliteStore({ path, ...options });
+  return { writer, reader, close: async () => (await writer.close(), await reader.close()) };
+});
 
 afterEach(() => void vi.restoreAllMocks());
 
@@ -106,7 +114,7 @@ describe('sqliteStore', () => {
     db.pragma('user_version = 9');
     expect(() => migrate(db, path, steps)).toThrow(`sqliteStore(${path}): the database has koagent schema version 9, newer than this koagent knows (2); a newer koagent wrote it — upgrade koagent to use it`);
     db.close();
-    expect(() => sqliteStore({ path })).toThrow(/schema version 9, newer than this koagent knows \(3\)/);
+    expect(() => sqliteStore({ path })).toThrow(/schema version 9, newer than this koagent knows \(4\)/);
   });
 
   it('brings a version 1 file to version 2: its finished runs are found by retention as before, its running ones never', async () => {

@@ -84,7 +84,7 @@ describe('retried failures and the dead letters', () => {
     expect(failures()).toBe(2);
     // Three segments: two that failed with the model's error, one that ended well.
     expect(worker.counts.segments).toBe(3);
-    const { rows } = await db.pool.query("SELECT event FROM koagent_events WHERE run_id = $1 AND event LIKE '%\"run.end\"%' ORDER BY id", [runId]);
+    const { rows } = await db.pool.query("SELECT event FROM koagent_run_events WHERE run_id = $1 AND event LIKE '%\"run.end\"%' ORDER BY seq", [runId]);
     expect(rows.map((r) => JSON.parse(r.event).status)).toEqual(['failed', 'failed', 'completed']);
   }, 30_000);
 

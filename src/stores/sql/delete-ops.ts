@@ -1,9 +1,11 @@
-// Deleting runs and sessions, and pruning old finished runs. A later run of a session that
-// shares the deleted run's messages gets its own copy of them first, so no transcript breaks.
+// Deleting runs and sessions, and pruning old finished runs, each with its event log. A later
+// run of a session that shares the deleted run's messages gets its own copy of them first, so
+// no transcript breaks.
 import type { RunStatus } from '../../core/vocabulary/state.js';
 import { stillRunning } from '../records.js';
 import { num, placeholders, sql, text, type Dialect, type Op } from './query.js';
 import { dbNow } from './read-ops.js';
+import { EVENTS_CHANNEL } from './event-ops.js';
 
 /** Delete one run; false when there is none. Refused while a worker holds its lease. */
 export function* deleteRun(d: Dialect, runId: string): Op<boolean> {
@@ -23,6 +25,7 @@ export function* deleteRun(d: Dialect, runId: string): Op<boolean> {
     yield sql('UPDATE koagent_runs SET base_run = $2, base_count = $3 WHERE run_id = $1', dependent.run_id, text(run.base_run), Math.min(upto, baseCount));
   }
   yield* deleteRows(['$1'], [runId]);
+  yield* eventsGone(d, [runId]);
   // A session whose latest run went on from its latest other run; with none, it is gone.
   const sessionId = String(run.session_id);
   const head = yield sql('SELECT head_run FROM koagent_sessions WHERE session_id = $1', sessionId);
@@ -37,9 +40,15 @@ export function* deleteRun(d: Dialect, runId: string): Op<boolean> {
 /** Delete the rows of the runs whose ids `ids` (placeholders) name, with `params`. */
 function* deleteRows(ids: string[], params: unknown[]): Op<void> {
   const list = ids.join(', ');
-  for (const table of ['koagent_messages', 'koagent_calls', 'koagent_hook_state', 'koagent_runs']) {
+  for (const table of ['koagent_messages', 'koagent_calls', 'koagent_hook_state', 'koagent_run_events', 'koagent_runs']) {
     yield sql(`DELETE FROM ${table} WHERE run_id IN (${list})`, ...params);
   }
+}
+
+/** PostgreSQL: tell the followers of deleted runs, at commit, that their events are gone. */
+function* eventsGone(d: Dialect, runIds: string[]): Op<void> {
+  if (d.name !== 'postgres' || runIds.length === 0) return;
+  yield sql(`SELECT pg_notify('${EVENTS_CHANNEL}', id) FROM unnest($1::text[]) AS t(id)`, runIds);
 }
 
 /** Delete every run of a session and the session; how many runs. Refused while a worker holds one. */
@@ -48,6 +57,7 @@ export function* deleteSession(d: Dialect, sessionId: string): Op<number> {
   const busy = rows.find((row) => row.status === 'running' && num(row.lease_expires) >= num(row.now));
   if (busy !== undefined) throw stillRunning(String(busy.run_id));
   if (rows.length > 0) yield* deleteRows(['SELECT run_id FROM koagent_runs WHERE session_id = $1'], [sessionId]);
+  yield* eventsGone(d, rows.map((row) => String(row.run_id)));
   yield sql('DELETE FROM koagent_sessions WHERE session_id = $1', sessionId);
   return rows.length;
 }

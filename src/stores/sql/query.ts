@@ -77,11 +77,12 @@ export function placeholders(count: number, from: number): string {
   return Array.from({ length: count }, (_, i) => `$${from + i}`).join(', ');
 }
 
-/** Bytes a statement sends: its text values and 8 per number (what `StoreStats.bytes` counts). */
+/** Bytes a statement sends: its text values and 8 per number, arrays by their items (what `StoreStats.bytes` counts). */
 export function paramBytes(params: readonly unknown[]): number {
   let bytes = 0;
   for (const value of params) {
     if (typeof value === 'string') bytes += Buffer.byteLength(value);
+    else if (Array.isArray(value)) bytes += paramBytes(value);
     else if (value !== null && value !== undefined) bytes += 8;
   }
   return bytes;

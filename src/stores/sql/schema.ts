@@ -80,10 +80,24 @@ const POSTGRES_V3: Migration = [
   'CREATE INDEX koagent_kv_expiry ON koagent_kv (expires_at) WHERE expires_at IS NOT NULL',
 ];
 
+/**
+ * Version 4: each run's event log (docs/streaming.md). Its events are rows keyed by the run and
+ * their offset in its log (1, 2, 3 …), deleted with the run. The run's row counts them
+ * (`event_count`, the last offset, so an append needs no scan) and keeps the count as of its
+ * last checkpoint that carried events (`events_checkpointed`: what a recovering worker compares
+ * with). Neither column is indexed, so a step's UPDATE stays a HOT update in PostgreSQL.
+ */
+const SQLITE_V4: Migration = [
+  'ALTER TABLE koagent_runs ADD COLUMN event_count INTEGER NOT NULL DEFAULT 0',
+  'ALTER TABLE koagent_runs ADD COLUMN events_checkpointed INTEGER NOT NULL DEFAULT 0',
+  'CREATE TABLE koagent_run_events (run_id TEXT NOT NULL, seq INTEGER NOT NULL, event TEXT NOT NULL, PRIMARY KEY (run_id, seq)) WITHOUT ROWID',
+];
+const POSTGRES_V4: Migration = SQLITE_V4.map((statement) => statement.replace(' WITHOUT ROWID', ''));
+
 /** Every migration of each database, in order: index i brings the schema to version i + 1. */
 export const MIGRATIONS: Readonly<Record<'sqlite' | 'postgres', readonly Migration[]>> = {
-  sqlite: [SQLITE_V1, SQLITE_V2, SQLITE_V3],
-  postgres: [POSTGRES_V1, POSTGRES_V2, POSTGRES_V3],
+  sqlite: [SQLITE_V1, SQLITE_V2, SQLITE_V3, SQLITE_V4],
+  postgres: [POSTGRES_V1, POSTGRES_V2, POSTGRES_V3, POSTGRES_V4],
 };
 
 /** The migrations a database at `version` needs, with the version each brings it to; a newer database is refused. */

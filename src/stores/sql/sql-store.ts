@@ -1,7 +1,9 @@
 import type { Checkpoint } from '../run-store.js';
 import type { RunState } from '../../core/vocabulary/state.js';
-import { parseFilter, retentionStatuses } from '../store-options.js';
-import type { ClaimedRun, ClaimOutcome, ClaimRequest, CreateOutcome, Lease, NewRun, QuarantinedRun, RetentionPolicy, RunFilter, RunStore, RunSummary, StoreStats } from '../run-store.js';
+import { checkRunId, parseFilter, parseReadEvents, parseWaitForEvents, retentionStatuses } from '../store-options.js';
+import type { ClaimedRun, ClaimOutcome, ClaimRequest, CreateOutcome, EventLogStore, EventPage, Lease, LoggedEvent, NewRun, QuarantinedRun, ReadEventsOptions, RetentionPolicy, RunFilter, RunStore, RunSummary, StoreStats, WaitForEventsOptions } from '../run-store.js';
+import { EventWaiters, waitForArrival } from '../event-waiters.js';
+import { appendEvents, eventTail, lastOffset, readEvents } from './event-ops.js';
 import { deleteRun, deleteSession, PRUNE_BATCH, pruneBatch } from './delete-ops.js';
 import type { KeyValueStore } from '../key-values.js';
 import { SqlKeyValues } from './kv-ops.js';
@@ -30,6 +32,24 @@ export interface SqlRunner {
   close(): Promise<void>;
 }
 
+/**
+ * How a driver hears that another process appended to a run's log (PostgreSQL: LISTEN for the
+ * NOTIFY each append sends). Without it, followers look at the run's row every `pollMs`.
+ */
+export interface EventNotices {
+  /** Start receiving notices, if not yet: resolves once they are received; each calls `wake(runId)`. */
+  listen(wake: (runId: string) => void): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** How followers of the store's event logs learn of new events. */
+export interface EventWatch {
+  /** Other processes' appends are noticed (they are looked for only at each timeout)… */
+  notices?: EventNotices;
+  /** …or found by looking this often (ms). */
+  pollMs: number;
+}
+
 const DURABLE: WriteOptions = { durable: true };
 
 /**
@@ -47,13 +67,15 @@ function clockedRunner(runner: SqlRunner, clock: Clock): SqlRunner {
 }
 
 /** A run store over SQL: the operations of this folder, run by a driver's runner. */
-export class SqlStore implements RunStore {
+export class SqlStore implements EventLogStore {
   /** The store's key-value table (koagent_kv), shared by every process that opens the database. */
   readonly keyValues: KeyValueStore;
   /** The `clock` option, or the system clock (then the database's clock times leases, and this one only the timers). */
   readonly clock: Clock;
   private readonly dialect: Dialect;
   private readonly runner: SqlRunner;
+  /** Followers of this process waiting for a run's events. */
+  readonly #waiters = new EventWaiters();
 
   /** With `clock`, the store's times are that clock's, sent with each statement; without, the database's. */
   constructor(
@@ -62,6 +84,7 @@ export class SqlStore implements RunStore {
     dialect: Dialect,
     runner: SqlRunner,
     private readonly retention: RetentionPolicy | undefined,
+    private readonly watch: EventWatch = { pollMs: 20 },
     clock?: Clock,
   ) {
     this.clock = clock ?? systemClock;
@@ -87,6 +110,11 @@ export class SqlStore implements RunStore {
   }
 
   async checkpoint(lease: Lease, cp: Checkpoint, final: boolean): Promise<void> {
+    await this.#checkpoint(lease, cp, final);
+    if (cp.events !== undefined && cp.events.length > 0) this.#waiters.wake(lease.runId);
+  }
+
+  async #checkpoint(lease: Lease, cp: Checkpoint, final: boolean): Promise<void> {
     const { dialect, leaseMs } = this;
     // A `running` mark is what keeps a tool from running twice: it must outlast a power loss.
     const options = cp.calls?.some((call) => call.entry === 'running') === true ? DURABLE : undefined;
@@ -118,12 +146,44 @@ export class SqlStore implements RunStore {
     return this.runner.read(() => listRuns(filter));
   }
 
-  deleteRun(runId: string): Promise<boolean> {
-    return this.runner.write(() => deleteRun(this.dialect, runId));
+  async deleteRun(runId: string): Promise<boolean> {
+    const deleted = await this.runner.write(() => deleteRun(this.dialect, runId));
+    this.#waiters.wake(runId);
+    return deleted;
   }
 
   deleteSession(sessionId: string): Promise<number> {
     return this.runner.write(() => deleteSession(this.dialect, sessionId));
+  }
+
+  async appendEvents(lease: Lease, events: readonly string[]): Promise<number> {
+    const last = await this.runner.write(() => appendEvents(this.dialect, lease, events));
+    if (events.length > 0) this.#waiters.wake(lease.runId);
+    return last;
+  }
+
+  async readEvents(runId: string, options?: ReadEventsOptions): Promise<EventPage> {
+    checkRunId(runId, 'store.readEvents(runId, options)');
+    const { after, limit } = parseReadEvents(options);
+    return this.runner.read(() => readEvents(runId, after, limit));
+  }
+
+  async eventTail(runId: string): Promise<LoggedEvent[]> {
+    checkRunId(runId, 'store.eventTail(runId)');
+    return this.runner.read(() => eventTail(runId));
+  }
+
+  async waitForEvents(runId: string, after: number, options?: WaitForEventsOptions): Promise<void> {
+    const { signal, timeoutMs } = parseWaitForEvents(runId, after, options);
+    const { notices, pollMs } = this.watch;
+    let heard = false;
+    if (notices !== undefined) {
+      // Listening before the first look, so an append between the two is not missed; a listener
+      // that cannot connect leaves the follower looking every `pollMs`.
+      heard = await notices.listen((id) => this.#waiters.wake(id)).then(() => true, () => false);
+    }
+    const arrived = async () => ((await this.runner.read(() => lastOffset(runId))) ?? Infinity) > after;
+    await waitForArrival(this.#waiters, runId, arrived, { signal, timeoutMs, pollMs: heard ? timeoutMs : pollMs });
   }
 
   async prune(policy: RetentionPolicy | undefined = this.retention): Promise<number> {
@@ -137,7 +197,9 @@ export class SqlStore implements RunStore {
     }
   }
 
-  close(): Promise<void> {
-    return this.runner.close();
+  async close(): Promise<void> {
+    this.#waiters.wakeAll();
+    await this.watch.notices?.close().catch(() => undefined);
+    await this.runner.close();
   }
 }

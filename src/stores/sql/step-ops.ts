@@ -7,6 +7,7 @@
 import type { Checkpoint, Lease } from '../run-store.js';
 import { sql, type Dialect, type Op } from './query.js';
 import { finishedAt, insertMessages, upsertCalls, upsertHooks } from './write-ops.js';
+import { eventCtes, insertEvents } from './event-ops.js';
 
 /**
  * Write `cp` if it is an ordinary step's: the lease holds, the transcript only grew from where
@@ -30,8 +31,14 @@ export function* stepCheckpoint(d: Dialect, lease: Lease, cp: Checkpoint, final:
   for (const [column, value] of [['output', cp.output], ['pending', cp.pendingApprovals], ['decisions', cp.decisions], ['children', cp.children]] as const) {
     if (value !== undefined) set += `, ${column} = $${params.push(value)}`;
   }
+  // The events logged since the last write: their offsets follow the log's last, counted on the row.
+  const events = cp.events;
+  if (events !== undefined) {
+    const count = params.push(events.length);
+    set += `, event_count = event_count + $${count}, events_checkpointed = event_count + $${count}`;
+  }
   set += final ? ', lease_owner = NULL, lease_expires = 0' : `, lease_expires = ${d.now} + $${params.push(leaseMs)}`;
-  const update = `UPDATE koagent_runs SET ${set}, updated_at = ${d.now} WHERE ${where} RETURNING run_id`;
+  const update = `UPDATE koagent_runs SET ${set}, updated_at = ${d.now} WHERE ${where} RETURNING run_id${events === undefined ? '' : ', event_count'}`;
   const items = messages?.items ?? [];
   const calls = cp.calls ?? [];
   const hooks = cp.hookState ?? [];
@@ -49,10 +56,14 @@ export function* stepCheckpoint(d: Dialect, lease: Lease, cp: Checkpoint, final:
       statement += `, h AS (INSERT INTO koagent_hook_state (run_id, name, value) SELECT run.run_id, t.n, t.v FROM run, unnest($${params.push(hooks.map((h) => h.name))}::text[], $${params.push(hooks.map((h) => h.value))}::text[]) AS t(n, v)
         ON CONFLICT (run_id, name) DO UPDATE SET value = excluded.value)`;
     }
-    const rows = yield { ...sql(`${statement} SELECT count(*)::int AS applied FROM run`, ...params), alone: true };
+    const logged = eventCtes(events ?? [], (value) => params.push(value));
+    statement += logged;
+    const rows = yield { ...sql(`${statement} SELECT count(*)::int AS applied${logged === '' ? '' : ', (SELECT count(*) FROM nt) AS notified'} FROM run`, ...params), alone: true };
     return Number(rows[0]?.applied ?? 0) > 0;
   }
-  if ((yield sql(update, ...params)).length === 0) return false;
+  const updated = yield sql(update, ...params);
+  if (updated.length === 0) return false;
+  if (events !== undefined) yield* insertEvents(d, lease.runId, Number(updated[0].event_count) - events.length + 1, events);
   if (messages !== undefined) yield* insertMessages(d, lease.runId, messages.from, items);
   yield* upsertCalls(lease.runId, calls.map((c) => [c.id, c.entry, c.held] as const));
   yield* upsertHooks(lease.runId, hooks.map((h) => [h.name, h.value] as const));

@@ -8,6 +8,7 @@ import type { ClaimedRun, ClaimOutcome, ClaimRequest, CreateOutcome, Lease, NewR
 import { isCorrupt, quarantine } from '../stored-rows.js';
 import { num, sql, type Dialect, type Op } from './query.js';
 import { loadRun, transcriptRange } from './read-ops.js';
+import { insertEvents } from './event-ops.js';
 
 /** What `finished_at` becomes with `status`: null while running, else now (what retention goes by). */
 export function finishedAt(d: Dialect, status: string): string {
@@ -125,10 +126,10 @@ export function* claimExpired(d: Dialect, agentName: string, owner: string, leas
 }
 
 /** The run's row, if `lease` still holds it; else the write is refused (`lease_lost`). */
-function* fenced(d: Dialect, lease: Lease): Op<{ status: string; messageCount: number; baseCount: number }> {
-  const rows = yield sql(`SELECT status, lease_token, lease_owner, message_count, base_count FROM koagent_runs WHERE run_id = $1${d.lockRow}`, lease.runId);
+function* fenced(d: Dialect, lease: Lease): Op<{ status: string; messageCount: number; baseCount: number; eventCount: number }> {
+  const rows = yield sql(`SELECT status, lease_token, lease_owner, message_count, base_count, event_count FROM koagent_runs WHERE run_id = $1${d.lockRow}`, lease.runId);
   if (rows.length === 0 || num(rows[0].lease_token) !== lease.token || rows[0].lease_owner !== lease.owner) throw leaseLost(lease.runId);
-  return { status: String(rows[0].status), messageCount: num(rows[0].message_count), baseCount: num(rows[0].base_count) };
+  return { status: String(rows[0].status), messageCount: num(rows[0].message_count), baseCount: num(rows[0].base_count), eventCount: num(rows[0].event_count) };
 }
 
 /**
@@ -168,10 +169,15 @@ export function* checkpoint(d: Dialect, lease: Lease, cp: Checkpoint, final: boo
     if (value !== undefined) set += `, ${column} = $${params.push(value)}`;
   }
   if (cp.status !== stored.status) set += `, finished_at = ${finishedAt(d, cp.status)}`;
+  if (cp.events !== undefined) {
+    const count = params.push(stored.eventCount + cp.events.length);
+    set += `, event_count = $${count}, events_checkpointed = $${count}`;
+  }
   set += final ? ', lease_owner = NULL, lease_expires = 0' : `, lease_expires = ${d.now} + $${params.push(leaseMs)}`;
   yield sql(`UPDATE koagent_runs SET ${set}, updated_at = ${d.now} WHERE run_id = $1`, ...params);
   if (cp.calls !== undefined) yield* upsertCalls(runId, cp.calls.map((c) => [c.id, c.entry, c.held] as const));
   if (cp.hookState !== undefined) yield* upsertHooks(runId, cp.hookState.map((h) => [h.name, h.value] as const));
+  if (cp.events !== undefined) yield* insertEvents(d, runId, stored.eventCount + 1, cp.events);
 }
 
 /** Extend a lease; false when it no longer holds. */

@@ -1,8 +1,10 @@
-// The studio page: three screens chosen by the URL's hash — the runs (#/), one run (#/run/<id>)
-// and the approvals (#/approvals) — and one event stream that tells them when runs change.
+// The studio page: screens chosen by the URL's hash — the runs (#/), one run (#/run/<id>), the
+// approvals (#/approvals) and the playground (#/play, #/play/<id>) — and one event stream that
+// tells them when runs change.
 import { render } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import { ApprovalsScreen } from './approvals.tsx';
+import { PlaygroundScreen } from './playground.tsx';
 import { token } from './client.ts';
 import { connect } from './live.ts';
 import { RunScreen } from './run.tsx';
@@ -27,7 +29,8 @@ function App() {
   useEffect(() => connect(setLive), []);
   if (!token()) return <main class="empty"><h1>koagent studio</h1><p>Open the URL the studio printed: it holds the token this page needs.</p></main>;
   const run = /^#\/run\/(.+)$/.exec(hash);
-  const screen = run ? 'run' : hash === '#/approvals' ? 'approvals' : 'runs';
+  const play = /^#\/play(?:\/(.+))?$/.exec(hash);
+  const screen = run ? 'run' : play ? 'play' : hash === '#/approvals' ? 'approvals' : 'runs';
   return (
     <>
       <header>
@@ -35,11 +38,12 @@ function App() {
         <nav>
           <a href="#/" class={screen === 'runs' ? 'active' : ''}>Runs</a>
           <a href="#/approvals" class={screen === 'approvals' ? 'active' : ''}>Approvals</a>
+          <a href="#/play" class={screen === 'play' ? 'active' : ''}>Playground</a>
         </nav>
         <span class={`live ${live ? 'on' : ''}`} data-testid="live">{live ? '● live' : '○ offline'}</span>
       </header>
       <main>
-        {run ? <RunScreen key={run[1]} runId={decodeURIComponent(run[1]!)} /> : screen === 'approvals' ? <ApprovalsScreen /> : <RunsScreen />}
+        {run ? <RunScreen key={run[1]} runId={decodeURIComponent(run[1]!)} /> : play ? <PlaygroundScreen key={play[1] ?? ''} followId={play[1] === undefined ? undefined : decodeURIComponent(play[1])} /> : screen === 'approvals' ? <ApprovalsScreen /> : <RunsScreen />}
       </main>
     </>
   );
