@@ -89,7 +89,7 @@ export class Refusals {
  */
 export async function bindDecisions(state: RunState, sent: Record<string, SentDecision>, identity: Identity, agent: Agent<any, any> | undefined, refusals: Refusals, cancelled: boolean): Promise<Record<string, ApprovalDecision>> {
   const refuse = async (toolCallId: string, decision: SentDecision, reason: RefusalReason, message: string): Promise<never> => {
-    await refusals.record(state.runId, { toolCallId, approved: decision.approved, reason, message, actor: identity.actor, surface: 'api', segment: state.segment, status: state.status, at: new Date().toISOString() });
+    await refusals.record(state.runId, { toolCallId, approved: decision.approved, reason, message, actor: identity.actor, surface: identity.surface, segment: state.segment, status: state.status, at: new Date().toISOString() });
     throw new HttpError(409, message, { refused: reason, toolCallId });
   };
   const decisions: Record<string, ApprovalDecision> = {};
@@ -101,7 +101,7 @@ export async function bindDecisions(state: RunState, sent: Record<string, SentDe
     if (decision.digest !== approvalDigest(state.runId, state.segment, pending!)) {
       await refuse(toolCallId, decision, 'digest', `the decision on ${toolCallId} was given for other arguments or an earlier state of run ${state.runId} (its digest does not match the call as it waits now); read the run again and decide on what it shows`);
     }
-    decisions[toolCallId] = { approved: decision.approved, ...(decision.reason !== undefined ? { reason: decision.reason } : {}), ...(decision.args !== undefined ? { args: editedArgs(pending!, decision.args, agent) } : {}), actor: identity.actor, surface: 'api' };
+    decisions[toolCallId] = { approved: decision.approved, ...(decision.reason !== undefined ? { reason: decision.reason } : {}), ...(decision.args !== undefined ? { args: editedArgs(pending!, decision.args, agent) } : {}), actor: identity.actor, surface: identity.surface };
   }
   const missing = state.pendingApprovals.filter((p) => decisions[p.toolCallId] === undefined).map((p) => p.toolCallId);
   if (missing.length > 0) throw new HttpError(422, `answer every pending call of run ${state.runId} in one request: ${missing.join(', ')} ${missing.length > 1 ? 'have' : 'has'} no decision`, { missing });

@@ -17,6 +17,8 @@ import { assertStore, hasEventLog, type EventLogStore, type RunStore } from '../
 export interface HttpIdentity {
   actor: string | DecisionActor;
   tenant?: string;
+  /** The surface its decisions are recorded as coming through (default `'api'`; the studio's playground says `'studio'`). */
+  surface?: string;
 }
 
 /**

@@ -147,7 +147,7 @@ export function runRoutes(app: Hono<HttpEnv, any, any>, parts: Parts): void {
       if (refused.status === 409) {
         const at = new Date().toISOString();
         for (const [toolCallId, decision] of Object.entries(sent)) {
-          await parts.refusals.record(runId, { toolCallId, approved: decision.approved, reason: 'answered', message: refused.message, actor: identity.actor, surface: 'api', segment: state.segment, status: state.status, at });
+          await parts.refusals.record(runId, { toolCallId, approved: decision.approved, reason: 'answered', message: refused.message, actor: identity.actor, surface: identity.surface, segment: state.segment, status: state.status, at });
         }
       }
       throw refused;

@@ -92,7 +92,7 @@ export class Playground {
       store: this.store,
       ...(client !== undefined ? { client } : {}),
       basePath: PLAY_BASE,
-      authorize: (request) => (carriesToken(request, this.token) ? { actor: ACTOR } : null),
+      authorize: (request) => (carriesToken(request, this.token) ? { actor: ACTOR, surface: 'studio' } : null),
     });
   }
 }

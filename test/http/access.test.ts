@@ -61,6 +61,15 @@ describe('authorize', () => {
     expect(await response.text()).toBe('come back with a token');
   });
 
+  it('refuses what authorize returns when it is not an identity, naming the field (500): an actor missing, a surface that is not a short lower-case name', async () => {
+    for (const [given, named] of [[{ tenant: 'acme' }, /no actor/], [{ actor: 'ada', surface: 'Help Desk' }, /the surface "Help Desk"/]] as const) {
+      const { server } = await setUp(() => given as never);
+      const answer = await fetch(`${server.url}/runs/r1`, { headers: { authorization: 'Bearer x' } });
+      expect(answer.status).toBe(500);
+      expect(((await answer.json()) as { error: string }).error).toMatch(named);
+    }
+  });
+
   it("authorize: 'local' answers requests for localhost as the actor local, and refuses other hosts (421)", async () => {
     const { server } = await setUp('local');
     const local = await fetch(`${server.url.replace('127.0.0.1', 'localhost')}/runs`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ input: 'Hi' }) });

@@ -16,7 +16,12 @@ afterEach(async () => {
   for (const close of closers.splice(0).reverse()) await close();
 });
 
-const TOKENS: Record<string, { actor: { id: string; name?: string }; tenant: string }> = { ada: { actor: { id: 'ada', name: 'Ada' }, tenant: 'acme' }, bob: { actor: { id: 'bob' }, tenant: 'acme' } };
+const TOKENS: Record<string, { actor: { id: string; name?: string }; tenant: string; surface?: string }> = {
+  ada: { actor: { id: 'ada', name: 'Ada' }, tenant: 'acme' },
+  bob: { actor: { id: 'bob' }, tenant: 'acme' },
+  // A support desk in front of the handler: its decisions say so.
+  desk: { actor: { id: 'carol' }, tenant: 'acme', surface: 'support-desk' },
+};
 const authorize = (request: Request) => TOKENS[request.headers.get('authorization')?.replace(/^Bearer /, '') ?? ''] ?? null;
 
 /** A teller whose first reply asks to pay (needs approval); a second reply asks to pay again. */
@@ -45,6 +50,16 @@ async function suspended(client: ReturnType<typeof api>, runId?: string): Promis
 }
 
 describe('answering approvals', () => {
+  it("records the surface authorize names for a request (a desk, the studio's playground) instead of 'api'", async () => {
+    const { server } = await setUp();
+    const desk = api(server.url, 'desk');
+    const run = await suspended(desk);
+    const [pending] = run.pendingApprovals;
+    await desk.json('POST', `/runs/${run.runId}/decisions`, { decisions: { c1: { approved: true, digest: pending.digest } } });
+    const next = await suspended(desk, run.runId);
+    expect(next.decisionLog).toEqual([expect.objectContaining({ toolCallId: 'c1', decision: 'approved', actor: { id: 'carol' }, surface: 'support-desk' })]);
+  });
+
   it('approves with the digest it was shown: the run goes on, and the decision log says who, when, through the API', async () => {
     const { server, paid } = await setUp();
     const ada = api(server.url, 'ada');

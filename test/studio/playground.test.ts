@@ -96,7 +96,7 @@ describe.skipIf(!found)(found ? 'the studio playground in Chromium' : `the studi
     // The run keeps who approved what, through which surface.
     const runId = (await page.textContent('[data-testid="play-run-id"]'))!;
     const [decision] = (await store.loadRun(runId))!.decisionLog ?? [];
-    expect(decision).toMatchObject({ toolCallId: 'call_refund', decision: 'approved', args: { orderId: '42', amount: 30 }, editedArgs: { orderId: '42', amount: 12 }, actor: { id: 'studio' }, surface: 'api' });
+    expect(decision).toMatchObject({ toolCallId: 'call_refund', decision: 'approved', args: { orderId: '42', amount: 30 }, editedArgs: { orderId: '42', amount: 12 }, actor: { id: 'studio' }, surface: 'studio' });
   });
 
   it('follows a run it did not start (of an agent the studio does not serve), from its first event', async () => {
