@@ -129,6 +129,12 @@ describe('the other entry points', () => {
     expect(sorted(Object.keys(await import('../src/trace.js')))).toEqual(sorted(['TRACE_STATE', 'formatTrace', 'traceOf', 'traceToOtlp']));
   });
 
+  it('koagent/replay exports fork, replay, the trace comparison and fixtures, and the agent\'s administration seam is on no entry point', async () => {
+    expect(sorted(Object.keys(await import('../src/replay.js')))).toEqual(sorted(['REPLAY_STATE', 'compareTraces', 'fixtureOf', 'fixtureTools', 'fork', 'formatComparison', 'playFixture', 'replay', 'replayRecordOf']));
+    const everywhere = new Set(Object.values(exported).flat());
+    expect(['ADMIN', 'adminOf', 'AgentAdmin', 'Playback', 'forkState'].filter((name) => everywhere.has(name))).toEqual([]);
+  });
+
   it('koagent/types holds types only', async () => {
     expect(Object.keys(await import('../src/types.js'))).toEqual([]);
   });
