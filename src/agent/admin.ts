@@ -6,8 +6,11 @@ import type { AgentIdentity, RunState } from '../core/vocabulary/state.js';
 import type { RunStore } from '../stores/run-store.js';
 import type { SegmentRequest } from './run-segment.js';
 
-/** The key of an agent's administration method (`agent[ADMIN]()`). */
-export const ADMIN: unique symbol = Symbol('koagent.admin');
+/**
+ * The key of an agent's administration method (`agent[ADMIN]()`): a registered symbol, so an
+ * agent made by another copy of koagent (a module the CLI loads apart) is reached as well.
+ */
+export const ADMIN: unique symbol = Symbol.for('koagent.admin.v1');
 
 /** An agent as fork and replay use it (see `ADMIN`). */
 export interface AgentAdmin {
@@ -30,6 +33,6 @@ export interface AgentAdmin {
 /** The administration of `agent`, or a `TypeError` naming `where` when it is not a koagent agent. */
 export function adminOf(agent: unknown, where: string): AgentAdmin {
   const method = typeof agent === 'object' && agent !== null ? (agent as { [ADMIN]?: unknown })[ADMIN] : undefined;
-  if (typeof method !== 'function') throw new TypeError(`${where}: agent must be an agent made with createAgent (from this copy of koagent)`);
+  if (typeof method !== 'function') throw new TypeError(`${where}: agent must be an agent made with createAgent`);
   return (method as () => AgentAdmin).call(agent);
 }

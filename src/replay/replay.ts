@@ -2,7 +2,7 @@
 // layers added), each model reply and tool result taken from the stored run's record, for as
 // long as the replay asks what the stored run asked; then a second layer trace beside the first.
 import { randomUUID } from 'node:crypto';
-import { RunFailedError } from '../core/vocabulary/errors.js';
+import { KoagentError, type RunFailedError } from '../core/vocabulary/errors.js';
 import type { RunResult } from '../core/vocabulary/result.js';
 import { newState, type DecisionRecord, type RunState, type RunStatus } from '../core/vocabulary/state.js';
 import { nextSegment } from '../core/state/resume.js';
@@ -77,8 +77,9 @@ export async function replay<C>(agent: Agent<C, any>, run: string | RunState, op
       const result: RunResult = resumed ? await target.continue(state, request) : await target.start(state, request, undefined, false);
       state = result.state;
     } catch (failure) {
-      if (!(failure instanceof RunFailedError)) throw failure;
-      state = failure.state;
+      // By its marker, not instanceof: the agent may come from another copy of koagent (a module the CLI loads).
+      if (!KoagentError.is(failure) || !('state' in failure)) throw failure;
+      state = (failure as RunFailedError).state;
       error = state.error;
       break;
     }
