@@ -4,7 +4,8 @@
 // where the run stands); a layer that counts the turns in the run's hook state.
 import { appendFileSync, existsSync, readFileSync } from 'node:fs';
 import { z } from 'zod';
-import { createAgent, defineTool, type Middleware, type RunStore } from '../../src/index.js';
+import { createAgent, defineTool, type Middleware } from '../../src/index.js';
+import type { RunStore } from '../../src/store.js';
 import { mockModel, type MockModel, type MockReply } from '../../src/testing/index.js';
 
 export const SCRIPT: MockReply[] = [
