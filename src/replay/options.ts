@@ -98,9 +98,12 @@ export function checkReplayOptions(options: unknown, where: string): ReplayOptio
   return checked<ReplayOptions>(replaySchema, options, where);
 }
 
-/** The run a fork or replay starts from: by id from the store (whole, checked), or the state given (checked, copied). */
+/**
+ * The run a fork or replay starts from: by id from the store, or the state given; checked whole
+ * either way. Only read (what a fork takes of it is copied), so a state given is not copied.
+ */
 export async function storedRun(admin: AgentAdmin, run: string | RunState, given: RunStore | undefined, where: string): Promise<RunState> {
-  if (typeof run !== 'string') return structuredClone(checkState(run));
+  if (typeof run !== 'string') return checkState(run);
   if (run === '') throw new TypeError(`${where}: the run id is empty; pass the runId of a stored run, or its RunState`);
   const store = admin.store(given, where);
   const state = await store.loadRun(run);

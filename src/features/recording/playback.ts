@@ -15,8 +15,8 @@ import type { ProviderCall } from '../../core/run/agent-core.js';
 import type { ToolCallContext } from '../../core/run/tool-context.js';
 import { executeStep, executeStepWith } from '../../core/run/tool-steps.js';
 import { bounded, jsonChanges, type JsonChange } from '../layer-trace/record.js';
-import { jsonValue, transcriptAt, type RecordedError, type RecordedModelCall, type RecordedToolCall, type ReplayRecord } from './record.js';
-import { requestDigest, requestFields } from './recorder.js';
+import { jsonValue, transcriptAt, transcriptSource, type RecordedError, type RecordedModelCall, type RecordedToolCall, type ReplayRecord } from './record.js';
+import { RequestDigests, requestFields } from './recorder.js';
 
 declare module '../../core/vocabulary/errors.js' {
   interface ErrorCodes {
@@ -69,6 +69,11 @@ export class Playback {
   readonly #models = new Map<string, RecordedModelCall>();
   readonly #tools = new Map<string, RecordedToolCall[]>();
   readonly #attempts = new Map<string, number>();
+  readonly #digests = new RequestDigests();
+  /** Each turn's request mark, by its model call's key. */
+  readonly #requestMarks = new Map<string, number>();
+  /** The messages found the same so far, by place: the replay's and the stored one compared. */
+  readonly #checked: { mine: Message; theirs: Message }[] = [];
   /** The first difference, once there is one. */
   divergence: Divergence | undefined;
   /** After a difference, with `live`: the model and the tools are asked for real from then on. */
@@ -78,6 +83,9 @@ export class Playback {
 
   constructor(readonly stored: RunState, readonly record: ReplayRecord, readonly goesLive: boolean) {
     for (const call of record.models) this.#models.set(call.key, call);
+    record.marks.forEach((mark, i) => {
+      if (mark.kind === 'request' && mark.key !== undefined) this.#requestMarks.set(mark.key, i);
+    });
     for (const call of record.tools) {
       const list = this.#tools.get(call.id);
       if (list === undefined) this.#tools.set(call.id, [call]);
@@ -105,7 +113,7 @@ export class Playback {
     const recorded = this.#models.get(key);
     if (recorded === undefined) return { kind: 'model', id: key, name: call.purpose, step, reason: `the stored run made no ${call.turn === undefined ? `${call.purpose} call` : `model call at step ${step}`}${n > 1 ? ` (attempt ${n})` : ''}: the replay asks the model where the stored run did not` };
     this.#models.delete(key);
-    if (requestDigest(call.request) === recorded.digest) {
+    if (this.#digests.of(call.request, call.turn !== undefined) === recorded.digest && (call.turn === undefined || this.#sameMessages(recorded, call.request.messages))) {
       this.answered.models++;
       return recorded;
     }
@@ -137,12 +145,35 @@ export class Playback {
     return undefined;
   }
 
+  /**
+   * Whether a turn's messages are those the stored turn's request had (the stored transcript's
+   * first ones, as its mark tells). Each message is compared as JSON once: one the replay still
+   * holds at the same place (the same object, against the same stored message) is not again.
+   */
+  #sameMessages(recorded: RecordedModelCall, messages: readonly Message[]): boolean {
+    const index = this.#requestMarks.get(recorded.key);
+    const source = index === undefined ? undefined : transcriptSource(this.record, this.stored.messages, index);
+    if (source === undefined || messages.length !== recorded.messages) return false;
+    for (let i = 0; i < messages.length; i++) {
+      const checked = this.#checked[i];
+      if (checked !== undefined && checked.mine === messages[i] && checked.theirs === source[i]) continue;
+      if (JSON.stringify(messages[i]) !== JSON.stringify(source[i])) return false;
+      this.#checked[i] = { mine: messages[i], theirs: source[i] };
+    }
+    return true;
+  }
+
+  /** The messages of the stored turn's request, where they can be told. */
+  #storedMessages(recorded: RecordedModelCall): Message[] | undefined {
+    const index = this.#requestMarks.get(recorded.key);
+    return index === undefined ? undefined : transcriptAt(this.record, this.stored.messages, index);
+  }
+
   /** From the stored request to the replayed one: its fields, its tools, and its messages where the stored ones can be told. */
   #requestChanges(recorded: RecordedModelCall, call: ProviderCall): JsonChange[] {
     const before: Record<string, unknown> = { ...recorded.fields, tools: recorded.tools };
     const after: Record<string, unknown> = { ...requestFields(call.request), tools: (call.request.tools ?? []).map((t) => t.name) };
-    const index = this.record.marks.findIndex((mark) => mark.kind === 'request' && mark.key === recorded.key);
-    const messages = index === -1 ? undefined : transcriptAt(this.record, this.stored.messages, index);
+    const messages = this.#storedMessages(recorded);
     if (messages !== undefined) {
       before.messages = messages;
       after.messages = jsonValue(call.request.messages) as Message[];

@@ -47,7 +47,7 @@ export interface RecordedModelCall {
   step: number;
   /** The provider's name, when it has one. */
   provider?: string;
-  /** SHA-256 of the request's JSON (every field but the signal): a replayed request is the same when its digest is. */
+  /** A fingerprint of the request's JSON — every field but the signal and, for a turn, its messages (the transcript, which a replay compares as such): a replayed request is the same when its digest is. */
   digest: string;
   /** How many messages the request held. */
   messages: number;
@@ -70,6 +70,7 @@ export interface RecordedToolCall {
   id: string;
   name: string;
   step: number;
+  /** The arguments as JSON (`'[withheld]'` when values are withheld). */
   args: unknown;
   /** What `execute` returned, as JSON (absent when it threw, or when values are withheld). */
   result?: unknown;
@@ -141,9 +142,24 @@ export function digestOf(text: string, length = 64): string {
   return createHash('sha256').update(text).digest('hex').slice(0, length);
 }
 
+/**
+ * A fingerprint of `text` (16 hex digits: two 32-bit FNV-1a hashes): cheap enough for every step,
+ * for telling a value changed, never for keeping a secret (`digestOf` is SHA-256).
+ */
+export function fingerprint(text: string): string {
+  let a = 0x811c9dc5;
+  let b = 0x01000193 ^ text.length;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    a = Math.imul(a ^ c, 0x01000193);
+    b = Math.imul(b ^ c, 0x5bd1e995) ^ (b >>> 15);
+  }
+  return (a >>> 0).toString(16).padStart(8, '0') + (b >>> 0).toString(16).padStart(8, '0');
+}
+
 /** A short fingerprint of one message. */
 export function messageDigest(message: Message | undefined): string | undefined {
-  return message === undefined ? undefined : digestOf(JSON.stringify(message), 16);
+  return message === undefined ? undefined : fingerprint(JSON.stringify(message));
 }
 
 /**
@@ -153,6 +169,12 @@ export function messageDigest(message: Message | undefined): string | undefined 
  * rewrote the transcript ended with its process, or a layer edited an old message in place).
  */
 export function transcriptAt(record: ReplayRecord, transcript: readonly Message[], index: number): Message[] | undefined {
+  const source = transcriptSource(record, transcript, index);
+  return source === undefined ? undefined : structuredClone(source.slice(0, record.marks[index].messages));
+}
+
+/** Where the transcript at mark `index` is read from (its first `messages`, not copied), as `transcriptAt` tells it. */
+export function transcriptSource(record: ReplayRecord, transcript: readonly Message[], index: number): readonly Message[] | undefined {
   const mark = record.marks[index];
   if (mark === undefined) return undefined;
   let source: readonly Message[] = transcript;
@@ -164,9 +186,8 @@ export function transcriptAt(record: ReplayRecord, transcript: readonly Message[
     }
   }
   if (source.length < mark.messages) return undefined;
-  const messages = source.slice(0, mark.messages);
-  if (mark.last !== undefined && messageDigest(messages[messages.length - 1]) !== mark.last) return undefined;
-  return structuredClone(messages);
+  if (mark.last !== undefined && mark.messages > 0 && messageDigest(source[mark.messages - 1]) !== mark.last) return undefined;
+  return source;
 }
 
 /** An error as the record keeps it. */

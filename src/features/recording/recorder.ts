@@ -6,12 +6,27 @@ import type { Message } from '../../core/vocabulary/messages.js';
 import type { GenerateOptions, GenerateResult } from '../../core/vocabulary/model.js';
 import type { RunState } from '../../core/vocabulary/state.js';
 import { TRACE_STATE } from '../layer-trace/record.js';
-import { digestOf, jsonValue, messageDigest, recordedError, REPLAY_STATE, type RecordedModelCall, type RecordedToolCall, type ReplayRecord, type RunMark } from './record.js';
+import { digestOf, fingerprint, jsonValue, messageDigest, recordedError, REPLAY_STATE, type RecordedModelCall, type RecordedToolCall, type ReplayRecord, type RunMark } from './record.js';
 
-/** The request's JSON for its digest: every field but the signal, in the order the request has them. */
-export function requestDigest(request: GenerateOptions): string {
-  const { signal: _signal, ...rest } = request;
-  return digestOf(JSON.stringify(rest));
+/**
+ * Fingerprints of requests: every field but the signal, in the order the request has them — for
+ * a turn, but its messages, which are the run's transcript (a mark keeps where they stood, and a
+ * replay compares them with the stored transcript), so recording costs no pass over them. Each
+ * tool spec's JSON is made once (specs are frozen).
+ */
+export class RequestDigests {
+  readonly #specs = new WeakMap<object, string>();
+
+  of(request: GenerateOptions, turn: boolean): string {
+    const { signal: _signal, messages, tools, ...rest } = request;
+    let text = JSON.stringify(rest);
+    for (const spec of tools ?? []) {
+      let json = this.#specs.get(spec);
+      if (json === undefined) this.#specs.set(spec, (json = JSON.stringify(spec)));
+      text += `|${json}`;
+    }
+    return fingerprint(turn ? text : `${text}|${JSON.stringify(messages)}`);
+  }
 }
 
 /**
@@ -47,7 +62,10 @@ export class Recorder {
   readonly #calls = new Set<string>();
   /** Attempts so far per model call kind (`turn:<step>`, `side:<purpose>`). */
   readonly #attempts = new Map<string, number>();
-  /** The transcript's messages at the last mark, and that mark: kept whole on it if they are rewritten later. */
+  readonly #digests = new RequestDigests();
+  /** Where the ledger's calls not yet marked begin (within a segment, the ledger only grows). */
+  #ledgerFrom = 0;
+  /** The transcript's messages as of the last mark (grown, not copied, while it only grows), and that mark: kept whole on it if they are rewritten later. */
   #last: { messages: Message[]; mark: RunMark } | undefined;
 
   constructor(readonly state: RunState, kept: ReplayRecord | undefined, readonly withhold: boolean) {
@@ -69,8 +87,13 @@ export class Recorder {
     const mark: RunMark = { kind, step, segment: state.segment, messages: state.messages.length, usage: copyJson(state.usage) };
     const last = messageDigest(state.messages[state.messages.length - 1]);
     if (last !== undefined) mark.last = last;
-    const calls = state.ledger.filter((call) => !this.#calls.has(call.id)).map((call) => call.id);
-    for (const id of calls) this.#calls.add(id);
+    const calls: string[] = [];
+    for (let i = this.#ledgerFrom; i < state.ledger.length; i++) {
+      const { id } = state.ledger[i];
+      if (!this.#calls.has(id)) calls.push(id);
+      this.#calls.add(id);
+    }
+    this.#ledgerFrom = state.ledger.length;
     if (calls.length > 0) mark.calls = calls;
     const hooks: Record<string, unknown> = {};
     let changed = false;
@@ -92,7 +115,7 @@ export class Recorder {
     const n = (this.#attempts.get(kind) ?? 0) + 1;
     this.#attempts.set(kind, n);
     const entry: RecordedModelCall = {
-      key: `${kind}:${n}`, purpose, step: turnStep ?? this.state.steps, digest: requestDigest(request), messages: request.messages.length,
+      key: `${kind}:${n}`, purpose, step: turnStep ?? this.state.steps, digest: this.#digests.of(request, turnStep !== undefined), messages: request.messages.length,
       tools: (request.tools ?? []).map((tool) => tool.name), fields: requestFields(request),
     };
     if (provider !== undefined) entry.provider = provider;
@@ -137,9 +160,16 @@ export class Recorder {
 
   #capture(messages: readonly Message[], mark: RunMark): void {
     const last = this.#last;
-    // The messages of the last mark were replaced since (compaction, a layer): kept whole there.
-    if (last !== undefined && rewritten(last.messages, messages)) last.mark.transcript = copyJson(last.messages);
-    this.#last = { messages: messages.slice(), mark };
+    if (last === undefined) this.#last = { messages: messages.slice(), mark };
+    else if (rewritten(last.messages, messages)) {
+      // The messages of the last mark were replaced since (compaction, a layer): kept whole there.
+      last.mark.transcript = copyJson(last.messages);
+      this.#last = { messages: messages.slice(), mark };
+    } else {
+      // Only added to: the new messages join the list, with no copy of the whole.
+      for (let i = last.messages.length; i < messages.length; i++) last.messages.push(messages[i]);
+      last.mark = mark;
+    }
     this.record.marks.push(mark);
   }
 }
