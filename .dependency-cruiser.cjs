@@ -113,7 +113,7 @@ module.exports = {
       comment: 'index.ts, types.ts, hooks.ts and the other entry points only re-export; no module of koagent imports them.',
       severity: 'error',
       from: { path: '^src/', pathNot: '^src/cli/' },
-      to: { path: '^src/(index|types|hooks|store|sqlite|postgres|worker|middleware|studio|sandbox|trace)\\.ts$' },
+      to: { path: '^src/(index|types|hooks|store|sqlite|postgres|worker|middleware|studio|sandbox|trace|replay)\\.ts$' },
     },
     {
       name: 'stores-build-on-the-core',
@@ -170,6 +170,13 @@ module.exports = {
       severity: 'error',
       from: { path: '^src/worker/' },
       to: { path: '^src/', pathNot: ['^src/worker/', '^src/core/vocabulary/', '^src/agent/agent\\.ts$', '^src/stores/(run-store|postgres|clock)\\.ts$'] },
+    },
+    {
+      name: 'replay-drives-agents-through-their-administration',
+      comment: 'src/replay (koagent/replay: fork, replay, fixtures) starts runs through the agent\'s administration seam (src/agent/admin.ts) and reads the recording feature; it knows no step, dialect or store but the run store interface.',
+      severity: 'error',
+      from: { path: '^src/replay/' },
+      to: { path: '^src/', pathNot: ['^src/replay/', '^src/core/(vocabulary|state)/', '^src/agent/(admin|agent|run-segment)\\.ts$', '^src/features/(recording|layer-trace)/', '^src/stores/run-store\\.ts$', '^src/dialects/(agent-hook/agent-hook|criogen/types)\\.ts$'] },
     },
     {
       name: 'only-the-worker-knows-the-queue',

@@ -46,7 +46,8 @@ export default {
     'src/middleware.ts',
     'src/studio.ts',
     'src/sandbox.ts',
-    'src/trace.ts'
+    'src/trace.ts',
+    'src/replay.ts'
   ],
   tsconfig: 'tsconfig.build.json',
   out: 'docs/api',

@@ -140,6 +140,14 @@ const DECIDED: Record<string, { values: string[]; types: string[] }> = {
       'TracedSegment',
     ],
   },
+  'koagent/replay': {
+    values: [
+      'compareTraces', 'fixtureOf', 'fixtureTools', 'fork', 'formatComparison', 'playFixture', 'replay',
+    ],
+    types: [
+      'ReplayReport', 'RunFixture',
+    ],
+  },
 };
 
 /** koagent's own helpers and records: what only the built-ins, the dialects or the run use. */
@@ -199,6 +207,11 @@ describe('the decided surface', () => {
       }
     }
     expect(twice).toEqual([]);
+  });
+
+  it("keeps the agent's administration seam and the replay record off every entry point", () => {
+    const everywhere = new Set(Object.values(exported).flat());
+    expect(['ADMIN', 'adminOf', 'AgentAdmin', 'Playback', 'forkState', 'REPLAY_STATE', 'replayRecordOf'].filter((name) => everywhere.has(name))).toEqual([]);
   });
 
   it('koagent/types holds types only', async () => {
