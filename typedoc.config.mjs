@@ -48,7 +48,8 @@ export default {
     'src/middleware.ts',
     'src/studio.ts',
     'src/sandbox.ts',
-    'src/trace.ts'
+    'src/trace.ts',
+    'src/evals.ts'
   ],
   tsconfig: 'tsconfig.build.json',
   out: 'docs/api',

@@ -1,0 +1,46 @@
+/**
+ * Evaluations with a gate: run an agent over a dataset of examples (an array, or a JSONL file),
+ * score each run with plain functions (exact, regex, JSON Schema, tool called with arguments,
+ * layer trace effects, cost and steps, or graded by a model you give), and hold each score to a
+ * threshold and to a baseline less a margin. The report prints as a table and writes as JUnit XML
+ * and JSON; `koagent eval <file>` runs an evaluation module and exits non-zero when the gate
+ * fails. See docs/replay-and-evals.md.
+ *
+ * @example
+ * ```ts
+ * import { evaluate, exact, toolCalled, formatReport } from 'koagent/evals';
+ * ```
+ *
+ * @packageDocumentation
+ * @module koagent/evals
+ */
+// The `koagent/evals` entry: Ajv, which the jsonSchema scorer checks with, is loaded when such a
+// scorer first runs, so importing this entry needs no optional peer.
+/** @category Evaluations */
+export { defineEvaluation, evaluate, type EvalAgent, type EvalClient, type EvaluateOptions } from './evals/evaluate.js';
+/** @category Evaluations */
+export { checkExamples, loadDataset, type EvalExample, type LoadedExample } from './evals/dataset.js';
+/** @category Evaluations */
+export {
+  costAtMost,
+  exact,
+  jsonSchema,
+  matches,
+  stepsAtMost,
+  toolCalled,
+  traceEffect,
+  type EffectMatch,
+  type EvalRun,
+  type ExactOptions,
+  type Expectation,
+  type Score,
+  type Scorer,
+  type ScoreValue,
+  type ToolCalledOptions,
+} from './evals/scorers.js';
+/** @category Evaluations */
+export { modelGraded, type ModelGradedOptions } from './evals/model-graded.js';
+/** @category Evaluations */
+export { effectsOf, toolCallsOf, type RunEffect, type RunToolCall } from './evals/run-facts.js';
+/** @category Evaluations */
+export { formatReport, junitXml, reportKeys, type EvalReport, type ExampleResult, type GateCheck, type ScorerSummary, type ScoreResult } from './evals/report.js';
