@@ -2,8 +2,9 @@ import { defineConfig } from 'vitest/config';
 
 // Two groups, one after the other: the workers' tests start real worker processes on a real
 // PostgreSQL and must not compete for the cores with the rest of the suite (a starved worker
-// misses its lease), so they run last, one file at a time. The workers example is one of them.
-const workers = ['test/worker/**/*.test.ts', 'test/examples/workers.test.ts'];
+// misses its lease), so they run last, one file at a time. The workers example and the evaluation
+// on the workers are among them.
+const workers = ['test/worker/**/*.test.ts', 'test/examples/workers.test.ts', 'test/evals/workers.test.ts'];
 
 export default defineConfig({
   resolve: { tsconfigPaths: true },

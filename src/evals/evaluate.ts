@@ -219,6 +219,8 @@ export async function evaluate<E = any>(options: EvaluateOptions<E>): Promise<Ev
     const begun = Date.now();
     const metadata = { 'koagent.eval': { name, id, example: example.id } };
     const outcome = options.client === undefined ? await runHere(options as EvaluateOptions, example, metadata) : await runOnWorkers(options as EvaluateOptions, options.client, example, metadata);
+    // An evaluation called off is no evaluation: nothing is scored or stored as if its runs had failed.
+    options.signal?.throwIfAborted();
     let result: ExampleResult;
     if ('failed' in outcome) {
       const zero: ScoreResult = { score: 0, pass: false, error: true, reason: `the run failed: ${outcome.failed}` };

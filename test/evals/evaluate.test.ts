@@ -111,6 +111,17 @@ describe('runs and scorers that fail', () => {
     });
   });
 
+  it('rejects with the reason when its signal aborts, and stores no report (a run called off is not a failed run)', async () => {
+    const store = memoryStore();
+    const controller = new AbortController();
+    const model: ModelProvider = { name: 'stopper', async generate() {
+      controller.abort(new Error('called off'));
+      return { message: { role: 'assistant', content: 'Done.' }, usage: { inputTokens: 1, outputTokens: 1 }, finishReason: 'stop' };
+    } };
+    await expect(evaluate({ name: 'off', agent: createAgent({ model }), dataset: examples(1), scorers: { done: exact() }, store, signal: controller.signal })).rejects.toThrow('called off');
+    expect(await store.keyValues!.get(reportKeys('off').latest)).toBeUndefined();
+  });
+
   it('tells onExample each result as it is scored', async () => {
     const seen: string[] = [];
     await evaluate({ agent: createAgent({ model: mockModel(['a', 'b', 'c']) }), dataset: examples(3), scorers: { done: exact() }, concurrency: 1, onExample: (result) => seen.push(result.id) });
