@@ -32,6 +32,7 @@ export {
   type EffectMatch,
   type EvalRun,
   type ExactOptions,
+  type ExpectedValue,
   type Expectation,
   type Score,
   type Scorer,

@@ -91,13 +91,20 @@ const ofSchema = z.enum(['output', 'text'], { error: "must be 'output' or 'text'
 const subject = (run: EvalRun, of: 'output' | 'text' | undefined) => (of === 'text' ? run.text : run.output);
 
 /**
+ * A value `exact` compares with: text, a number, a boolean, null, or a JSON object or array.
+ *
+ * @example const expected: ExpectedValue = { city: 'Paris', celsius: 24 };
+ */
+export type ExpectedValue = string | number | boolean | null | readonly unknown[] | { readonly [key: string]: unknown };
+
+/**
  * Options of `exact`.
  *
  * @example exact({ expected: (example) => example.expected.answer, ignoreCase: true })
  */
 export interface ExactOptions<E = any> {
   /** Default: the example's `expected`. */
-  expected?: Expectation<unknown, E>;
+  expected?: Expectation<ExpectedValue, E>;
   /** Compare the run's `output` (default) or its `text`. */
   of?: 'output' | 'text';
   ignoreCase?: boolean;

@@ -47,6 +47,18 @@ const found = existsSync(executablePath);
 const reason = `no Chromium at ${executablePath} (install Debian's: apt-get install -y chromium, or set KOAGENT_CHROMIUM)`;
 if (!found) console.warn(`test/evals/report.test.ts: the JUnit XML is not parsed back: ${reason}`);
 
+/** The part of the DOM the parse reads. */
+interface XmlElement {
+  tagName: string;
+  textContent: string | null;
+  attributes: ArrayLike<{ name: string; value: string }> & Iterable<{ name: string; value: string }>;
+  children: ArrayLike<XmlElement> & Iterable<XmlElement>;
+  getAttribute(name: string): string | null;
+  querySelector(selector: string): XmlElement | null;
+  querySelectorAll(selector: string): ArrayLike<XmlElement> & Iterable<XmlElement>;
+}
+interface XmlDocument { documentElement: XmlElement; querySelector(selector: string): XmlElement | null }
+
 interface ParsedCase { classname: string | null; name: string | null; failure?: { type: string | null; message: string | null; text: string }; error?: { type: string | null; message: string | null; text: string }; properties: Record<string, string> }
 interface Parsed { problem?: string; root: string; attributes: Record<string, string>; suites: { name: string | null; tests: string | null; failures: string | null; errors: string | null; cases: ParsedCase[] }[] }
 
@@ -62,10 +74,12 @@ describe.skipIf(!found)(found ? 'junitXml, parsed back by an XML parser' : `juni
     const page = await browser.newPage();
     try {
       return await page.evaluate((text) => {
+        // In the page: the browser's own XML parser (this file is compiled without the DOM's types).
+        const { DOMParser } = globalThis as unknown as { DOMParser: new () => { parseFromString(text: string, type: string): XmlDocument } };
         const doc = new DOMParser().parseFromString(text, 'application/xml');
         const error = doc.querySelector('parsererror');
-        const attrs = (el: Element) => Object.fromEntries([...el.attributes].map((a) => [a.name, a.value]));
-        const part = (el: Element | null) => (el === null ? undefined : { type: el.getAttribute('type'), message: el.getAttribute('message'), text: el.textContent ?? '' });
+        const attrs = (el: XmlElement) => Object.fromEntries([...el.attributes].map((a) => [a.name, a.value]));
+        const part = (el: XmlElement | null) => (el === null ? undefined : { type: el.getAttribute('type'), message: el.getAttribute('message'), text: el.textContent ?? '' });
         return {
           ...(error === null ? {} : { problem: error.textContent ?? 'parse error' }),
           root: doc.documentElement.tagName,
