@@ -7,43 +7,47 @@ import { mockModel } from '../../src/testing/index.js';
 import { evaluate, exact, reportKeys, type EvalReport } from '../../src/evals.js';
 
 /**
- * A model that holds each call until `limit` calls are in flight (or every example has started),
- * then lets them all go: an evaluation running fewer at once would wait for ever, one running
- * more would be seen. It counts the most calls in flight at once.
+ * Agents made one per example, counted: an agent is made as its example's run starts, and its
+ * model's one reply ends the run's work. The most runs under way at once is counted, not timed:
+ * an evaluation starts its first runs together, before any of them answers.
  */
-function heldModel(limit: number, total: number): ModelProvider & { most: number; started: number } {
-  let inFlight = 0;
-  const waiting: (() => void)[] = [];
-  const model = {
-    name: 'held', most: 0, started: 0,
+function countedAgents(): { agent: () => ReturnType<typeof createAgent>; made: () => number; most: () => number } {
+  let made = 0;
+  let answered = 0;
+  let most = 0;
+  const model: ModelProvider = {
+    name: 'counted',
     async generate() {
-      inFlight++;
-      model.started++;
-      model.most = Math.max(model.most, inFlight);
-      if (inFlight >= limit || model.started === total) for (const go of waiting.splice(0)) go();
-      else await new Promise<void>((go) => waiting.push(go));
-      inFlight--;
-      return { message: { role: 'assistant' as const, content: 'Done.' }, usage: { inputTokens: 1, outputTokens: 1 }, finishReason: 'stop' as const };
+      answered++;
+      return { message: { role: 'assistant', content: 'Done.' }, usage: { inputTokens: 1, outputTokens: 1 }, finishReason: 'stop' };
     },
   };
-  return model;
+  return {
+    agent: () => {
+      made++;
+      most = Math.max(most, made - answered);
+      return createAgent({ model });
+    },
+    made: () => made,
+    most: () => most,
+  };
 }
 
 const examples = (n: number) => Array.from({ length: n }, (_, i) => ({ id: `e${i + 1}`, input: `Task ${i + 1}`, expected: 'Done.' }));
 
 describe('concurrency', () => {
   it.each([1, 3, 10])('runs at most %i examples at once, and every one of them', async (limit) => {
-    const model = heldModel(limit, 10);
-    const report = await evaluate({ agent: createAgent({ model }), dataset: examples(10), scorers: { done: exact() }, concurrency: limit });
-    expect(model.started).toBe(10);
-    expect(model.most).toBe(limit);
+    const counted = countedAgents();
+    const report = await evaluate({ agent: counted.agent, dataset: examples(10), scorers: { done: exact() }, concurrency: limit });
+    expect(counted.made()).toBe(10);
+    expect(counted.most()).toBe(limit);
     expect(report.examples.map((e) => [e.id, e.scores.done.score])).toEqual(examples(10).map((e) => [e.id, 1]));
   });
 
   it('runs 4 at once by default', async () => {
-    const model = heldModel(4, 10);
-    await evaluate({ agent: createAgent({ model }), dataset: examples(10), scorers: { done: exact() } });
-    expect(model.most).toBe(4);
+    const counted = countedAgents();
+    await evaluate({ agent: counted.agent, dataset: examples(10), scorers: { done: exact() } });
+    expect(counted.most()).toBe(4);
   });
 });
 
