@@ -14,6 +14,8 @@ const MODULE = 'test/fixtures/weather-eval.ts';
 const dir = mkdtempSync(join(tmpdir(), 'koagent-eval-cli-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 const regressed = { ...process.env, KOAGENT_EVAL_REGRESSION: 'tidy-city' };
+/** Each test runs the bin one or more times, each a Node process with tsx: a minute each on a loaded machine. */
+const SLOW = 60_000;
 const report = (file: string) => JSON.parse(readFileSync(file, 'utf8')) as EvalReport;
 
 describe('koagent eval: the gate', () => {
@@ -36,7 +38,7 @@ describe('koagent eval: the gate', () => {
       await store.close();
     }
     expect(readFileSync(join(dir, 'out/pass.xml'), 'utf8')).toMatch(/^<\?xml version="1\.0" encoding="UTF-8"\?>\n<testsuites name="weather" tests="7" failures="0" errors="0"/);
-  });
+  }, SLOW);
 
   it('fails after a deliberate regression (the tidy-city layer left out): exit 1, naming the check, the examples and what the tool got', async () => {
     const { code, stdout, stderr } = await koagent(['eval', MODULE, '--junit', join(dir, 'fail.xml')], regressed);
@@ -47,7 +49,7 @@ describe('koagent eval: the gate', () => {
     expect(stdout).toMatch(/\ngate FAILED: 2 of 4 checks\n {2}tool: mean 0\.33 is below its threshold 1\.00 \(2 of 3 examples lost points\)\n {2}tidied: mean 0\.00 is below its threshold 1\.00 \(2 of 2 examples lost points\)\n$/);
     expect(stderr).toBe('koagent eval: the gate failed (2 of 4 checks); see the report above\n');
     expect(readFileSync(join(dir, 'fail.xml'), 'utf8')).toContain('<failure type="gate" message="tool: mean 0.33 is below its threshold 1.00 (2 of 3 examples lost points)">');
-  });
+  }, SLOW);
 });
 
 describe('koagent eval: baselines', () => {
@@ -59,7 +61,7 @@ describe('koagent eval: baselines', () => {
     expect(stdout).toMatch(/\ntool\s+0\.33\s+1\/3\s+≥ 1\.00\s+1\.00 \(margin 0\.10\)\n/);
     expect(stdout).toContain('  tool: mean 0.33 fell 0.67 below the baseline 1.00, more than the margin 0.10\n');
     expect((await koagent(['eval', MODULE, '--baseline', baseline])).stdout).toContain('gate passed: 8 checks held');
-  });
+  }, SLOW);
 
   it('--baseline stored: the store\'s latest evaluation of this name that passed', async () => {
     const db = join(dir, 'stored.db');
@@ -70,7 +72,7 @@ describe('koagent eval: baselines', () => {
     const { code, stdout } = await koagent(['eval', MODULE, '--store', db, '--baseline', 'stored'], regressed);
     expect(code).toBe(1);
     expect(stdout).toContain('  tidied: mean 0.00 fell 1.00 below the baseline 1.00, more than the margin 0.00\n');
-  });
+  }, SLOW);
 });
 
 describe('koagent eval: mistakes', () => {
@@ -87,7 +89,7 @@ describe('koagent eval: mistakes', () => {
     const { code, stderr } = await koagent(['eval', file]);
     expect(code).toBe(2);
     expect(stderr).toMatch(new RegExp(`^koagent: ${data.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}:2: this line is not JSON \\(.*\\): a JSONL file holds one example a line`));
-  });
+  }, SLOW);
 
   it('a module that declares no evaluation, a bad flag value, a missing module: each with its exit code and fix', async () => {
     const none = await koagent(['eval', module('none.mjs', 'export const x = 1;')]);
@@ -96,9 +98,9 @@ describe('koagent eval: mistakes', () => {
     expect(await koagent(['eval'])).toMatchObject({ code: 2, stderr: expect.stringContaining('eval takes one evaluation module, got none') });
     expect(await koagent(['eval', join(dir, 'missing.ts')])).toMatchObject({ code: 1, stderr: expect.stringContaining('could not be loaded') });
     expect(await koagent(['eval', MODULE, '--baseline', join(dir, 'nope.json')])).toMatchObject({ code: 1, stderr: expect.stringContaining('no baseline at') });
-  });
+  }, SLOW);
 
   it('is in the help', async () => {
     expect((await koagent(['--help'])).stdout).toContain('  koagent eval <file> [--junit <file>] [--json <file>] [--baseline <report.json>|stored] [--margin <n>]');
-  });
+  }, SLOW);
 });
