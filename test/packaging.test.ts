@@ -102,11 +102,11 @@ describe('the package', () => {
     expect(pkg.repository).toMatchObject({ type: 'git', url: expect.stringMatching(/\.git$/) });
   });
 
-  it('holds the code and its declarations without source maps, which would more than double it (under 1.6 MB unpacked, with koagent/worker, the studio page, the sandbox and the built-in middleware)', () => {
+  it('holds the code and its declarations without source maps, which would more than double it (under 1.7 MB unpacked, with koagent/worker, the studio page, the sandbox, the built-in middleware and koagent/evals)', () => {
     const paths = packed.files.map((f) => f.path);
     expect(paths).toEqual(expect.arrayContaining(['dist/index.js', 'dist/index.d.ts', 'LICENSE', 'README.md', 'package.json']));
     expect(paths.filter((p) => p.endsWith('.map'))).toEqual([]);
-    expect(packed.unpackedSize).toBeLessThan(1_600_000);
+    expect(packed.unpackedSize).toBeLessThan(1_700_000);
   });
 
   it('has the koagent bin: the built CLI, a node script', () => {
