@@ -113,7 +113,7 @@ module.exports = {
       comment: 'index.ts, types.ts, hooks.ts and the other entry points only re-export; no module of koagent imports them.',
       severity: 'error',
       from: { path: '^src/', pathNot: '^src/cli/' },
-      to: { path: '^src/(index|types|hooks|store|sqlite|postgres|worker|middleware|studio|sandbox|trace|replay)\\.ts$' },
+      to: { path: '^src/(index|types|hooks|store|sqlite|postgres|worker|middleware|studio|sandbox|trace|replay|evals)\\.ts$' },
     },
     {
       name: 'stores-build-on-the-core',
@@ -159,10 +159,31 @@ module.exports = {
     },
     {
       name: 'only-mcp-knows-mcp',
-      comment: 'Nothing outside src/mcp imports it, the MCP SDK or Ajv: they are optional peers of koagent/mcp alone.',
+      comment: 'Nothing outside src/mcp imports it or the MCP SDK: an optional peer of koagent/mcp alone.',
       severity: 'error',
       from: { path: '^src/', pathNot: '^src/mcp/' },
-      to: { path: ['^src/mcp/', '^node_modules/(@modelcontextprotocol|ajv|ajv-formats)/'] },
+      to: { path: ['^src/mcp/', '^node_modules/@modelcontextprotocol/'] },
+    },
+    {
+      name: 'ajv-checks-mcp-arguments-and-eval-outputs',
+      comment: 'Ajv is an optional peer of koagent/mcp (tool arguments) and koagent/evals (the jsonSchema scorer, which loads it when it first runs); nothing else imports it.',
+      severity: 'error',
+      from: { path: '^src/', pathNot: ['^src/mcp/', '^src/evals/json-schema\\.ts$'] },
+      to: { path: '^node_modules/(ajv|ajv-formats)/' },
+    },
+    {
+      name: 'evals-run-agents-through-their-api',
+      comment: 'src/evals (koagent/evals) runs agents as any application does (the Agent type, the public API, the run store interface) and reads what a run state holds (the layer trace record); it knows no step, feature or dialect, and nothing but the CLI (through its entry point) imports it.',
+      severity: 'error',
+      from: { path: '^src/evals/' },
+      to: { path: '^src/', pathNot: ['^src/evals/', '^src/api\\.ts$', '^src/agent/agent\\.ts$', '^src/stores/run-store\\.ts$', '^src/features/layer-trace/record\\.ts$'] },
+    },
+    {
+      name: 'only-the-cli-runs-evaluations',
+      comment: 'Nothing of koagent imports src/evals but its entry point (koagent/evals).',
+      severity: 'error',
+      from: { path: '^src/', pathNot: ['^src/evals/', '^src/evals\\.ts$'] },
+      to: { path: '^src/evals/' },
     },
     {
       name: 'the-worker-drives-agents-through-their-api',

@@ -47,7 +47,8 @@ export default {
     'src/studio.ts',
     'src/sandbox.ts',
     'src/trace.ts',
-    'src/replay.ts'
+    'src/replay.ts',
+    'src/evals.ts'
   ],
   tsconfig: 'tsconfig.build.json',
   out: 'docs/api',
@@ -87,7 +88,9 @@ export default {
     // Shapes inside a value a user reads, named where they are read rather than exported.
     'WorkerCounts',
     'ScriptedReply',
-    'PiiMatch'
+    'PiiMatch',
+    // What a scorer is given: read as `Parameters<Scorer>[0]`, documented with `Scorer`.
+    'EvalRun'
   ],
   projectDocuments: [
     'docs/*.md'

@@ -103,7 +103,7 @@ describe('the package', () => {
     expect(pkg.repository).toMatchObject({ type: 'git', url: expect.stringMatching(/\.git$/) });
   });
 
-  it('holds the code and its declarations without source maps, which would more than double it (under 1.8 MB unpacked, with koagent/worker, the studio page, the sandbox, the built-in middleware and koagent/replay)', () => {
+  it('holds the code and its declarations without source maps, which would more than double it (under 1.8 MB unpacked, with koagent/worker, the studio page, the sandbox, the built-in middleware koagent/replay and koagent/evals)', () => {
     const paths = packed.files.map((f) => f.path);
     expect(paths).toEqual(expect.arrayContaining(['dist/index.js', 'dist/index.d.ts', 'LICENSE', 'README.md', 'package.json']));
     expect(paths.filter((p) => p.endsWith('.map'))).toEqual([]);

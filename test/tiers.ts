@@ -15,6 +15,8 @@ export const integrationTests: Readonly<Record<string, string>> = {
   'test/examples/**/*.test.ts': 'runs each example as users do, in a Node process of its own',
   'test/cli/**/*.test.ts': 'runs the koagent command in a process of its own',
   'test/worker/**/*.test.ts': 'workers and clients on a real PostgreSQL server, some workers in processes of their own',
+  'test/evals/junit-xml.test.ts': "the report's JUnit XML parsed back by Chromium's XML parser",
+  'test/evals/workers.test.ts': 'an evaluation run by workers on a real PostgreSQL server',
   'test/mcp/client.test.ts': 'real MCP servers over stdio, each a process of its own',
   'test/mcp/connection.test.ts': 'real MCP servers over stdio, killed and started again',
   'test/mcp/limits.test.ts': 'an MCP server over stdio that breaks the protocol on purpose',
@@ -32,4 +34,4 @@ export const integrationTests: Readonly<Record<string, string>> = {
 };
 
 /** The integration tests that run last, one file at a time (see vitest.config.ts). */
-export const workerTests: readonly string[] = ['test/worker/**/*.test.ts', 'test/examples/workers.test.ts'];
+export const workerTests: readonly string[] = ['test/worker/**/*.test.ts', 'test/examples/workers.test.ts', 'test/evals/workers.test.ts'];
