@@ -180,10 +180,17 @@ module.exports = {
     },
     {
       name: 'only-the-cli-runs-evaluations',
-      comment: 'Nothing of koagent imports src/evals but its entry point (koagent/evals).',
+      comment: 'Nothing of koagent imports src/evals but its entry point (koagent/evals), and the studio, which lists the reports an evaluation stored (src/evals/report.ts).',
       severity: 'error',
-      from: { path: '^src/', pathNot: ['^src/evals/', '^src/evals\\.ts$'] },
+      from: { path: '^src/', pathNot: ['^src/evals/', '^src/evals\\.ts$', '^src/studio/'] },
       to: { path: '^src/evals/' },
+    },
+    {
+      name: 'the-studio-reads-only-stored-reports',
+      comment: 'Of src/evals the studio reads only the stored reports (src/evals/report.ts): it runs no evaluation.',
+      severity: 'error',
+      from: { path: '^src/studio/' },
+      to: { path: '^src/evals/', pathNot: ['^src/evals/report\\.ts$'] },
     },
     {
       name: 'the-worker-drives-agents-through-their-api',

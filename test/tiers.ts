@@ -26,6 +26,7 @@ export const integrationTests: Readonly<Record<string, string>> = {
   'test/stores/chaos.test.ts': 'worker processes killed at random on SQLite and PostgreSQL',
   'test/durable/in-place-edits.test.ts': 'a worker process killed mid-run, on SQLite and PostgreSQL',
   'test/studio/page.test.ts': 'the studio page in Chromium',
+  'test/studio/lab-page.test.ts': "the studio page's forks, replays and evaluations in Chromium",
   'test/docs/snippets.test.ts': "the compiler checks the manual's code blocks; a child process runs them",
   'test/docs/api-reference.test.ts': 'the compiler reads the doc comments; TypeDoc builds the reference in a process of its own',
   'test/exports.test.ts': "the compiler's type checker lists what each entry point exports",

@@ -8,7 +8,7 @@ import type { Agent } from '../agent/agent.js';
 import type { RunStore } from '../stores/run-store.js';
 import { checkExamples, loadDataset, type EvalExample, type LoadedExample } from './dataset.js';
 import { checkBaseline, gateChecks, summarise } from './gate.js';
-import { reportKeys, type EvalReport, type ExampleResult, type ScoreResult } from './report.js';
+import { reportKeys, storeReport, type EvalReport, type ExampleResult, type ScoreResult } from './report.js';
 import type { EvalRun, Scorer, ScoreValue } from './scorers.js';
 import { effectsOf, toolCallsOf } from './run-facts.js';
 
@@ -248,12 +248,7 @@ export async function evaluate<E = any>(options: EvaluateOptions<E>): Promise<Ev
     ...(baseline === undefined ? {} : { baseline: baseline.id }),
     examples: results, scorers: summaries, checks,
   };
-  if (keyValues !== undefined) {
-    const keys = reportKeys(name, id);
-    await keyValues.set(keys.byId, report);
-    await keyValues.set(keys.latest, report);
-    if (report.passed) await keyValues.set(keys.passed, report);
-  }
+  if (keyValues !== undefined) await storeReport(keyValues, report);
   return report;
 }
 

@@ -189,3 +189,48 @@ export function junitXml(report: EvalReport): string {
 export function reportKeys(name: string, id = ''): { latest: string; passed: string; byId: string } {
   return { latest: `koagent.eval:${name}:latest`, passed: `koagent.eval:${name}:passed`, byId: `koagent.eval:${name}:${id}` };
 }
+
+/** The counter of stored reports, and each one's entry under it: the store's key values hold no list of their keys. */
+const INDEX_COUNT = 'koagent.eval:count';
+const indexEntry = (n: number) => `koagent.eval:#${n}`;
+
+/**
+ * Keep `report` in `keyValues`: by its id, as its evaluation's latest (and latest passed), and in
+ * the index the studio lists evaluations from. The index entry takes a number from an atomic
+ * counter, so two evaluations stored at once each keep theirs.
+ *
+ * @example await storeReport(store.keyValues, report);
+ */
+export async function storeReport(keyValues: KeyValuesLike, report: EvalReport): Promise<void> {
+  const keys = reportKeys(report.name, report.id);
+  await keyValues.set(keys.byId, report);
+  await keyValues.set(keys.latest, report);
+  if (report.passed) await keyValues.set(keys.passed, report);
+  const n = await keyValues.add(INDEX_COUNT, 1);
+  await keyValues.set(indexEntry(n), { name: report.name, id: report.id });
+}
+
+/**
+ * The reports stored in `keyValues` (`storeReport`), the latest first, at most `limit`.
+ *
+ * @example for (const report of await storedReports(store.keyValues, 20)) console.log(report.name, report.passed);
+ */
+export async function storedReports(keyValues: KeyValuesLike, limit: number): Promise<EvalReport[]> {
+  const count = await keyValues.get(INDEX_COUNT);
+  const last = typeof count === 'number' && Number.isInteger(count) ? count : 0;
+  const reports: EvalReport[] = [];
+  for (let n = last; n >= 1 && reports.length < limit; n--) {
+    const entry = (await keyValues.get(indexEntry(n))) as { name?: unknown; id?: unknown } | undefined;
+    if (typeof entry?.name !== 'string' || typeof entry.id !== 'string') continue;
+    const report = (await keyValues.get(reportKeys(entry.name, entry.id).byId)) as EvalReport | undefined;
+    if (report?.version === 1) reports.push(report);
+  }
+  return reports;
+}
+
+/** What the report's keeping needs of a run store's key values. */
+interface KeyValuesLike {
+  get(key: string): Promise<unknown>;
+  set(key: string, value: unknown): Promise<void>;
+  add(key: string, delta: number): Promise<number>;
+}

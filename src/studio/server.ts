@@ -18,6 +18,7 @@ import { studioAssets } from './assets.js';
 import { RunCatalog } from './catalog.js';
 import { acceptedHosts, changeRefused, decodedPath, hostRefused, HttpError, tokenRefused } from './guards.js';
 import { LiveRuns } from './live.js';
+import { labRoute } from './lab.js';
 import { traceToOtlp } from '../features/layer-trace/otlp.js';
 import { traceOf } from '../features/layer-trace/record.js';
 
@@ -119,6 +120,7 @@ export async function startStudio(options: StudioOptions): Promise<Studio> {
     if (method === 'GET' && resource === 'info' && parts.length === 2) return json(response, 200, { store: store.kind, agents: agents.map((agent) => agent.name), queue: options.queue !== undefined, pollMs });
     if (method === 'GET' && resource === 'events' && parts.length === 2) return live.add(response);
     if (method === 'GET' && resource === 'approvals' && parts.length === 2) return json(response, 200, await approvals.list());
+    if (await labRoute({ store, catalog, agents, body: () => body(request), send: (status, value) => json(response, status, value) }, method, parts.slice(1))) return;
     if (resource !== 'runs') throw new HttpError(404, `no API route ${method} ${url.pathname}`);
     if (method === 'GET' && id === undefined) {
       const status = (url.searchParams.get('status') ?? '').split(',').filter((s): s is RunStatus => STATUSES.has(s as RunStatus));

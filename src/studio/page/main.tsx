@@ -1,8 +1,10 @@
-// The studio page: three screens chosen by the URL's hash — the runs (#/), one run (#/run/<id>)
-// and the approvals (#/approvals) — and one event stream that tells them when runs change.
+// The studio page: screens chosen by the URL's hash — the runs (#/), one run (#/run/<id>), the
+// approvals (#/approvals), a run's replay (#/replay/<id>) and the evaluations (#/evaluations) —
+// and one event stream that tells them when runs change.
 import { render } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import { ApprovalsScreen } from './approvals.tsx';
+import { EvaluationsScreen, ReplayScreen } from './lab.tsx';
 import { token } from './client.ts';
 import { connect } from './live.ts';
 import { RunScreen } from './run.tsx';
@@ -27,7 +29,8 @@ function App() {
   useEffect(() => connect(setLive), []);
   if (!token()) return <main class="empty"><h1>koagent studio</h1><p>Open the URL the studio printed: it holds the token this page needs.</p></main>;
   const run = /^#\/run\/(.+)$/.exec(hash);
-  const screen = run ? 'run' : hash === '#/approvals' ? 'approvals' : 'runs';
+  const replayed = /^#\/replay\/(.+)$/.exec(hash);
+  const screen = run ? 'run' : replayed ? 'replay' : hash === '#/approvals' ? 'approvals' : hash === '#/evaluations' ? 'evaluations' : 'runs';
   return (
     <>
       <header>
@@ -35,11 +38,12 @@ function App() {
         <nav>
           <a href="#/" class={screen === 'runs' ? 'active' : ''}>Runs</a>
           <a href="#/approvals" class={screen === 'approvals' ? 'active' : ''}>Approvals</a>
+          <a href="#/evaluations" class={screen === 'evaluations' ? 'active' : ''}>Evaluations</a>
         </nav>
         <span class={`live ${live ? 'on' : ''}`} data-testid="live">{live ? '● live' : '○ offline'}</span>
       </header>
       <main>
-        {run ? <RunScreen key={run[1]} runId={decodeURIComponent(run[1]!)} /> : screen === 'approvals' ? <ApprovalsScreen /> : <RunsScreen />}
+        {run ? <RunScreen key={run[1]} runId={decodeURIComponent(run[1]!)} /> : replayed ? <ReplayScreen key={replayed[1]} runId={decodeURIComponent(replayed[1]!)} /> : screen === 'approvals' ? <ApprovalsScreen /> : screen === 'evaluations' ? <EvaluationsScreen /> : <RunsScreen />}
       </main>
     </>
   );
