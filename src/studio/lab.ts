@@ -23,6 +23,29 @@ export interface LabHost {
   agents: readonly Agent<any, any>[];
   body(): Promise<unknown>;
   send(status: number, value: unknown): void;
+  /** Keep `work` until it settles: the studio's `close` waits for the forks and replays it started. */
+  track<T>(work: Promise<T>): Promise<T>;
+}
+
+/**
+ * The forks and replays a studio started, so that closing it waits for them: a fork writes its
+ * run to the store, and a studio closed under it must not leave that run half written.
+ *
+ * @example const work = new LabWork(); await work.track(fork(agent, runId, { atStep })); await work.close();
+ */
+export class LabWork {
+  readonly #running = new Set<Promise<unknown>>();
+
+  track<T>(work: Promise<T>): Promise<T> {
+    this.#running.add(work);
+    const settled = () => void this.#running.delete(work);
+    work.then(settled, settled);
+    return work;
+  }
+
+  async close(): Promise<void> {
+    await Promise.allSettled([...this.#running]);
+  }
 }
 
 /** One layer of a call, then and now, as the replay view draws it: what it did on each side in a few words. */
@@ -73,7 +96,7 @@ export async function labRoute(host: LabHost, method: string, parts: readonly st
     const state = await loaded(host.store, id);
     const agent = agentOf(host, state);
     // A fork whose run then failed was made all the same: the page opens it, with its error.
-    const made = await answered(() => fork(agent, id, { atStep, store: host.store }).catch((error: unknown) => {
+    const made = await answered(() => host.track(fork(agent, id, { atStep, store: host.store })).catch((error: unknown) => {
       if (error instanceof RunFailedError && error.state.forkedFrom?.runId === id) return error.state;
       throw error;
     }));
@@ -83,7 +106,7 @@ export async function labRoute(host: LabHost, method: string, parts: readonly st
   }
   if (method === 'POST' && sub === 'replay') {
     const state = await loaded(host.store, id);
-    const report = await answered(() => replay(agentOf(host, state), id, { store: host.store }));
+    const report = await answered(() => host.track(replay(agentOf(host, state), id, { store: host.store })));
     host.send(200, {
       runId: id, agentName: state.agentName, same: report.same, sameTranscript: report.sameTranscript, status: report.status,
       ...(report.divergence === undefined ? {} : { divergence: report.divergence }), ...(report.error === undefined ? {} : { error: report.error }),

@@ -6,6 +6,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Middleware } from '../../src/index.js';
 import { evaluate, exact } from '../../src/evals.js';
 import { startStudio, type Studio } from '../../src/studio/server.js';
 import { effects, notingAgent } from '../replay/support.js';
@@ -108,5 +109,32 @@ describe('the evaluations', () => {
     expect(listed.map((r) => r.id).sort()).toEqual([first.id, second.id, third.id].sort());
     expect(listed[0]!.examples[0]!.runId).toBe(third.examples[0]!.runId);
     expect(await temp.store.loadRun(third.examples[0]!.runId!)).toBeDefined();
+  });
+});
+
+describe('closing the studio', () => {
+  it('waits for a fork it started: the fork\'s run is finished in the store when close resolves, though its request was cut', async () => {
+    let entered!: () => void;
+    const inside = new Promise<void>((resolve) => (entered = resolve));
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    const gate: Middleware = { name: 'gate', tool: async (ctx, next) => {
+      if (ctx.toolCallId === 'c2') {
+        entered();
+        await released;
+      }
+      return next();
+    } };
+    const { agent } = notingAgent(join(dir, 'gated.txt'), { store: temp.store, middleware: [gate] });
+    const own = await startStudio({ store: temp.store, agents: [agent] });
+    const cut = fetch(new URL(`/api/runs/${stored}/fork`, own.url), { method: 'POST', body: JSON.stringify({ atStep: 1 }), headers: { 'x-koagent-token': own.token, 'content-type': 'application/json' } }).then(() => 'answered', () => 'cut');
+    await inside;
+    const closing = own.close();
+    expect(await cut).toBe('cut');
+    release();
+    await closing;
+    const forks = await Promise.all((await temp.store.listRuns({ agentName: 'noter', limit: 500 })).map((summary) => temp.store.loadRun(summary.runId)));
+    const gated = forks.filter((state) => state?.forkedFrom?.runId === stored && state.forkedFrom.step === 1);
+    expect(gated.map((state) => state!.status)).toEqual(['completed']);
   });
 });
