@@ -113,7 +113,7 @@ module.exports = {
       comment: 'index.ts, types.ts, hooks.ts and the other entry points only re-export; no module of koagent imports them.',
       severity: 'error',
       from: { path: '^src/', pathNot: '^src/cli/' },
-      to: { path: '^src/(index|types|hooks|store|sqlite|postgres|worker|middleware|studio|sandbox|trace|http)\\.ts$' },
+      to: { path: '^src/(index|types|hooks|store|sqlite|postgres|worker|middleware|studio|sandbox|trace|http|replay|evals)\.ts$' },
     },
     {
       name: 'stores-build-on-the-core',
@@ -159,10 +159,38 @@ module.exports = {
     },
     {
       name: 'only-mcp-knows-mcp',
-      comment: 'Nothing outside src/mcp imports it, the MCP SDK or Ajv: they are optional peers of koagent/mcp alone.',
+      comment: 'Nothing outside src/mcp imports it or the MCP SDK: an optional peer of koagent/mcp alone.',
       severity: 'error',
       from: { path: '^src/', pathNot: '^src/mcp/' },
-      to: { path: ['^src/mcp/', '^node_modules/(@modelcontextprotocol|ajv|ajv-formats)/'] },
+      to: { path: ['^src/mcp/', '^node_modules/@modelcontextprotocol/'] },
+    },
+    {
+      name: 'ajv-checks-mcp-arguments-and-eval-outputs',
+      comment: 'Ajv is an optional peer of koagent/mcp (tool arguments) and koagent/evals (the jsonSchema scorer, which loads it when it first runs); nothing else imports it.',
+      severity: 'error',
+      from: { path: '^src/', pathNot: ['^src/mcp/', '^src/evals/json-schema\\.ts$'] },
+      to: { path: '^node_modules/(ajv|ajv-formats)/' },
+    },
+    {
+      name: 'evals-run-agents-through-their-api',
+      comment: 'src/evals (koagent/evals) runs agents as any application does (the Agent type, the public API, the run store interface) and reads what a run state holds (the layer trace record); it knows no step, feature or dialect, and nothing but the CLI (through its entry point) imports it.',
+      severity: 'error',
+      from: { path: '^src/evals/' },
+      to: { path: '^src/', pathNot: ['^src/evals/', '^src/api\\.ts$', '^src/agent/agent\\.ts$', '^src/stores/run-store\\.ts$', '^src/features/layer-trace/record\\.ts$'] },
+    },
+    {
+      name: 'only-the-cli-runs-evaluations',
+      comment: 'Nothing of koagent imports src/evals but its entry point (koagent/evals), and the studio, which lists the reports an evaluation stored (src/evals/report.ts).',
+      severity: 'error',
+      from: { path: '^src/', pathNot: ['^src/evals/', '^src/evals\\.ts$', '^src/studio/'] },
+      to: { path: '^src/evals/' },
+    },
+    {
+      name: 'the-studio-reads-only-stored-reports',
+      comment: 'Of src/evals the studio reads only the stored reports (src/evals/report.ts): it runs no evaluation.',
+      severity: 'error',
+      from: { path: '^src/studio/' },
+      to: { path: '^src/evals/', pathNot: ['^src/evals/report\\.ts$'] },
     },
     {
       name: 'the-worker-drives-agents-through-their-api',
@@ -170,6 +198,13 @@ module.exports = {
       severity: 'error',
       from: { path: '^src/worker/' },
       to: { path: '^src/', pathNot: ['^src/worker/', '^src/core/vocabulary/', '^src/agent/agent\\.ts$', '^src/stores/(run-store|postgres|clock)\\.ts$'] },
+    },
+    {
+      name: 'replay-drives-agents-through-their-administration',
+      comment: 'src/replay (koagent/replay: fork, replay, fixtures) starts runs through the agent\'s administration seam (src/agent/admin.ts) and reads the recording feature; it knows no step, dialect or store but the run store interface.',
+      severity: 'error',
+      from: { path: '^src/replay/' },
+      to: { path: '^src/', pathNot: ['^src/replay/', '^src/core/(vocabulary|state)/', '^src/agent/(admin|agent|run-segment)\\.ts$', '^src/features/(recording|layer-trace)/', '^src/stores/run-store\\.ts$', '^src/dialects/(agent-hook/agent-hook|criogen/types)\\.ts$'] },
     },
     {
       name: 'only-the-worker-knows-the-queue',

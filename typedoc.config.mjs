@@ -47,7 +47,9 @@ export default {
     'src/studio.ts',
     'src/sandbox.ts',
     'src/trace.ts',
-    'src/http.ts'
+    'src/http.ts',
+    'src/replay.ts',
+    'src/evals.ts'
   ],
   tsconfig: 'tsconfig.build.json',
   out: 'docs/api',
@@ -96,7 +98,9 @@ export default {
     // handler, and the workers' client as the handler takes it: read where they are used.
     'EventLogStore',
     'KoagentHandler',
-    'HttpQueue'
+    'HttpQueue',
+    // What a scorer is given: read as `Parameters<Scorer>[0]`, documented with `Scorer`.
+    'EvalRun'
   ],
   projectDocuments: [
     'docs/*.md'

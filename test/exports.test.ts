@@ -147,6 +147,23 @@ const DECIDED: Record<string, { values: string[]; types: string[] }> = {
       'TracedSegment',
     ],
   },
+  'koagent/replay': {
+    values: [
+      'compareTraces', 'fixtureOf', 'fixtureTools', 'fork', 'formatComparison', 'playFixture', 'replay',
+    ],
+    types: [
+      'ReplayReport', 'RunFixture',
+    ],
+  },
+  'koagent/evals': {
+    values: [
+      'checkExamples', 'costAtMost', 'defineEvaluation', 'evaluate', 'exact', 'formatReport', 'jsonSchema',
+      'junitXml', 'loadDataset', 'matches', 'modelGraded', 'stepsAtMost', 'toolCalled', 'traceEffect',
+    ],
+    types: [
+      'EvalExample', 'EvalReport', 'Scorer',
+    ],
+  },
 };
 
 /** koagent's own helpers and records: what only the built-ins, the dialects or the run use. */
@@ -206,6 +223,15 @@ describe('the decided surface', () => {
       }
     }
     expect(twice).toEqual([]);
+  });
+
+  it("keeps the agent's administration seam and the replay record off every entry point", () => {
+    const everywhere = new Set(Object.values(exported).flat());
+    expect(['ADMIN', 'adminOf', 'AgentAdmin', 'Playback', 'forkState', 'REPLAY_STATE', 'replayRecordOf'].filter((name) => everywhere.has(name))).toEqual([]);
+  });
+
+  it('holds koagent/replay and koagent/evals together to 28 names: the functions users call and the records they name', () => {
+    expect(count('koagent/replay') + count('koagent/evals')).toBeLessThanOrEqual(28);
   });
 
   it('koagent/types holds types only', async () => {

@@ -15,6 +15,8 @@ export const integrationTests: Readonly<Record<string, string>> = {
   'test/examples/**/*.test.ts': 'runs each example as users do, in a Node process of its own',
   'test/cli/**/*.test.ts': 'runs the koagent command in a process of its own',
   'test/worker/**/*.test.ts': 'workers and clients on a real PostgreSQL server, some workers in processes of their own',
+  'test/evals/junit-xml.test.ts': "the report's JUnit XML parsed back by Chromium's XML parser",
+  'test/evals/workers.test.ts': 'an evaluation run by workers on a real PostgreSQL server',
   'test/mcp/client.test.ts': 'real MCP servers over stdio, each a process of its own',
   'test/mcp/connection.test.ts': 'real MCP servers over stdio, killed and started again',
   'test/mcp/limits.test.ts': 'an MCP server over stdio that breaks the protocol on purpose',
@@ -28,6 +30,7 @@ export const integrationTests: Readonly<Record<string, string>> = {
   'test/http/kill.test.ts': 'worker processes SIGKILLed while a client follows over HTTP, on SQLite and PostgreSQL',
   'test/studio/page.test.ts': 'the studio page in Chromium',
   'test/studio/playground.test.ts': "the studio's playground in Chromium",
+  'test/studio/lab-page.test.ts': "the studio page's forks, replays and evaluations in Chromium",
   'test/docs/snippets.test.ts': "the compiler checks the manual's code blocks; a child process runs them",
   'test/docs/api-reference.test.ts': 'the compiler reads the doc comments; TypeDoc builds the reference in a process of its own',
   'test/exports.test.ts': "the compiler's type checker lists what each entry point exports",
@@ -36,4 +39,4 @@ export const integrationTests: Readonly<Record<string, string>> = {
 };
 
 /** The integration tests that run last, one file at a time (see vitest.config.ts). */
-export const workerTests: readonly string[] = ['test/worker/**/*.test.ts', 'test/examples/workers.test.ts', 'test/http/workers.test.ts', 'test/http/kill.test.ts'];
+export const workerTests: readonly string[] = ['test/worker/**/*.test.ts', 'test/examples/workers.test.ts', 'test/http/workers.test.ts', 'test/http/kill.test.ts', 'test/evals/workers.test.ts'];

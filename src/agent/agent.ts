@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { z } from 'zod';
 import type { Tool } from '../core/vocabulary/contexts.js';
-import { describe, KoagentError } from '../core/vocabulary/errors.js';
+import { KoagentError } from '../core/vocabulary/errors.js';
 import { inputMessages, type Message, type RunInput } from '../core/vocabulary/messages.js';
 import type { Middleware, NamedMiddleware } from '../core/vocabulary/middleware.js';
 import { isModelProvider, type ModelProvider } from '../core/vocabulary/model.js';
@@ -17,7 +17,7 @@ import type { AgentStream } from '../features/streaming/agent-stream.js';
 import { inheritable, subagentTool, type ChildRunOptions, type SubagentToolOptions } from '../features/subagents/subagent-tool.js';
 import type { OutputOptionsOf, OutputPlan, OutputSpec } from '../features/structured-output.js';
 import { compactionMiddleware } from '../middleware/compaction-middleware.js';
-import { ToolIndex, type Toolset } from '../tools/toolset.js';
+import { closeToolsets, ToolIndex, type Toolset } from '../tools/toolset.js';
 import { buildAgent } from './build.js';
 import { AgentCores } from './cores.js';
 import { AgentStore } from '../durable/agent-store.js';
@@ -26,10 +26,11 @@ import { CallRequests, outputMissing } from './call-requests.js';
 import { extension, toMiddleware, type Extension, type ExtensionShape } from './extensions.js';
 import { claimSegment } from '../durable/resume-claim.js';
 import { OwnSession } from './own-session.js';
+import { ADMIN, type AgentAdmin } from './admin.js';
 import { prepareInput, preparesInput } from './input-layers.js';
 import { later, streamedCall, wantsStream } from './streamed-call.js';
 import { AgentRuns } from './agent-runs.js';
-import type { SendOptions } from './durable-options.js';
+import { sessionWithoutStore, type SendOptions } from './durable-options.js';
 import { checkOptions, hookList, modelFromString, toolMap, toolsFingerprint, type AgentOptions, type RunCallOptions } from './options.js';
 
 /**
@@ -119,10 +120,8 @@ export class Agent<C = unknown, O = unknown> {
    *
    * @example try { await agent.run('Tidy the folder'); } finally { await agent.close(); }
    */
-  async close(): Promise<void> {
-    const closed = await Promise.allSettled(this.#toolsets.map((set) => set.close?.()));
-    const failed = closed.flatMap((r, i) => (r.status === 'rejected' ? [`toolset "${this.#toolsets[i].name}": ${describe(r.reason)}`] : []));
-    if (failed.length > 0) throw new AggregateError(closed.flatMap((r) => (r.status === 'rejected' ? [r.reason] : [])), `agent.close(): ${failed.join('; ')}`);
+  close(): Promise<void> {
+    return closeToolsets(this.#toolsets, 'agent.close()');
   }
 
   /**
@@ -212,10 +211,7 @@ export class Agent<C = unknown, O = unknown> {
   /** The store a `send` continues its session in; a `sessionId` without one is refused, naming what to use. */
   #sessionStore(request: SegmentRequest, where: string): RunStore | undefined {
     const store = this.#stored.for(request);
-    if (store === undefined && request.sessionId !== undefined) {
-      const streamed = where.startsWith('agent.stream') ? ', and agent.run(input, { sessionId, stream: true }) streams a run with a fresh transcript in it' : '';
-      throw new TypeError(`${where.replace('options)', '{ sessionId })')}: a stored session needs a run store (createAgent({ store }) or { store } in these options); without one, send() continues the agent's own session, and agent.run(input, { sessionId }) starts a run in another${streamed}`);
-    }
+    if (store === undefined && request.sessionId !== undefined) throw sessionWithoutStore(where);
     return store;
   }
 
@@ -277,6 +273,18 @@ export class Agent<C = unknown, O = unknown> {
     // Compaction is the innermost layer, so it sees what the user's hooks and middleware added.
     if (this.#options.compaction !== undefined) own.push(compactionMiddleware(this.#options.compaction));
     return buildAgent({ id: this.id, name: this.name, options: this.#options as AgentOptions, provider: this.#provider, tools: this.#tools, layers: [...inheritable(inherited), ...own], output });
+  }
+
+  /** @internal How `koagent/replay` forks and replays this agent's runs (see `AgentAdmin`); applications call `fork` and `replay`. */
+  [ADMIN](): AgentAdmin {
+    const start = async (state: RunState, request: SegmentRequest, store: RunStore | undefined, resumed: boolean) => this.#segment(state, [], store === undefined ? request : { ...request, durable: await this.#stored.start(store, state) }, resumed);
+    const withLayers = (layers: readonly unknown[], where: string) => {
+      const twin = new Agent(this.#options);
+      twin.#extensions.splice(0, twin.#extensions.length, ...this.#extensions, ...layers.map((layer) => extension(layer, where)));
+      twin.#cores.clear();
+      return twin[ADMIN]();
+    };
+    return { identity: this.#identity, start, continue: (state, request) => this.#segment(state, [], request, true), adopt: (state) => this.runs.adoptState(state), store: ((given: RunStore | undefined, what?: string) => (what === undefined ? this.#stored.for({ store: given }) : this.#stored.require({ store: given }, what))) as AgentAdmin['store'], request: (options, where) => this.#requests.of(options, where), withLayers };
   }
 
   async #segment(state: RunState, input: Message[], request: SegmentRequest, resumed: boolean): Promise<RunResult<any>> {

@@ -9,7 +9,7 @@ import { generateReply, ModelCallContext } from '../core/run/model-call.js';
 import type { ToolOutcome } from '../core/vocabulary/outcome.js';
 import type { RunResult } from '../core/vocabulary/result.js';
 import { loopStep } from '../core/run/loop.js';
-import { executeStep, resolveStep, validateStep } from '../core/run/tool-steps.js';
+import { executeStep, executeStepWith, resolveStep, validateStep } from '../core/run/tool-steps.js';
 import type { AgentCore, ProviderCall, Stacks } from '../core/run/agent-core.js';
 import { buildStacks, type StackParts } from '../core/stacks/stacks.js';
 import type { StopCondition } from '../core/vocabulary/state.js';
@@ -18,6 +18,8 @@ import { holdsStream, streamingProviderLayer, streamReleaseLayer } from '../feat
 import { answeredCondition, endedOutputLayer, finalAnswerTool, outputLayer, responseFormatLayer, type OutputPlan } from '../features/structured-output.js';
 import { providerSpanLayer, runSpanLayer, toolSpanLayer } from '../features/tracing.js';
 import { traceCallLayers, tracedParts } from '../features/layer-trace/install.js';
+import { recordingInvoke, recordModelLayer, recordProviderLayer, recordRunLayer } from '../features/recording/recording.js';
+import { playbackExecute, playbackProviderLayer } from '../features/recording/playback.js';
 import { approvalStep, humanDenialStep } from '../tools/approval.js';
 import { guardrailsStep } from '../tools/guardrails.js';
 import { modelOutputStep } from '../tools/model-output.js';
@@ -45,10 +47,14 @@ export interface BuildInput {
 const STREAMING = 1;
 const TRACING = 2;
 const LAYER_TRACE = 4;
+const REPLAY = 8;
 
-/** The mode of a segment that streams (`agent.stream`), is traced (its run span records), records its layer trace, or any of these. */
-export function segmentMode(streaming: boolean, tracing: boolean, layerTrace = false): number {
-  return (streaming ? STREAMING : 0) | (tracing ? TRACING : 0) | (layerTrace ? LAYER_TRACE : 0);
+/**
+ * The mode of a segment that streams (`agent.stream`), is traced (its run span records), records
+ * its layer trace (and, with it, the world: replies and results), replays a stored run, or any of these.
+ */
+export function segmentMode(streaming: boolean, tracing: boolean, layerTrace = false, replaying = false): number {
+  return (streaming ? STREAMING : 0) | (tracing ? TRACING : 0) | (layerTrace || replaying ? LAYER_TRACE : 0) | (replaying ? REPLAY : 0);
 }
 
 /** Whether a segment of `mode` records its layer trace (a traced run's sub-agents do too). */
@@ -76,6 +82,8 @@ export function buildAgent(input: BuildInput): AgentCore {
   if (dynamic || all.some((t) => t.guardrails.input.length + t.guardrails.output.length > 0)) policy.push(guardrailsStep);
   if (dynamic || all.some((t) => t.needsApproval !== undefined && t.needsApproval !== false) || mayAsk(o.permissions)) policy.push(approvalStep);
   const held = holdsStream(layers);
+  // A layer that keeps values out of the trace keeps them out of the record of the world too.
+  const withholds = layers.some((mw) => mw.traceValues === false);
   const base: StackParts = {
     layers,
     tool: { validate: validateStep(lookup), resolve: resolveStep(lookup), policy, denial: humanDenialStep, execute: executeStep, ...(dynamic || all.some((t) => t.toModelOutput !== undefined) ? { present: modelOutputStep } : {}) },
@@ -106,12 +114,18 @@ export function buildAgent(input: BuildInput): AgentCore {
         const tracing = (mode & TRACING) !== 0;
         const streaming = streams(mode);
         const layerTrace = recordsLayers(mode);
+        // A replay answers from a record and records none; a traced segment records the world.
+        const replaying = (mode & REPLAY) !== 0;
+        const recording = layerTrace && !replaying;
         // Pushed, not spread: spreading these small arrays cost more than composing the stacks.
         const model: Layer<ModelContext, GenerateResult>[] = [];
         if (layerTrace) model.push(traceCallLayers.model);
+        if (recording) model.push(recordModelLayer);
         if (output?.mode === 'native') model.push(responseFormatLayer(output));
         if (streaming) model.push(streamReleaseLayer);
         const provider: Layer<ProviderCall, GenerateResult>[] = [];
+        if (recording) provider.push(recordProviderLayer);
+        if (replaying) provider.push(playbackProviderLayer);
         if (tracing) provider.push(providerSpanLayer);
         if (streaming) provider.push(streamingProviderLayer(held));
         const tool: Layer<ToolContext, ToolOutcome>[] = [];
@@ -121,8 +135,10 @@ export function buildAgent(input: BuildInput): AgentCore {
         const run: Layer<RunContext, RunResult>[] = [];
         if (tracing) run.push(runSpanLayer);
         if (layerTrace) run.push(traceCallLayers.run);
+        if (recording) run.push(recordRunLayer(withholds));
         run.push(...(outputLayers.run ?? []));
-        stacks = buildStacks(layerTrace ? tracedParts(base) : base, { ...outputLayers, run, model, tool, provider });
+        const parts = recording || replaying ? { ...base, tool: { ...base.tool, execute: replaying ? playbackExecute : executeStepWith(recordingInvoke) } } : base;
+        stacks = buildStacks(layerTrace ? tracedParts(parts) : parts, { ...outputLayers, run, model, tool, provider });
         built.set(mode, stacks);
       }
       return stacks;

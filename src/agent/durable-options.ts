@@ -47,6 +47,12 @@ export interface RecoverOptions<C = unknown> extends Omit<RunCallOptions<C>, 'se
   runId?: string;
 }
 
+/** The error of a `send` (or stream, `where`) that names a session but has no store to keep it in. */
+export function sessionWithoutStore(where: string): TypeError {
+  const streamed = where.startsWith('agent.stream') ? ', and agent.run(input, { sessionId, stream: true }) streams a run with a fresh transcript in it' : '';
+  return new TypeError(`${where.replace('options)', '{ sessionId })')}: a stored session needs a run store (createAgent({ store }) or { store } in these options); without one, send() continues the agent's own session, and agent.run(input, { sessionId }) starts a run in another${streamed}`);
+}
+
 /** A `recover` call, checked: its store, how many runs, whether to wait, each run's context, the request of its segments. */
 export interface RecoverBegun<C> {
   store: RunStore;

@@ -13,6 +13,7 @@ import type { OutputPlan } from '../features/structured-output.js';
 import { runSpan, spanVars, type Span } from '../features/tracing.js';
 import type { DurableRun } from '../durable/durable-run.js';
 import { hasEventLog } from '../stores/run-store.js';
+import { playbackVars, type Playback } from '../features/recording/playback.js';
 import { segmentMode } from './build.js';
 import type { AgentOptions, RunCallOptions } from './options.js';
 
@@ -29,6 +30,8 @@ export interface SegmentRequest extends RunCallOptions {
   parentSpan?: Span;
   /** The store holding this segment's run, with its lease. */
   durable?: DurableRun;
+  /** A replay's world: replies and results from a stored run's record (`koagent/replay`). */
+  playback?: Playback;
 }
 
 /** Run one segment of `state` on `core`: the run stack, then the segment's end, recorded. */
@@ -49,11 +52,12 @@ export async function runSegment(core: AgentCore, state: RunState, input: Messag
   // the stacks of a traced mode end it, as their outermost run layer.
   const span = runSpan(core, state.runId, state.sessionId, state.segment + 1, request.parentSpan);
   const tracing = span.isRecording();
-  const mode = segmentMode(request.streaming === true, tracing, request.layerTrace ?? o.layerTrace === true);
+  const { playback } = request;
+  const mode = segmentMode(request.streaming === true, tracing, request.layerTrace ?? o.layerTrace === true, playback !== undefined);
   // The run's own bag: what a layer puts into ctx.metadata (or into an object in it) stays in this run.
   // Spread, not Object.assign: a `__proto__` key of the caller's stays a key, never the bag's prototype.
   const metadata = copyPlain({ ...o.metadata, ...request.metadata });
   const stopWhen = request.stopWhen === undefined ? undefined : Array.isArray(request.stopWhen) ? request.stopWhen : [request.stopWhen];
-  const options = { metadata, context: request.context, signal: request.signal, listeners, permissionListeners, subagent: request.subagent, mode, stopWhen, observer: durable?.observe(state), runVar: spanVars(span) };
+  const options = { metadata, context: request.context, signal: request.signal, listeners, permissionListeners, subagent: request.subagent, mode, stopWhen, observer: durable?.observe(state), runVar: playback === undefined ? spanVars(span) : { ...spanVars(span), ...playbackVars(playback) } };
   return runCoreSegment(core, state, input, resumed, options, durable);
 }

@@ -11,15 +11,19 @@ export type CliAgent = Pick<Agent, 'name' | 'resume'> & { runs: Pick<Agent['runs
 const isAgent = (value: unknown): value is CliAgent =>
   typeof value === 'object' && value !== null && typeof (value as CliAgent).name === 'string' && typeof (value as CliAgent).resume === 'function' && typeof (value as CliAgent).runs?.recover === 'function';
 
+/** The exports of the user's `module` (a path from the working directory), TypeScript through tsx when it is installed; `flag` names it in errors. */
+export async function importModule(module: string, flag: string): Promise<Record<string, unknown>> {
+  const url = pathToFileURL(resolve(module)).href;
+  try {
+    return /\.[cm]?tsx?$/.test(module) ? await importTypeScript(url) : ((await import(url)) as Record<string, unknown>);
+  } catch (error) {
+    throw new CliError(EXIT.failure, `${flag} ${module} could not be loaded: ${(error as Error).message}`);
+  }
+}
+
 /** The agents `module` exports (directly, or in an exported object or array, the default export included). */
 export async function loadAgents(module: string): Promise<CliAgent[]> {
-  const url = pathToFileURL(resolve(module)).href;
-  let exports: Record<string, unknown>;
-  try {
-    exports = /\.[cm]?tsx?$/.test(module) ? await importTypeScript(url) : ((await import(url)) as Record<string, unknown>);
-  } catch (error) {
-    throw new CliError(EXIT.failure, `--agents ${module} could not be loaded: ${(error as Error).message}`);
-  }
+  const exports = await importModule(module, '--agents');
   const found = new Set<CliAgent>();
   for (const value of Object.values(exports)) {
     if (isAgent(value)) found.add(value);

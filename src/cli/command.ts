@@ -1,8 +1,9 @@
-// The `koagent` command's dispatch: operate the runs of a run store from a terminal (`koagent runs …`) and
-// open the studio on one (`koagent studio`). Exit codes are documented in docs/cli.md.
+// The `koagent` command's dispatch: operate the runs of a run store from a terminal (`koagent runs …`),
+// evaluate an agent with a gate (`koagent eval`) and open the studio on a store (`koagent studio`). Exit codes are documented in docs/cli.md.
 import { readFileSync } from 'node:fs';
 import { CliError, EXIT, parse, type Io } from './io.js';
 import { runsCommand, RUNS_USAGE } from './runs.js';
+import { evalCommand, EVAL_USAGE } from './eval.js';
 import { openQueue, openStore } from './stores.js';
 import { loadAgents } from './agents.js';
 
@@ -20,10 +21,11 @@ function docsLink(): string {
 }
 
 function usage(): string {
-  return `koagent: operate the runs of a run store.
+  return `koagent: operate the runs of a run store, and evaluate agents with a gate.
 
 Usage:
 ${RUNS_USAGE}
+${EVAL_USAGE}
   koagent studio --store <file|url> [--port <n>] [--host 127.0.0.1] [--agents <module>] [--queue <postgres url>]
   koagent --version
 
@@ -46,6 +48,7 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
     }
     if (command === 'runs') return await runsCommand(rest, io);
     if (command === 'studio') return await studio(rest, io);
+    if (command === 'eval') return await evalCommand(rest, io);
     throw new CliError(EXIT.usage, `unknown command "${command}"; try \`koagent runs ls --store runs.db\` or \`koagent help\``);
   } catch (error) {
     if (error instanceof CliError) {

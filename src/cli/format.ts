@@ -42,6 +42,7 @@ export function showRun(state: RunState): string {
   const lines: string[] = [];
   lines.push(`run ${state.runId}  agent ${state.agentName}  session ${state.sessionId}`);
   lines.push(`status ${state.status}${state.stopReason === undefined ? '' : ` (${state.stopReason})`}  segment ${state.segment}  steps ${state.steps}  tokens ${state.usage.inputTokens} in / ${state.usage.outputTokens} out`);
+  if (state.forkedFrom !== undefined) lines.push(`forked from ${state.forkedFrom.runId} after step ${state.forkedFrom.step}`);
   if (state.error !== undefined) lines.push(`error ${state.error.code}: ${state.error.message}${state.error.layer === undefined ? '' : ` (layer ${state.error.layer})`}`);
   for (const p of state.pendingApprovals) lines.push(`waiting for approval: ${p.toolName} ${cut(JSON.stringify(p.args), 120)} (call ${p.toolCallId}${p.reason === undefined ? '' : `: ${p.reason}`})`);
 

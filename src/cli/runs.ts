@@ -8,10 +8,12 @@ import { decisionsFor, type DecisionFlags } from './decisions.js';
 import { runTable, showRun } from './format.js';
 import { CliError, EXIT, parse, type Io } from './io.js';
 import { openQueue, openStore } from './stores.js';
+import { fixtureExport, forkCommand, replayCommand, REPLAY_USAGE } from './replay.js';
 
 export const RUNS_USAGE = `  koagent runs ls      --store <file|url> [--agent <name>] [--status <s>[,<s>]] [--session <id>] [--grep <text>] [--limit <n>] [--json]
   koagent runs show    <runId> --store <file|url> [--json]
-  koagent runs export  <runId> --store <file|url> [--otlp]
+  koagent runs export  <runId> --store <file|url> [--otlp | --fixture]
+${REPLAY_USAGE}
   koagent runs approve <runId> --store <file|url> --agents <module> [--call <toolCallId>] [--args <json>] [--reason <text>] [--actor <who>] [--json]
   koagent runs approve <runId> --queue <postgres url> [--agents <module>] [--call <toolCallId>] [--args <json>] [--actor <who>] [--json]
   koagent runs deny    <runId> --store <file|url> --agents <module> --reason <text> [--call <toolCallId>] [--actor <who>] [--json]
@@ -81,9 +83,11 @@ const COMMANDS: Record<string, Command> = {
   },
 
   async export(argv, io) {
-    const { values, positionals } = parse(argv, { store: COMMON.store, otlp: { type: 'boolean' } });
+    const { values, positionals } = parse(argv, { store: COMMON.store, otlp: { type: 'boolean' }, fixture: { type: 'boolean' } });
     const runId = oneRunId(positionals, 'export');
+    if (values.otlp === true && values.fixture === true) throw new CliError(EXIT.usage, 'export takes --otlp or --fixture, not both');
     return withStore(values.store, async (store) => {
+      if (values.fixture === true) return fixtureExport(store, runId, io);
       const state = await loaded(store, runId);
       io.out(JSON.stringify(values.otlp === true ? traceToOtlp(state) : state, null, 2));
       return EXIT.ok;
@@ -106,6 +110,8 @@ const COMMANDS: Record<string, Command> = {
     });
   },
 
+  fork: (argv, io) => forkCommand(argv, io, withStore),
+  replay: (argv, io) => replayCommand(argv, io, withStore),
   approve: (argv, io) => decide(argv, io, true),
   deny: (argv, io) => decide(argv, io, false),
 

@@ -5,15 +5,15 @@ import type { ApprovalDecision } from '../core/vocabulary/state.js';
 import type { RunStore } from '../stores/run-store.js';
 import { CliError, EXIT } from './io.js';
 
-/** Open the store `--store` names; a SQLite file must exist already (reading a store never creates one). */
-export async function openStore(given: string | undefined): Promise<RunStore> {
+/** Open the store `--store` names; a SQLite file must exist already (reading a store never creates one), unless `create` (a command that writes runs). */
+export async function openStore(given: string | undefined, { create = false } = {}): Promise<RunStore> {
   if (given === undefined || given === '') throw new CliError(EXIT.usage, 'give the run store: --store runs.db (a SQLite file) or --store postgres://user@host/db');
   if (/^postgres(ql)?:\/\//.test(given)) {
     const { postgresStore } = await import('../postgres.js').catch((error: unknown) => driverMissing('pg', error));
     return postgresStore({ connectionString: given });
   }
   // The flag is well formed; the store it names is not there: a failure to open it (exit 1), as for a database that refuses the connection.
-  if (!existsSync(given)) throw new CliError(EXIT.failure, `no run store at ${given}: --store takes an existing SQLite file or a postgres:// URL`);
+  if (!create && !existsSync(given)) throw new CliError(EXIT.failure, `no run store at ${given}: --store takes an existing SQLite file or a postgres:// URL`);
   const { sqliteStore } = await import('../sqlite.js').catch((error: unknown) => driverMissing('better-sqlite3', error));
   return sqliteStore({ path: given });
 }

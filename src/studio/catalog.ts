@@ -34,6 +34,8 @@ export interface RunRow {
   durationMs: number;
   /** The run's first user message, cut short. */
   title: string;
+  /** The run this one was forked from, and after which step (`fork` of `koagent/replay`). */
+  forkedFrom?: { runId: string; step: number };
 }
 
 /** What a list request filters by: the store's own filters, and text matched in the run. */
@@ -152,6 +154,7 @@ function build(summary: RunSummary, state: RunState | undefined, key: string): C
     updatedAt: summary.updatedAt,
     durationMs: Math.max(0, summary.updatedAt - summary.createdAt),
     title,
+    ...(state?.forkedFrom === undefined ? {} : { forkedFrom: state.forkedFrom }),
   };
   let haystack = `${summary.runId} ${summary.agentName} ${summary.sessionId} `;
   for (const message of state?.messages ?? []) {

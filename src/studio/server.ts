@@ -19,6 +19,7 @@ import { RunCatalog } from './catalog.js';
 import { acceptedHosts, changeRefused, decodedPath, hostRefused, HttpError, tokenRefused } from './guards.js';
 import { LiveRuns } from './live.js';
 import { Playground } from './playground.js';
+import { LabWork, labRoute } from './lab.js';
 import { traceToOtlp } from '../features/layer-trace/otlp.js';
 import { traceOf } from '../features/layer-trace/record.js';
 
@@ -67,7 +68,7 @@ export interface Studio {
   readonly url: string;
   /** What every API request must carry (the `x-koagent-token` header; a GET may put it in the query, `?token=`). */
   readonly token: string;
-  /** Stop serving: the event streams end, and the resumes the studio started are waited for. */
+  /** Stop serving: the event streams end, and the resumes, forks and replays the studio started are waited for. */
   close(): Promise<void>;
 }
 
@@ -111,6 +112,7 @@ export async function startStudio(options: StudioOptions): Promise<Studio> {
   const live = new LiveRuns(store, catalog, pollMs);
   const approvals = new Approvals(store, agents, options.queue);
   const playground = new Playground(store, agents, options.queue, token);
+  const lab = new LabWork();
   const assets = options.assetsDir === undefined ? studioAssets : () => Promise.resolve(options.assetsDir!);
   // The `host:port` names requests may carry, known once the server listens (and its port is).
   let hosts: ReadonlySet<string> = new Set();
@@ -121,6 +123,7 @@ export async function startStudio(options: StudioOptions): Promise<Studio> {
     if (method === 'GET' && resource === 'info' && parts.length === 2) return json(response, 200, { store: store.kind, agents: agents.map((agent) => agent.name), queue: options.queue !== undefined, pollMs });
     if (method === 'GET' && resource === 'events' && parts.length === 2) return live.add(response);
     if (method === 'GET' && resource === 'approvals' && parts.length === 2) return json(response, 200, await approvals.list());
+    if (await labRoute({ store, catalog, agents, body: () => body(request), send: (status, value) => json(response, status, value), track: (work) => lab.track(work) }, method, parts.slice(1))) return;
     if (resource !== 'runs') throw new HttpError(404, `no API route ${method} ${url.pathname}`);
     if (method === 'GET' && id === undefined) {
       const status = (url.searchParams.get('status') ?? '').split(',').filter((s): s is RunStatus => STATUSES.has(s as RunStatus));
@@ -205,6 +208,7 @@ export async function startStudio(options: StudioOptions): Promise<Studio> {
       await new Promise<void>((resolve) => server.close(() => resolve()));
       await approvals.close();
       await playground.close();
+      await lab.close();
     },
   };
 }

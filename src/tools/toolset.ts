@@ -2,6 +2,7 @@
 // reads them live through one index, so validation, permissions and the model's request see
 // the toolset's tools of the moment, and they are ordinary tools in every other respect.
 import type { Logger, Tool } from '../core/vocabulary/contexts.js';
+import { describe } from '../core/vocabulary/errors.js';
 import type { Middleware } from '../core/vocabulary/middleware.js';
 import type { ToolSpec } from '../core/vocabulary/model.js';
 
@@ -25,6 +26,13 @@ export interface Toolset {
   readonly middleware?: Middleware;
   /** Let go of what it holds (connections, child processes). `agent.close()` calls it. */
   close?(): Promise<void>;
+}
+
+/** Close each toolset (`where` names the call); those that fail are reported together, after all were asked. */
+export async function closeToolsets(toolsets: readonly Toolset[], where: string): Promise<void> {
+  const closed = await Promise.allSettled(toolsets.map((set) => set.close?.()));
+  const failed = closed.flatMap((r, i) => (r.status === 'rejected' ? [`toolset "${toolsets[i].name}": ${describe(r.reason)}`] : []));
+  if (failed.length > 0) throw new AggregateError(closed.flatMap((r) => (r.status === 'rejected' ? [r.reason] : [])), `${where}: ${failed.join('; ')}`);
 }
 
 /**

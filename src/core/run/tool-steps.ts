@@ -69,6 +69,24 @@ function unknownTool(name: string, tools: ReadonlyMap<string, Tool>, via: string
  * failed tool is what a retry layer is for.
  */
 export function executeStep(ctx: ToolContext): Promise<ToolOutcome> {
+  return executeCall(ctx, invokeTool);
+}
+
+/**
+ * How the execute step enters a call's tool: its `execute`, unless a feature enters it its own
+ * way (recording what it returns, or playing a recorded result back instead of running it).
+ * What it returns or throws is the tool's.
+ */
+export type ToolInvoker = (tool: Tool, args: unknown, ctx: ToolContext) => unknown;
+
+const invokeTool: ToolInvoker = (tool, args, ctx) => tool.execute(args, ctx);
+
+/** The execute step, entering each tool through `invoke`: the same write-ahead ledger, events and checks as `executeStep`. */
+export function executeStepWith(invoke: ToolInvoker): (ctx: ToolContext) => Promise<ToolOutcome> {
+  return (ctx) => executeCall(ctx, invoke);
+}
+
+function executeCall(ctx: ToolContext, invoke: ToolInvoker): Promise<ToolOutcome> {
   const { call } = ctx as ToolCallContext;
   const last = call.execution;
   if (last?.outcome !== undefined && !last.failed) return last.outcome;
@@ -84,7 +102,7 @@ export function executeStep(ctx: ToolContext): Promise<ToolOutcome> {
     if (segment.bus.listening) segment.bus.publish({ type: 'tool.start', toolCallId: call.id, toolName: call.written.name, args: call.written.args });
     let value: unknown;
     try {
-      value = call.tool!.execute(call.parsedArgs, ctx);
+      value = invoke(call.tool!, call.parsedArgs, ctx);
     } catch (error) {
       return failed(ctx, run, error);
     }
@@ -134,6 +152,7 @@ export function suspendWith(nested: NestedRun): Suspension {
   return { [SUSPEND]: nested };
 }
 
-function isSuspension(value: unknown): value is Suspension {
+/** Whether a tool returned `suspendWith(…)`: its call waits for a nested run (a sub-agent's) to be decided. */
+export function isSuspension(value: unknown): value is Suspension {
   return typeof value === 'object' && value !== null && SUSPEND in value;
 }

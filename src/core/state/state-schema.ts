@@ -109,6 +109,7 @@ function buildSchemas() {
     hookState: record(z.unknown()),
     children: record(z.object({ state: z.unknown(), approvals: record(z.string()), decisions: record(decision).optional() })),
     error: z.object({ code: z.string(), message: z.string(), layer: z.string().optional() }).optional(),
+    forkedFrom: z.object({ runId: z.string().min(1), step: count }).optional(),
   }) satisfies z.ZodType<RunState>;
   /** Format 2: as format 3, but for the ledger and the held results, which it kept by call id. */
   const version2 = state.extend({ version: z.literal(2), settled: record(toolMessage), ledger: record(ledgerEntry) });

@@ -212,6 +212,8 @@ export interface RunState {
    */
   children: Record<string, NestedRunRecord>;
   error?: { code: string; message: string; layer?: string };
+  /** A fork's origin: the run it was made from and the step after which it took that run's state (`fork` of `koagent/replay`). */
+  forkedFrom?: { runId: string; step: number };
 }
 
 /**

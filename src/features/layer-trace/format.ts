@@ -73,7 +73,8 @@ function describe(value: unknown): string {
   return typeof value === 'object' ? `an object with keys ${Object.keys(value).slice(0, 6).join(', ') || '(none)'}` : `a ${typeof value}`;
 }
 
-function effectText(effect: TracedEffect): string {
+/** One effect in a few words, as `formatTrace` prints it. */
+export function effectText(effect: TracedEffect): string {
   switch (effect.type) {
     case 'rewrote-args':
     case 'rewrote-request':

@@ -5,6 +5,7 @@ import { useCallback, useEffect, useState } from 'preact/hooks';
 import { api, apiUrl, ms, show, when, type Message, type Part, type RunDetail } from './client.ts';
 import { useLiveRuns } from './live.ts';
 import { decisionWords, Onion, SegmentOnion } from './onion.tsx';
+import { RunLineage } from './lab.tsx';
 import { Timeline, type Picked } from './timeline.tsx';
 
 function PartView({ part }: { part: Part }) {
@@ -61,6 +62,7 @@ export function RunScreen({ runId }: { runId: string }) {
         {trace && <a class="button" href={apiUrl(`runs/${encodeURIComponent(runId)}/otlp`)} download>Export trace (OTLP JSON)</a>}
         {state.pendingApprovals.length > 0 && <a class="button" href="#/approvals">{state.pendingApprovals.length} pending approval(s)</a>}
       </p>
+      <RunLineage runId={state.runId} />
       {(state.decisionLog?.length ?? 0) > 0 && (
         <>
           <h2>Decisions</h2>
