@@ -1,26 +1,12 @@
 // A run's events as a client follows them over HTTP: from the store's event log, after an
 // offset, until the run's segment is over — and, on the workers, also while the run waits in the
 // queue for a worker to take it (first, or again after an answer or a retry).
-import { followEvents } from '../stores/follow-events.js';
+import { followEvents, pause } from '../stores/follow-events.js';
 import type { LoggedEvent } from '../stores/run-store.js';
 import type { Parts } from './views.js';
 
 /** Statuses of the queue in which a worker will (still) run the run's next segment. */
 const WAITING = new Set(['queued']);
-
-/** Resolves after `ms`, or at once when `signal` aborts. */
-function pause(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    if (signal.aborted) return resolve();
-    const done = () => {
-      clearTimeout(timer);
-      signal.removeEventListener('abort', done);
-      resolve();
-    };
-    const timer = setTimeout(done, ms);
-    signal.addEventListener('abort', done, { once: true });
-  });
-}
 
 /**
  * The events of run `runId` after offset `after`, in order, each once, until its segment is over

@@ -81,8 +81,8 @@ async function* follow(store: EventLogStore, runId: string, from: number, signal
   }
 }
 
-/** Wait `ms`, or less if `signal` aborts. */
-function pause(ms: number, signal: AbortSignal | undefined): Promise<void> {
+/** Wait `ms`, or less if `signal` aborts (never rejects: an abort only ends the wait). */
+export function pause(ms: number, signal: AbortSignal | undefined): Promise<void> {
   return new Promise((resolve) => {
     if (signal?.aborted === true) return resolve();
     const done = () => {
