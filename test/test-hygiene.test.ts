@@ -52,12 +52,13 @@ const ALLOWED: Record<string, Record<string, string>> = {
     'timers/promises': 'random pauses (jitter), so the kills of the chaos test land at random points',
     sleep: 'random pauses (jitter), so the kills of the chaos test land at random points',
   },
+  'test/support/event-log-workers.ts': {
+    setTimeout: 'kills a worker process of the kill tests that hangs after 45 s: a limit, not a wait for a state',
+  },
   'test/durable/event-log-kill.test.ts': {
-    setTimeout: 'kills a worker process that hangs after 45 s: a limit, not a wait for a state',
     'Date.now': "the kill test's time budget: it kills workers for more rounds until the budget is spent",
   },
   'test/http/kill.test.ts': {
-    setTimeout: 'kills a worker process that hangs after 45 s: a limit, not a wait for a state',
     'Date.now': "the kill test's time budget: it kills workers for more rounds until the budget is spent",
   },
   'test/fixtures/event-log-child.ts': {

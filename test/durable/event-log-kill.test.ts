@@ -7,11 +7,9 @@
 // final transcript. Bounded: at most ROUNDS rounds or BUDGET_MS per database. SQLite (one file)
 // and PostgreSQL (a real server).
 import { randomUUID } from 'node:crypto';
-import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AgentEvent } from '../../src/index.js';
 import { postgresStore } from '../../src/postgres.js';
@@ -19,14 +17,13 @@ import { sqliteStore } from '../../src/sqlite.js';
 import { followEvents } from '../../src/store.js';
 import type { EventLogStore, LoggedEvent } from '../../src/stores/run-store.js';
 import { shownReplies, transcriptReplies } from '../support/event-log.js';
+import { endedWell, EventLogWorkers } from '../support/event-log-workers.js';
 import { startPostgres, type TestPostgres } from '../support/postgres-server.js';
 
-const ROOT = join(dirname(fileURLToPath(import.meta.url)), '../..');
-const CHILD = join(ROOT, 'test/fixtures/event-log-child.ts');
 const ROUNDS = Number(process.env.EVENT_LOG_KILL_ROUNDS ?? 4);
 const BUDGET_MS = Number(process.env.EVENT_LOG_KILL_BUDGET_MS ?? 30_000);
 
-const living = new Set<ChildProcess>();
+const workers = new EventLogWorkers();
 const dirs: string[] = [];
 let postgres: TestPostgres | undefined;
 
@@ -34,46 +31,12 @@ beforeAll(async () => {
   postgres = await startPostgres();
 }, 60_000);
 afterAll(async () => {
-  for (const child of living) child.kill('SIGKILL');
+  workers.killAll();
   await postgres?.stop();
   for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
 });
 
-/** A worker process, with a promise of the moment its segment started and one of its exit. One that has not exited after 45 s hangs: a failure. */
-function worker(args: string[]): { child: ChildProcess; started: Promise<void>; exited: Promise<{ code: number | null; signal: NodeJS.Signals | null; stdout: string; stderr: string }> } {
-  const child = spawn(process.execPath, ['--import', 'tsx', CHILD, ...args], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
-  living.add(child);
-  let stdout = '';
-  let stderr = '';
-  let onStart: () => void = () => undefined;
-  const started = new Promise<void>((resolve) => (onStart = resolve));
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null; stdout: string; stderr: string }>((resolve) => {
-    const hang = setTimeout(() => {
-      stderr += 'the worker hung: killed after 45 s\n';
-      child.kill('SIGKILL');
-    }, 45_000);
-    child.stdout!.on('data', (chunk: Buffer) => {
-      stdout += chunk.toString();
-      if (stdout.includes('started\n')) onStart();
-    });
-    child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-    child.on('exit', (code, signal) => {
-      clearTimeout(hang);
-      living.delete(child);
-      onStart();
-      resolve({ code, signal, stdout, stderr });
-    });
-  });
-  return { child, started, exited };
-}
-
 const random = (n: number) => Math.floor(Math.random() * n);
-
-/** Fail the test when a worker that was not killed did not end well. */
-function endedWell(exit: { code: number | null; signal: NodeJS.Signals | null; stdout: string; stderr: string }): void {
-  if (exit.signal === 'SIGKILL') return;
-  if (exit.code !== 0) throw new Error(`a worker failed (exit ${exit.code}): ${exit.stderr || exit.stdout}`);
-}
 
 /**
  * One round: run `runId` through workers of generations 1, 2 (and 3 when `twice`), each but the
@@ -81,7 +44,7 @@ function endedWell(exit: { code: number | null; signal: NodeJS.Signals | null; s
  */
 async function round(kind: 'sqlite' | 'postgres', where: string, reader: EventLogStore, runId: string, twice: boolean): Promise<{ events: LoggedEvent[]; kills: number }> {
   const args = (role: string, generation: number) => [kind, where, runId, role, String(generation)];
-  const first = worker(args('start', 1));
+  const first = workers.start(args('start', 1));
   await first.started;
   const seen: LoggedEvent[] = [];
   // The workers that will be killed, each at the reader's count of events when it should die.
@@ -98,10 +61,10 @@ async function round(kind: 'sqlite' | 'postgres', where: string, reader: EventLo
     }
   })();
   endedWell(await first.exited);
-  const second = worker(args('recover', 2));
+  const second = workers.start(args('recover', 2));
   if (twice) plan.push({ w: second, at: seen.length + 1 + random(16) });
   endedWell(await second.exited);
-  if (twice && second.child.signalCode === 'SIGKILL') endedWell(await worker(args('recover', 3)).exited);
+  if (twice && second.child.signalCode === 'SIGKILL') endedWell(await workers.start(args('recover', 3)).exited);
   plan.length = 0;
   await following;
   return { events: seen, kills };

@@ -6,9 +6,6 @@
 // it shows ends equal to the run's final transcript. Bounded: ROUNDS rounds or BUDGET_MS per
 // database. SQLite (one file) and PostgreSQL (a real server).
 import { randomUUID } from 'node:crypto';
-import { spawn, type ChildProcess } from 'node:child_process';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAgent, type AgentEvent } from '../../src/index.js';
 import { createHandler } from '../../src/http.js';
@@ -17,54 +14,24 @@ import { sqliteStore } from '../../src/sqlite.js';
 import type { EventLogStore } from '../../src/stores/run-store.js';
 import { mockModel } from '../../src/testing/index.js';
 import { shownReplies, transcriptReplies } from '../support/event-log.js';
+import { endedWell, EventLogWorkers } from '../support/event-log-workers.js';
 import { readSse, served, tempDb, type ReadEvent } from '../support/http.js';
 import { startPostgres, type TestPostgres } from '../support/postgres-server.js';
 
-const ROOT = join(dirname(fileURLToPath(import.meta.url)), '../..');
-const CHILD = join(ROOT, 'test/fixtures/event-log-child.ts');
 const ROUNDS = Number(process.env.HTTP_KILL_ROUNDS ?? 4);
 const BUDGET_MS = Number(process.env.HTTP_KILL_BUDGET_MS ?? 30_000);
 
-const living = new Set<ChildProcess>();
+const workers = new EventLogWorkers();
 let postgres: TestPostgres | undefined;
 beforeAll(async () => {
   postgres = await startPostgres();
 }, 60_000);
 afterAll(async () => {
-  for (const child of living) child.kill('SIGKILL');
+  workers.killAll();
   await postgres?.stop();
 });
 
-/** A worker process of the event-log fixture: `started` once its segment began, `exited` with how it ended. */
-function worker(args: string[]): { child: ChildProcess; started: Promise<void>; exited: Promise<{ signal: NodeJS.Signals | null; code: number | null; output: string }> } {
-  const child = spawn(process.execPath, ['--import', 'tsx', CHILD, ...args], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
-  living.add(child);
-  let output = '';
-  let onStart = () => undefined as void;
-  const started = new Promise<void>((resolve) => (onStart = resolve));
-  const exited = new Promise<{ signal: NodeJS.Signals | null; code: number | null; output: string }>((resolve) => {
-    const hang = setTimeout(() => child.kill('SIGKILL'), 45_000);
-    child.stdout!.on('data', (chunk: Buffer) => {
-      output += chunk.toString();
-      if (output.includes('started\n')) onStart();
-    });
-    child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
-    child.on('exit', (code, signal) => {
-      clearTimeout(hang);
-      living.delete(child);
-      onStart();
-      resolve({ signal, code, output });
-    });
-  });
-  return { child, started, exited };
-}
-
 const random = (n: number) => Math.floor(Math.random() * n);
-
-async function endedWell(exited: Promise<{ signal: NodeJS.Signals | null; code: number | null; output: string }>): Promise<void> {
-  const exit = await exited;
-  if (exit.signal !== 'SIGKILL' && exit.code !== 0) throw new Error(`a worker failed (exit ${exit.code}): ${exit.output}`);
-}
 
 /**
  * Follow run `runId` over HTTP to its `end` event, going away after a random number of events
@@ -92,7 +59,7 @@ async function follow(url: string, runId: string, onEvent: (count: number) => vo
 
 async function round(kind: 'sqlite' | 'postgres', where: string, url: string, runId: string, twice: boolean): Promise<{ read: ReadEvent[]; kills: number; reconnects: number }> {
   const args = (role: string, generation: number) => [kind, where, runId, role, String(generation)];
-  const first = worker(args('start', 1));
+  const first = workers.start(args('start', 1));
   await first.started;
   const plan = [{ w: first, at: 1 + random(18) }];
   let kills = 0;
@@ -103,11 +70,11 @@ async function round(kind: 'sqlite' | 'postgres', where: string, url: string, ru
       if (next.w.child.kill('SIGKILL')) kills++;
     }
   });
-  await endedWell(first.exited);
-  const second = worker(args('recover', 2));
+  endedWell(await first.exited);
+  const second = workers.start(args('recover', 2));
   if (twice) plan.push({ w: second, at: 1 + random(40) });
-  await endedWell(second.exited);
-  if (twice && second.child.signalCode === 'SIGKILL') await endedWell(worker(args('recover', 3)).exited);
+  endedWell(await second.exited);
+  if (twice && second.child.signalCode === 'SIGKILL') endedWell(await workers.start(args('recover', 3)).exited);
   plan.length = 0;
   const { read, reconnects } = await following;
   return { read, kills, reconnects };
